@@ -1,0 +1,7 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261122031722_Initial } from './Migration20261122031722_Initial';
+
+/** Every migration, in order. `npm run migration:create` appends new ones here. */
+export const migrations: MigrationObject[] = [
+  { name: 'Migration20261122031722_Initial', class: Migration20261122031722_Initial },
+];

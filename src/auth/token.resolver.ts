@@ -1,0 +1,64 @@
+import { MaxLength } from 'class-validator';
+import {
+  Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root, registerEnumType,
+} from 'type-graphql';
+import type { Context } from '../graphql/context';
+import { ApiToken } from './api-token.entity';
+import { createAccountToken, listAccountTokens, revokeAccountToken } from './token-management.service';
+
+export enum TokenKind {
+  ORGANIZATION = 'ORGANIZATION',
+  ACCOUNT = 'ACCOUNT',
+}
+registerEnumType(TokenKind, { name: 'TokenKind' });
+
+@ObjectType()
+export class CreatedApiToken {
+  @Field({ description: 'The secret: send it as `Authorization: Bearer <token>`. It is never shown again.' })
+  token!: string;
+
+  @Field(() => ApiToken)
+  apiToken!: ApiToken;
+}
+
+@ArgsType()
+export class CreateAccountTokenArgs {
+  @Field(() => ID)
+  accountId!: string;
+
+  @Field(() => String, { nullable: true })
+  @MaxLength(100, { message: 'label must be at most 100 characters' })
+  label?: string | null;
+}
+
+@Resolver(() => ApiToken)
+export class TokenResolver {
+  @Query(() => [ApiToken], { description: 'Account tokens of the organization, newest first. Organization token only.' })
+  apiTokens(
+    @Arg('accountId', () => ID, { nullable: true }) accountId: string | null | undefined,
+    @Arg('includeRevoked', { defaultValue: false }) includeRevoked: boolean,
+    @Ctx() ctx: Context,
+  ): Promise<ApiToken[]> {
+    return listAccountTokens(ctx, { accountId, includeRevoked });
+  }
+
+  @Mutation(() => CreatedApiToken, { description: 'Creates a token bound to one account. Organization token only.' })
+  createAccountToken(@Args() args: CreateAccountTokenArgs, @Ctx() ctx: Context): Promise<CreatedApiToken> {
+    return createAccountToken(ctx, args);
+  }
+
+  @Mutation(() => ApiToken, { description: 'Revokes an account token at once. Organization token only.' })
+  revokeApiToken(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<ApiToken> {
+    return revokeAccountToken(ctx, id);
+  }
+
+  @FieldResolver(() => ID, { nullable: true, description: 'The account an account token is bound to.' })
+  accountId(@Root() token: ApiToken): string | null {
+    return token.account?.id ?? null;
+  }
+
+  @FieldResolver(() => TokenKind)
+  kind(@Root() token: ApiToken): TokenKind {
+    return token.account ? TokenKind.ACCOUNT : TokenKind.ORGANIZATION;
+  }
+}

@@ -1,0 +1,58 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Account } from '../account/account.entity';
+import type { Organization } from '../organization/organization.entity';
+import { ApiToken } from './api-token.entity';
+import type { Principal } from './principal';
+
+const TOKEN_PREFIX = { organization: 'lgo_', account: 'lga_' } as const;
+/** 32 random bytes: 256 bits of entropy, base64url. */
+const SECRET_BYTES = 32;
+
+export function hashToken(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Creates a token and returns its secret, which is never stored and cannot be shown again. */
+export function issueToken(
+  em: EntityManager,
+  organization: Organization,
+  options: { account?: Account | null; label?: string | null } = {},
+): { secret: string; token: ApiToken } {
+  const kind = options.account ? 'account' : 'organization';
+  const secret = TOKEN_PREFIX[kind] + randomBytes(SECRET_BYTES).toString('base64url');
+  const token = em.create(ApiToken, {
+    organization,
+    account: options.account ?? null,
+    tokenHash: hashToken(secret),
+    prefix: secret.slice(0, 10),
+    label: options.label ?? null,
+  });
+  return { secret, token };
+}
+
+/** Reads `Authorization: Bearer <token>` (or the bare token, as graphql-ws clients sometimes send it). */
+export function bearerSecret(header: unknown): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const match = /^\s*Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** The principal behind a bearer token, or null when the token is missing, unknown or revoked. */
+export async function authenticate(em: EntityManager, authorization: unknown): Promise<Principal | null> {
+  const secret = bearerSecret(authorization);
+  if (!secret || secret.length > 200) return null;
+  const token = await em.findOne(
+    ApiToken,
+    { tokenHash: hashToken(secret), revokedAt: null },
+    { populate: ['organization'], fields: ['id', 'account', 'organization.id', 'organization.betaApi', 'organization.citationsApi'] },
+  );
+  if (!token) return null;
+  return {
+    tokenId: token.id,
+    organizationId: token.organization.id,
+    accountId: token.account?.id ?? null,
+    kind: token.account ? 'account' : 'organization',
+    flags: { betaApi: token.organization.betaApi, citationsApi: token.organization.citationsApi },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The bootstrap CLI (no token exists before it). Prints JSON on stdout; errors go to stderr with exit code 1
+ * (2 for usage errors). Uses the same database as the server: DATABASE_URL, or the embedded one under DATA_DIR.
+ *
+ *   cli org create --name <name> [--beta-api] [--citations-api]   -> {"organization_id", "token"}
+ *   cli token create --org <id> [--account <id>]                  -> {"token"}
+ *   cli demo                                                      -> {"organization_id", "token", "accounts": [...]}
+ */
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConfigError, loadConfig } from '../config';
+import { locateDatabase } from '../db/connect';
+import { migrate, openDatabase } from '../db/orm';
+import { seedDemo } from '../demo/demo.seed';
+import { AppError } from '../graphql/errors';
+import { createOrganization, createToken } from '../organization/organization.bootstrap';
+
+const USAGE = `Usage:
+  npm run cli -- org create --name <name> [--beta-api] [--citations-api]
+  npm run cli -- token create --org <organization id> [--account <account id>]
+  npm run cli -- demo`;
+
+class UsageError extends Error {}
+
+type Command = (em: EntityManager, args: string[]) => Promise<unknown>;
+
+const commands: Record<string, Command> = {
+  'org create': async (em, args) => {
+    const { values } = parseArgs({
+      args,
+      options: { name: { type: 'string' }, 'beta-api': { type: 'boolean' }, 'citations-api': { type: 'boolean' } },
+      strict: true,
+    });
+    if (!values.name) throw new UsageError('org create needs --name');
+    const { organization, token } = await createOrganization(em, {
+      name: values.name,
+      betaApi: values['beta-api'] ?? false,
+      citationsApi: values['citations-api'] ?? false,
+    });
+    return { organization_id: organization.id, token };
+  },
+  'token create': async (em, args) => {
+    const { values } = parseArgs({ args, options: { org: { type: 'string' }, account: { type: 'string' } }, strict: true });
+    if (!values.org) throw new UsageError('token create needs --org');
+    return createToken(em, { organizationId: values.org, accountId: values.account });
+  },
+  demo: async (em, args) => {
+    parseArgs({ args, options: {}, strict: true });
+    return seedDemo(em);
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv[0] === 'demo' ? 'demo' : argv.slice(0, 2).join(' ');
+  const command = commands[name];
+  if (!command) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = loadConfig();
+  const location = await locateDatabase(config);
+  const database = await openDatabase(location.url);
+  try {
+    await migrate(database);
+    const result = await command(database.orm.em.fork() as EntityManager, argv.slice(name.split(' ').length));
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } finally {
+    await database.close();
+    await location.release();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`${(error as Error).message}\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(error instanceof AppError || error instanceof ConfigError ? error.message : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,65 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../account/account.entity';
+import { issueToken } from '../auth/token.service';
+import { Location } from '../location/location.entity';
+import { createOrganization } from '../organization/organization.bootstrap';
+
+export interface DemoSeed {
+  organization_id: string;
+  token: string;
+  accounts: { id: string; token: string; location_ids: string[] }[];
+}
+
+const weekdayHours = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'].map((day) => ({
+  openDay: day,
+  openTime: { hours: '09', minutes: '00' },
+  closeDay: day,
+  closeTime: { hours: '18', minutes: '00' },
+}));
+
+/**
+ * The demo organization (both feature flags on) with two connected accounts and their locations, with a
+ * website and without. Later resources (posts, reviews, brands, scans) add their demo rows here.
+ */
+export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
+  return em.transactional(async (tx) => {
+    const { organization, token } = await createOrganization(tx, { name: 'Demo Coffee Group', betaApi: true, citationsApi: true });
+    organization.owners = ['demo-owner'];
+    const plans = [
+      { name: 'Demo Coffee Downtown', referenceId: 'demo-downtown', country: 'US', cities: ['Springfield', 'Shelbyville'] },
+      { name: 'Demo Coffee Lakeside', referenceId: 'demo-lakeside', country: 'CA', cities: ['Toronto'] },
+    ];
+    const accounts: DemoSeed['accounts'] = [];
+    for (const plan of plans) {
+      const account = tx.create(Account, {
+        organization,
+        name: plan.name,
+        referenceId: plan.referenceId,
+        countryCodes: [plan.country],
+      });
+      const locations = plan.cities.map((city, index) =>
+        tx.create(Location, {
+          account,
+          name: `${plan.name} ${city}`,
+          referenceId: `${plan.referenceId}-${index + 1}`,
+          categoryId: 'gcid:coffee_shop',
+          address: `${100 + index} Main Street`,
+          postal: index === 0 ? '12345' : '54321',
+          city,
+          countryCode: plan.country,
+          // One location of each account has no website: the post rules treat it differently.
+          websiteUri: index === 0 ? `https://example.com/${plan.referenceId}` : null,
+          phoneNumber: '+1 555 0100',
+          regularHours: weekdayHours,
+          categories: { primaryCategory: { name: 'gcid:coffee_shop', displayName: 'Coffee shop' }, additionalCategories: [] },
+          connected: true,
+          alphaLocationName: `locations/demo-${plan.referenceId}-${index + 1}`,
+        }),
+      );
+      const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });
+      accounts.push({ id: account.id, token: secret, location_ids: locations.map((location) => location.id) });
+    }
+    await tx.flush();
+    return { organization_id: organization.id, token, accounts };
+  });
+}

@@ -1,0 +1,99 @@
+import { Max, Min } from 'class-validator';
+import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+import { AppError } from './errors';
+
+/** The largest page any list returns; asking for more is a BAD_USER_INPUT error, not a silent cut. */
+export const MAX_PAGE_SIZE = 100;
+
+@ObjectType()
+export class PageInfo {
+  @Field()
+  hasNextPage!: boolean;
+
+  @Field()
+  hasPreviousPage!: boolean;
+
+  @Field(() => String, { nullable: true })
+  startCursor!: string | null;
+
+  @Field(() => String, { nullable: true })
+  endCursor!: string | null;
+}
+
+@ArgsType()
+export class ConnectionArgs {
+  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  first: number = 20;
+
+  @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
+  after?: string | null;
+}
+
+export interface Edge<T> {
+  cursor: string;
+  node: T;
+}
+
+export interface Connection<T> {
+  edges: Edge<T>[];
+  pageInfo: PageInfo;
+  totalCount: number;
+}
+
+/** A Relay-style connection type for a node type, named `<name>Connection` (edges of `<name>Edge`). */
+export function ConnectionType<T extends object>(nodeType: ClassType<T>, name: string) {
+  @ObjectType(`${name}Edge`)
+  class EdgeType {
+    @Field()
+    cursor!: string;
+
+    @Field(() => nodeType)
+    node!: T;
+  }
+
+  @ObjectType(`${name}Connection`)
+  class ConnectionClass {
+    @Field(() => [EdgeType])
+    edges!: EdgeType[];
+
+    @Field(() => PageInfo)
+    pageInfo!: PageInfo;
+
+    @Field(() => Int, { description: 'Number of nodes matching the filters, over all pages.' })
+    totalCount!: number;
+  }
+  return ConnectionClass;
+}
+
+/** Cursors are opaque: base64url of the node id (ids are time-ordered UUIDs, the order of every list). */
+export function encodeCursor(id: string): string {
+  return Buffer.from(id, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw AppError.badInput('after: not a cursor returned by this API');
+  return id;
+}
+
+/** Builds a connection from one page fetched with `first + 1` rows (the extra row tells hasNextPage). */
+export function toConnection<T extends { id: string }>(
+  rows: T[],
+  args: { first: number; after?: string | null },
+  totalCount: number,
+): Connection<T> {
+  const page = rows.slice(0, args.first);
+  const edges = page.map((node) => ({ cursor: encodeCursor(node.id), node }));
+  return {
+    edges,
+    totalCount,
+    pageInfo: {
+      hasNextPage: rows.length > args.first,
+      hasPreviousPage: Boolean(args.after),
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../auth/principal';
+import { authenticate } from '../auth/token.service';
+import type { Database } from '../db/orm';
+import { createLoaders, type Loaders } from './loaders';
+
+/** Which surface an operation arrived by; posts record it as their source. */
+export type Surface = 'graphql' | 'rest';
+
+/** Everything a resolver may use, built per request (or per WebSocket operation) by `createContext` only. */
+export interface Context {
+  em: EntityManager;
+  principal: Principal | null;
+  loaders: Loaders;
+  log: FastifyBaseLogger;
+  surface: Surface;
+}
+
+export interface ContextInput {
+  database: Database;
+  authorization: unknown;
+  log: FastifyBaseLogger;
+  surface: Surface;
+  /** A principal already resolved for this connection (graphql-ws authenticates once, in connection_init). */
+  principal?: Principal | null;
+}
+
+export async function createContext(input: ContextInput): Promise<Context> {
+  const em = input.database.orm.em.fork() as EntityManager;
+  const principal = input.principal !== undefined ? input.principal : await authenticate(em, input.authorization);
+  return { em, principal, loaders: createLoaders(em), log: input.log, surface: input.surface };
+}

@@ -1,0 +1,70 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { appErrorOf, INTERNAL_ERROR_MESSAGE, type AppErrorExtensions, type ErrorCode } from './errors';
+import { isTokenLimitError } from './limits';
+
+/** What a client may learn of an error: the catalogue code, a message, and the extra data of its shape. */
+export interface ClassifiedError {
+  code: ErrorCode | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED';
+  message: string;
+  extensions: Omit<AppErrorExtensions, 'code'>;
+  /** True when the error was not meant for clients: it is masked and logged. */
+  masked: boolean;
+}
+
+/** Codes that graphql-js and Apollo give to problems of the request itself (they carry no internals). */
+const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
+
+const MASKED: ClassifiedError = { code: 'INTERNAL_SERVER_ERROR', message: INTERNAL_ERROR_MESSAGE, extensions: {}, masked: true };
+
+export function classifyError(error: unknown): ClassifiedError {
+  const appError = appErrorOf(error);
+  if (appError) {
+    const { code: _code, ...extensions } = appError.extensions as unknown as AppErrorExtensions;
+    return { code: appError.code, message: appError.message, extensions, masked: false };
+  }
+  if (!(error instanceof GraphQLError)) return MASKED;
+  if (isTokenLimitError(error)) {
+    return { code: 'OPERATION_LIMIT_EXCEEDED', message: error.message.replace(/^Syntax Error: /, ''), extensions: {}, masked: false };
+  }
+  const code = error.extensions?.code;
+  if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
+    const mapped = code === 'BAD_USER_INPUT' || code === 'BAD_REQUEST' ? 'BAD_USER_INPUT' : code;
+    return { code: mapped as ClassifiedError['code'], message: error.message, extensions: {}, masked: false };
+  }
+  // graphql-js reports bad variables and documents before execution: those errors have no path and no cause.
+  if (!error.path && !error.originalError) {
+    const kind = error.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'BAD_USER_INPUT';
+    return { code: kind, message: error.message, extensions: {}, masked: false };
+  }
+  return MASKED;
+}
+
+/**
+ * The one error formatter of every GraphQL transport: catalogue codes pass, request errors pass, anything else
+ * becomes a masked INTERNAL_SERVER_ERROR and a log line with its cause. Never a stack trace or SQL text;
+ * in development the original message is added as `extensions.detail`.
+ */
+export function formatGraphQLError(
+  error: GraphQLError,
+  options: { log: FastifyBaseLogger; isDevelopment: boolean },
+): GraphQLFormattedError {
+  const classified = classifyError(error);
+  if (classified.masked) {
+    options.log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL operation');
+  }
+  const extensions: Record<string, unknown> = { code: classified.code, ...classified.extensions };
+  if (classified.masked && options.isDevelopment) extensions.detail = error.message;
+  return {
+    message: classified.message,
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    extensions,
+  };
+}
+
+/** Apollo hands its formatter the formatted error and the original; this unwraps to the GraphQLError. */
+export function asGraphQLError(formatted: GraphQLFormattedError, original: unknown): GraphQLError {
+  if (original instanceof GraphQLError) return original;
+  return new GraphQLError(formatted.message, { originalError: original instanceof Error ? original : undefined });
+}

@@ -1,0 +1,27 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type DataLoader from 'dataloader';
+import { accountsByOrganizationLoader, locationCountByAccountLoader } from '../account/account.loaders';
+import type { Account } from '../account/account.entity';
+
+/** The per-request DataLoaders. Each is created on first use, so a request pays only for what it follows. */
+export interface Loaders {
+  readonly locationCountByAccount: DataLoader<string, number>;
+  readonly accountsByOrganization: DataLoader<string, Account[]>;
+}
+
+const factories: { [K in keyof Loaders]: (em: EntityManager) => Loaders[K] } = {
+  locationCountByAccount: locationCountByAccountLoader,
+  accountsByOrganization: accountsByOrganizationLoader,
+};
+
+export function createLoaders(em: EntityManager): Loaders {
+  const created: Partial<Record<keyof Loaders, unknown>> = {};
+  const loaders = {} as Loaders;
+  for (const name of Object.keys(factories) as (keyof Loaders)[]) {
+    Object.defineProperty(loaders, name, {
+      enumerable: true,
+      get: () => (created[name] ??= factories[name](em)),
+    });
+  }
+  return loaders;
+}

@@ -1,0 +1,44 @@
+import 'reflect-metadata';
+import { validate, type ValidationError } from 'class-validator';
+import { GraphQLScalarType, type GraphQLSchema } from 'graphql';
+import { DateTimeISOResolver } from 'graphql-scalars';
+import { buildSchema } from 'type-graphql';
+import { AccountResolver } from '../account/account.resolver';
+import { TokenResolver } from '../auth/token.resolver';
+import { LocationResolver } from '../location/location.resolver';
+import { OrganizationResolver } from '../organization/organization.resolver';
+import { AppError } from './errors';
+
+/** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
+export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
+
+export const resolvers = [OrganizationResolver, AccountResolver, LocationResolver, TokenResolver] as const;
+
+function describe(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((error) => [
+    ...Object.values(error.constraints ?? {}).map((message) => (prefix ? `${prefix}.${message}` : message)),
+    ...describe(error.children ?? [], prefix ? `${prefix}.${error.property}` : error.property),
+  ]);
+}
+
+/** Argument validation (class-validator) fails as BAD_USER_INPUT naming every offending field. */
+async function validateArgument(value: unknown): Promise<void> {
+  const values = Array.isArray(value) ? value : [value];
+  for (const item of values) {
+    if (item === null || typeof item !== 'object') continue;
+    const errors = await validate(item, { forbidUnknownValues: false, skipMissingProperties: true });
+    if (errors.length > 0) throw AppError.badInput(describe(errors).join('; '));
+  }
+}
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/** The schema, built once per process from the resolver classes. */
+export function gatewaySchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({
+    resolvers,
+    scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
+    validateFn: validateArgument,
+  });
+  return built;
+}

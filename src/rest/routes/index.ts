@@ -1,0 +1,6 @@
+import type { RestRoute } from '../route';
+import { businessProfileRoutes } from './business-profile.routes';
+import { organizationRoutes } from './organization.routes';
+
+/** The route table: every documented REST path. A resource adds its file here. */
+export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes];

@@ -1,0 +1,101 @@
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Config } from './config';
+import type { Database } from './db/orm';
+import { createContext, type Context } from './graphql/context';
+import { restErrorBody } from './graphql/errors';
+import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
+import { limitRules, parseOptions } from './graphql/limits';
+import { gatewaySchema } from './graphql/schema';
+import { attachGraphQLWebSocket } from './graphql/websocket';
+import { registerHealth } from './health.routes';
+import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
+import { registerRestRoutes } from './rest/adapter';
+import { buildOpenApi } from './rest/openapi';
+import { routeTable } from './rest/routes';
+
+export interface ServerOptions {
+  config: Config;
+  database: Database;
+  /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
+  ideToken?: () => string | undefined;
+}
+
+export interface GatewayServer {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health and the IDE. */
+export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
+  const { config, database } = options;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    },
+    // Request ids let one request's log lines be found together.
+    requestIdHeader: 'x-request-id',
+  });
+  const schema = await gatewaySchema();
+  const errorOptions = { log: app.log, isDevelopment: config.isDevelopment };
+
+  const apollo = new ApolloServer<Context>({
+    schema,
+    validationRules: limitRules,
+    parseOptions,
+    allowBatchedHttpRequests: false,
+    introspection: true,
+    // Authentication is by bearer header, never cookies, so a cross-site request cannot carry credentials.
+    csrfPrevention: false,
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) => formatGraphQLError(asGraphQLError(formatted, error), errorOptions),
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()],
+  });
+  await apollo.start();
+
+  // Bad JSON and other request errors Fastify raises before a handler: the documented generic body on REST
+  // paths, a GraphQL error list on /graphql.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'unexpected error');
+    const message = status === 500 ? 'Internal server error' : error.message;
+    if (request.url.startsWith('/graphql')) return reply.code(status).send({ errors: [{ message }] });
+    return reply.code(status).send(status === 500 ? restErrorBody('INTERNAL_SERVER_ERROR', message).body : { error: status, message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 404, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  registerHealth(app, database);
+  registerIdeAssets(app);
+  app.addHook('onRequest', async (request, reply) => {
+    const [pathname, search] = request.url.split('?');
+    if (request.method === 'GET' && pathname === '/graphql' && wantsIde(request.headers.accept, Boolean(search && /(^|&)query=/.test(search)))) {
+      return reply.type('text/html; charset=utf-8').send(ideHtml(options.ideToken?.()));
+    }
+    return undefined;
+  });
+  await app.register(fastifyApollo(apollo), {
+    path: '/graphql',
+    method: ['GET', 'POST'],
+    context: async (request) =>
+      createContext({ database, authorization: request.headers.authorization, log: request.log, surface: 'graphql' }),
+  });
+
+  registerRestRoutes(app, { database, schema }, routeTable);
+  const openApi = buildOpenApi(routeTable, config.publicUrl);
+  app.get('/openapi.json', async () => openApi);
+
+  const ws = attachGraphQLWebSocket({ server: app.server, schema, database, log: app.log, isDevelopment: config.isDevelopment });
+
+  return {
+    app,
+    async close() {
+      await ws.close();
+      await app.close();
+    },
+  };
+}

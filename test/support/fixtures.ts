@@ -1,0 +1,41 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../src/account/account.entity';
+import { issueToken } from '../../src/auth/token.service';
+import { Location } from '../../src/location/location.entity';
+import { Organization } from '../../src/organization/organization.entity';
+import { createOrganization } from '../../src/organization/organization.bootstrap';
+
+export interface OrganizationFixture {
+  organization: Organization;
+  token: string;
+  accounts: { account: Account; token: string; locations: Location[] }[];
+}
+
+/** An organization with `accounts` accounts of `locationsEach` locations, and a token for each account. */
+export async function createOrganizationFixture(
+  em: EntityManager,
+  options: { name?: string; accounts?: number; locationsEach?: number; betaApi?: boolean; citationsApi?: boolean } = {},
+): Promise<OrganizationFixture> {
+  const { organization, token } = await createOrganization(em, {
+    name: options.name ?? 'Test Org',
+    betaApi: options.betaApi,
+    citationsApi: options.citationsApi,
+  });
+  const accounts: OrganizationFixture['accounts'] = [];
+  for (let a = 0; a < (options.accounts ?? 1); a += 1) {
+    const account = em.create(Account, {
+      organization,
+      name: `Account ${a + 1}`,
+      referenceId: `ref-${a + 1}`,
+      countryCodes: ['US'],
+      createdAt: new Date(Date.now() + a),
+    });
+    const locations = Array.from({ length: options.locationsEach ?? 0 }, (_, l) =>
+      em.create(Location, { account, name: `Location ${a + 1}.${l + 1}`, referenceId: `store-${a + 1}-${l + 1}` }),
+    );
+    const { secret } = issueToken(em, organization, { account });
+    accounts.push({ account, token: secret, locations });
+  }
+  await em.flush();
+  return { organization, token, accounts };
+}
