@@ -31,15 +31,21 @@ async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+/** A fresh database for one test file: cloned from the migrated template, or empty (never migrated). */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `lg_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(options.empty ? `create database ${name}` : `create database ${name} template ${process.env.TEST_PG_TEMPLATE}`);
+  const url = new URL(process.env.TEST_PG_ADMIN_URL!);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
 /** A fresh database cloned from the migrated template, and the whole service on it, on a free port. */
 export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
-  const name = `lg_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name} template ${process.env.TEST_PG_TEMPLATE}`);
-  const databaseUrl = new URL(process.env.TEST_PG_ADMIN_URL!);
-  databaseUrl.pathname = `/${name}`;
+  const database = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-test-data-'));
   const config = loadConfig({
-    DATABASE_URL: databaseUrl.toString(),
+    DATABASE_URL: database.url,
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -50,13 +56,13 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const stack = await startStack(config, { seedDemo: false });
   return {
     url: stack.url,
-    databaseUrl: databaseUrl.toString(),
+    databaseUrl: database.url,
     stack,
     em: () => stack.database.orm.em.fork() as EntityManager,
     statementCount: () => stack.database.statementCount(),
     async close() {
       await stack.stop();
-      await adminQuery(`drop database if exists ${name} with (force)`);
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,51 @@
+import { createOrganizationFixture } from './support/fixtures';
+import { graphql, http } from './support/http';
+import { startTestStack, type TestStack } from './support/stack';
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(() => t.close());
+
+/** SQL statements the server sends while answering one request. */
+async function statementsFor(request: () => Promise<unknown>): Promise<number> {
+  const before = t.statementCount();
+  await request();
+  return t.statementCount() - before;
+}
+
+describe('relations followed by resolvers are batched per request', () => {
+  const query = '{ organization { id accounts { id name numberOfLocations } } }';
+
+  it('answers organization { accounts { numberOfLocations } } with the same statements for 2 and for 50 accounts', async () => {
+    const small = await createOrganizationFixture(t.em(), { name: 'Small', accounts: 2, locationsEach: 2 });
+    const large = await createOrganizationFixture(t.em(), { name: 'Large', accounts: 50, locationsEach: 2 });
+
+    let smallResult: any;
+    let largeResult: any;
+    const smallCount = await statementsFor(async () => {
+      smallResult = await graphql(t.url, query, { token: small.token });
+    });
+    const largeCount = await statementsFor(async () => {
+      largeResult = await graphql(t.url, query, { token: large.token });
+    });
+
+    expect(smallResult.body.data.organization.accounts).toHaveLength(2);
+    expect(largeResult.body.data.organization.accounts).toHaveLength(50);
+    expect(largeResult.body.data.organization.accounts.every((a: { numberOfLocations: number }) => a.numberOfLocations === 2)).toBe(true);
+    expect(largeCount).toBe(smallCount);
+    // Token, organization, its accounts, one grouped count: anything more is a per-parent load creeping in.
+    expect(largeCount).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps the REST twins flat too', async () => {
+    const large = await createOrganizationFixture(t.em(), { name: 'Large REST', accounts: 50, locationsEach: 1 });
+    const small = await createOrganizationFixture(t.em(), { name: 'Small REST', accounts: 2, locationsEach: 1 });
+    for (const path of ['/organization', '/organization/accounts', '/business-profile']) {
+      const smallCount = await statementsFor(() => http(t.url, 'GET', path, { token: small.token }));
+      const largeCount = await statementsFor(() => http(t.url, 'GET', path, { token: large.token }));
+      expect({ path, count: largeCount }).toEqual({ path, count: smallCount });
+    }
+  });
+});

@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+/** Environment for a subprocess of ours: quiet logs, and nothing of the test runner's database settings. */
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'test' };
+  delete env.DATABASE_URL;
+  return { ...env, ...extra };
+}
+
+/** Runs the built CLI (dist/, built by the global setup) and collects its output. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/main.js'), ...args], { cwd: ROOT, env: childEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when the output matches, rejects if the process exits first or the time runs out. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited(): Promise<number | null>;
+}
+
+/** Starts `node dist/src/main.js`, as `npm start` does after building. */
+export function startServerProcess(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: childEnv(env) });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    listeners.forEach((listener) => listener());
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited: () => exit,
+    waitFor(pattern, timeoutMs = 30000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) {
+            cleanup();
+            resolve(match);
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`Timed out waiting for ${pattern}; output so far:\n${output}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        void exit.then((code) => {
+          if (listeners.has(check)) {
+            cleanup();
+            reject(new Error(`Process exited (${code}) before ${pattern}; output:\n${output}`));
+          }
+        });
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
