@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { appErrorOf, INTERNAL_ERROR_MESSAGE, type AppErrorExtensions, type ErrorCode } from './errors';
-import { isTokenLimitError } from './limits';
+import { isTokenLimitError, TOKEN_LIMIT_CLIENT_MESSAGE } from './limits';
 
 /** What a client may learn of an error: the catalogue code, a message, and the extra data of its shape. */
 export interface ClassifiedError {
@@ -25,7 +25,7 @@ export function classifyError(error: unknown): ClassifiedError {
   }
   if (!(error instanceof GraphQLError)) return MASKED;
   if (isTokenLimitError(error)) {
-    return { code: 'OPERATION_LIMIT_EXCEEDED', message: error.message.replace(/^Syntax Error: /, ''), extensions: {}, masked: false };
+    return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, extensions: {}, masked: false };
   }
   const code = error.extensions?.code;
   if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {

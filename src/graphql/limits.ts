@@ -1,19 +1,40 @@
-import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
-import type { GraphQLError, ParseOptions, ValidationContext, ValidationRule } from 'graphql';
+import {
+  getNamedType,
+  GraphQLError,
+  isCompositeType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type ASTVisitor,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type ParseOptions,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import { MAX_PAGE_SIZE } from './connection';
 import { AppError } from './errors';
 
 /**
- * Limits on every GraphQL document from outside, whichever way it arrives (HTTP or graphql-ws). Sized so the
- * deepest legitimate query of the schema (locations -> edges -> node -> categories -> primaryCategory -> name)
- * fits with room, and introspection (deep by nature) is exempt from depth and cost.
+ * Limits on every GraphQL document from outside, whichever way it arrives (HTTP POST, HTTP GET, graphql-ws).
+ * docs/graphql-limits.md explains each value. In short:
+ * - depth 10: the deepest query the schema allows today is 7 (locations > edges > node > moreHours > periods >
+ *   openTime > hours); the rest is room for growth. `__schema` (the IDE's introspection, 14 deep) is exempt:
+ *   graphql-js's own MaxIntrospectionDepthRule already stops its recursive parts.
+ * - aliases 15: aliases are how one document repeats a costly root field; 15 covers real dashboards.
+ * - tokens 2000: over ten times the standard introspection query (about 180); stops the parser itself.
+ * - cost 10000: one full page of 100 locations with every field costs about 7,000; two do not fit.
  */
 export const operationLimits = {
   maxDepth: 10,
   maxAliases: 15,
   maxTokens: 2000,
-  maxCost: 5000,
+  maxCost: 10_000,
 } as const;
 
 export const parseOptions: ParseOptions = { maxTokens: operationLimits.maxTokens };
@@ -27,20 +48,104 @@ function reject(context: ValidationContext | null, error: GraphQLError): void {
 
 const armor = { propagateOnRejection: false, onReject: [reject], exposeLimits: true };
 
+/** How many items a list field can return: its `first` argument, at most MAX_PAGE_SIZE; 1 for anything else. */
+function pageSize(node: FieldNode, definition: GraphQLField<unknown, unknown>): number {
+  const first = definition.args.find((arg) => arg.name === 'first');
+  if (!first) return 1;
+  const argument = node.arguments?.find((arg) => arg.name.value === 'first');
+  let size: number;
+  if (!argument) size = typeof first.defaultValue === 'number' ? first.defaultValue : MAX_PAGE_SIZE;
+  else if (argument.value.kind === Kind.INT) size = Number.parseInt(argument.value.value, 10);
+  // A variable's value is unknown until execution: count the largest page it may ask for.
+  else size = MAX_PAGE_SIZE;
+  // Above MAX_PAGE_SIZE the resolver answers BAD_USER_INPUT; the cost must not pre-empt that clearer error.
+  return Math.min(Math.max(size, 0), MAX_PAGE_SIZE);
+}
+
+/**
+ * The cost of an operation is the number of field values its response can hold at most: every field counts
+ * 1 each time it can appear, and everything under a paginated field (`first`) appears up to `first` times.
+ * Variables count as the largest page and an absent `first` as its default, so a client cannot lower the
+ * cost by moving the page size into a variable (graphql-armor's cost rule only reads literals). Lists without
+ * `first` count once: they are in-row data of a location or the few accounts of one organization.
+ * Introspection (`__schema`, `__type`) is exempt: graphql-js's MaxIntrospectionDepthRule bounds it.
+ */
+export function costLimitRule(maxCost: number): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    const schema = context.getSchema();
+    // A fragment's cost scales linearly with its multiplier: compute it once per fragment, so a document that
+    // spreads fragments inside fragments cannot make this rule itself exponential.
+    const fragmentCosts = new Map<string, number>();
+    const inProgress = new Set<string>();
+
+    const fragmentCost = (fragment: FragmentDefinitionNode): number => {
+      const name = fragment.name.value;
+      const known = fragmentCosts.get(name);
+      if (known !== undefined) return known;
+      // A fragment cycle is NoFragmentCyclesRule's error; here it only must not recurse forever.
+      if (inProgress.has(name)) return 0;
+      const type = schema.getType(fragment.typeCondition.name.value);
+      inProgress.add(name);
+      const cost = isCompositeType(type) ? selectionCost(fragment.selectionSet, type, 1) : 0;
+      inProgress.delete(name);
+      fragmentCosts.set(name, cost);
+      return cost;
+    };
+
+    const selectionCost = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType, multiplier: number): number => {
+      let cost = 0;
+      for (const selection of selectionSet.selections) {
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.name.value;
+          if (name === '__schema' || name === '__type') continue;
+          if (name === '__typename') {
+            cost += multiplier;
+            continue;
+          }
+          const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
+          // An unknown field is FieldsOnCorrectTypeRule's error.
+          if (!definition) continue;
+          cost += multiplier;
+          const fieldType = getNamedType(definition.type);
+          if (selection.selectionSet && isCompositeType(fieldType)) {
+            cost += selectionCost(selection.selectionSet, fieldType, multiplier * pageSize(selection, definition));
+          }
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+          if (isCompositeType(type)) cost += selectionCost(selection.selectionSet, type, multiplier);
+        } else {
+          const fragment = context.getFragment(selection.name.value);
+          if (fragment) cost += multiplier * fragmentCost(fragment);
+        }
+      }
+      return cost;
+    };
+
+    return {
+      OperationDefinition(operation) {
+        const root = schema.getRootType(operation.operation);
+        if (!root) return;
+        const cost = selectionCost(operation.selectionSet, root, 1);
+        if (cost > maxCost) {
+          context.reportError(
+            new AppError('OPERATION_LIMIT_EXCEEDED', `Query cost limit of ${maxCost} exceeded, found ${cost}.`),
+          );
+        }
+      },
+    };
+  };
+}
+
 export const limitRules: ValidationRule[] = [
   maxDepthRule({ ...armor, n: operationLimits.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
   maxAliasesRule({ ...armor, n: operationLimits.maxAliases }),
-  costLimitRule({
-    ...armor,
-    maxCost: operationLimits.maxCost,
-    objectCost: 2,
-    scalarCost: 1,
-    depthCostFactor: 1.5,
-    ignoreIntrospection: true,
-  }),
+  costLimitRule(operationLimits.maxCost),
 ];
 
 /** A parse error caused by the token limit is an operation-limit error, not a syntax error. */
 export function isTokenLimitError(error: GraphQLError): boolean {
   return TOKEN_LIMIT_MESSAGE.test(error.message);
 }
+
+/** What clients read for it, worded like the other limits (graphql-js's own text has a typo: "more that"). */
+export const TOKEN_LIMIT_CLIENT_MESSAGE = `Token limit of ${operationLimits.maxTokens} exceeded.`;
