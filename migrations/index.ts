@@ -1,7 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122031722_Initial } from './Migration20261122031722_Initial';
+import { Migration20261122034638_Posts } from './Migration20261122034638_Posts';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
   { name: 'Migration20261122031722_Initial', class: Migration20261122031722_Initial },
+  { name: 'Migration20261122034638_Posts', class: Migration20261122034638_Posts },
 ];

@@ -13,6 +13,17 @@ const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PUBLIC_URL: z.string().url().optional(),
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  ALPHA_API_URL: z.string().url().optional(),
+  ALPHA_ACCESS_TOKEN: z.string().min(1).default('sandbox-access-token'),
+  SANDBOX: z.enum(['on', 'off']).optional(),
+  JOB_EXPIRE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(20).default(5),
+  JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(600).default(2),
+  POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -28,6 +39,16 @@ export interface Config {
   /** Error messages of unexpected failures are shown only in development. */
   isDevelopment: boolean;
   publicUrl: string | undefined;
+  /** What this process runs: the API, the job workers, or both. */
+  role: 'all' | 'api' | 'worker';
+  redisUrl: string | undefined;
+  /** The alpha provider's base URL; unset: the sandbox this server mounts at /sandbox/alpha. */
+  alphaApiUrl: string | undefined;
+  alphaAccessToken: string;
+  /** Whether the provider sandboxes are mounted (default: everywhere but production). */
+  sandbox: boolean;
+  jobs: { expireSeconds: number; maintenanceSeconds: number; retryLimit: number; retryDelaySeconds: number };
+  limits: { postsPerMinute: number; postsPerMonth: number };
 }
 
 export class ConfigError extends Error {}
@@ -54,5 +75,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: raw.NODE_ENV,
     isDevelopment: raw.NODE_ENV === 'development',
     publicUrl: raw.PUBLIC_URL,
+    role: raw.ROLE,
+    redisUrl: raw.REDIS_URL,
+    alphaApiUrl: raw.ALPHA_API_URL,
+    alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
+    sandbox: raw.SANDBOX ? raw.SANDBOX === 'on' : raw.NODE_ENV !== 'production',
+    jobs: {
+      expireSeconds: raw.JOB_EXPIRE_SECONDS,
+      maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,
+      retryLimit: raw.JOB_RETRY_LIMIT,
+      retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
+    },
+    limits: { postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE, postsPerMonth: raw.POST_QUOTA_PER_MONTH },
   };
 }

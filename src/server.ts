@@ -1,9 +1,8 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import type { Config } from './config';
-import type { Database } from './db/orm';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { createContext, type Context } from './graphql/context';
 import { restErrorBody } from './graphql/errors';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
@@ -15,10 +14,23 @@ import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
+import type { Runtime } from './runtime';
+import { alphaSandboxPlugin } from './sandbox/alpha/alpha-sandbox';
+
+/** Headers an operation asked for (rate limits, idempotent replay) go on the GraphQL HTTP response too. */
+const responseHeadersPlugin: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ contextValue, response }) {
+        for (const [name, value] of contextValue.responseHeaders) response.http.headers.set(name.toLowerCase(), value);
+      },
+    };
+  },
+};
 
 export interface ServerOptions {
-  config: Config;
-  database: Database;
+  runtime: Runtime;
+  log: FastifyBaseLogger;
   /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
   ideToken?: () => string | undefined;
 }
@@ -30,12 +42,10 @@ export interface GatewayServer {
 
 /** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health and the IDE. */
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
-  const { config, database } = options;
+  const { runtime } = options;
+  const { config, database } = runtime;
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-    },
+    loggerInstance: options.log,
     // Request ids let one request's log lines be found together.
     requestIdHeader: 'x-request-id',
   });
@@ -52,7 +62,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     csrfPrevention: false,
     includeStacktraceInErrorResponses: false,
     formatError: (formatted, error) => formatGraphQLError(asGraphQLError(formatted, error), errorOptions),
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled()],
+    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), responseHeadersPlugin],
   });
   await apollo.start();
 
@@ -82,14 +92,16 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     path: '/graphql',
     method: ['GET', 'POST'],
     context: async (request) =>
-      createContext({ database, authorization: request.headers.authorization, log: request.log, surface: 'graphql' }),
+      createContext({ runtime, authorization: request.headers.authorization, log: request.log, surface: 'graphql' }),
   });
 
-  registerRestRoutes(app, { database, schema }, routeTable);
+  registerRestRoutes(app, { runtime, schema }, routeTable);
+  // The provider simulators speak the providers' own HTTP; development and tests reach them over the wire.
+  if (config.sandbox) await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha' });
   const openApi = buildOpenApi(routeTable, config.publicUrl);
   app.get('/openapi.json', async () => openApi);
 
-  const ws = attachGraphQLWebSocket({ server: app.server, schema, database, log: app.log, isDevelopment: config.isDevelopment });
+  const ws = attachGraphQLWebSocket({ server: app.server, schema, runtime, log: app.log, isDevelopment: config.isDevelopment });
 
   return {
     app,

@@ -232,7 +232,7 @@ describe('authentication and scope', () => {
   ];
 
   it.each(routes)('%s %s answers 401 without a token, with an unknown one, and with a malformed header', async (method, path, body) => {
-    for (const headers of [{}, { authorization: 'Bearer lgo_unknown' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer lgo_unknown' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await http(t.url, method, path, { body, headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 401, message: 'Missing, unknown or revoked bearer token' });

@@ -24,10 +24,10 @@ async function main(): Promise<void> {
     const className = path.basename(result.fileName, '.ts');
     const indexFile = path.resolve('migrations/index.ts');
     const index = await fs.readFile(indexFile, 'utf8');
-    const withImport = index.replace(
-      /(import type \{ MigrationObject \} from '@mikro-orm\/core';\n)/,
-      `$1import { ${className} } from './${className}';\n`,
-    );
+    // The new import goes after the last import line, so imports stay in migration order.
+    const lastImport = index.lastIndexOf('\nimport ') + 1;
+    const lineEnd = index.indexOf('\n', lastImport) + 1;
+    const withImport = `${index.slice(0, lineEnd)}import { ${className} } from './${className}';\n${index.slice(lineEnd)}`;
     // The list ends with a line holding only `];`: the new entry goes just before it.
     const withEntry = withImport.replace(/\n\];\n$/, `\n  { name: '${className}', class: ${className} },\n];\n`);
     await fs.writeFile(indexFile, withEntry);

@@ -20,16 +20,24 @@ export class PageInfo {
   endCursor!: string | null;
 }
 
-@ArgsType()
-export class ConnectionArgs {
-  @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  first: number = 20;
+/** Adds the cursor arguments (`first`, `after`) to an args class of filters. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function withConnectionArgs<TBase extends new (...args: any[]) => object>(Base: TBase) {
+  @ArgsType()
+  class WithConnectionArgs extends Base {
+    @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
+    @Min(1)
+    @Max(MAX_PAGE_SIZE)
+    first: number = 20;
 
-  @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
-  after?: string | null;
+    @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
+    after?: string | null;
+  }
+  return WithConnectionArgs;
 }
+
+@ArgsType()
+export class ConnectionArgs extends withConnectionArgs(class {}) {}
 
 export interface Edge<T> {
   cursor: string;

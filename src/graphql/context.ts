@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal';
 import { authenticate } from '../auth/token.service';
-import type { Database } from '../db/orm';
+import type { Runtime } from '../runtime';
 import { createLoaders, type Loaders } from './loaders';
 
 /** Which surface an operation arrived by; posts record it as their source. */
@@ -15,10 +15,14 @@ export interface Context {
   loaders: Loaders;
   log: FastifyBaseLogger;
   surface: Surface;
+  /** The process-wide parts services use: configuration, job engine, event bus, provider clients. */
+  runtime: Runtime;
+  /** Headers the operation wants on the HTTP response (rate limits, idempotent replay); both transports send them. */
+  responseHeaders: Map<string, string>;
 }
 
 export interface ContextInput {
-  database: Database;
+  runtime: Runtime;
   authorization: unknown;
   log: FastifyBaseLogger;
   surface: Surface;
@@ -27,7 +31,15 @@ export interface ContextInput {
 }
 
 export async function createContext(input: ContextInput): Promise<Context> {
-  const em = input.database.orm.em.fork() as EntityManager;
+  const em = input.runtime.database.orm.em.fork() as EntityManager;
   const principal = input.principal !== undefined ? input.principal : await authenticate(em, input.authorization);
-  return { em, principal, loaders: createLoaders(em), log: input.log, surface: input.surface };
+  return {
+    em,
+    principal,
+    loaders: createLoaders(em),
+    log: input.log,
+    surface: input.surface,
+    runtime: input.runtime,
+    responseHeaders: new Map(),
+  };
 }

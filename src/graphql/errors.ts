@@ -31,6 +31,9 @@ export const errorCatalogue = {
   NOT_FOUND: { status: 404, shape: 'generic' },
   ORGANIZATION_NOT_FOUND: { status: 404, shape: 'organization' },
   CONFLICT: { status: 409, shape: 'generic' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, shape: 'generic' },
+  RATE_LIMIT_EXCEEDED: { status: 429, shape: 'msgPayload' },
+  QUOTA_REACHED: { status: 429, shape: 'msgPayload' },
   INTERNAL_SERVER_ERROR: { status: 500, shape: 'generic' },
 } as const satisfies Record<string, CatalogueEntry>;
 

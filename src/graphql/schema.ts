@@ -7,12 +7,14 @@ import { AccountResolver } from '../account/account.resolver';
 import { TokenResolver } from '../auth/token.resolver';
 import { LocationResolver } from '../location/location.resolver';
 import { OrganizationResolver } from '../organization/organization.resolver';
+import { PostResolver } from '../post/post.resolver';
+import { subscriptionPubSub } from '../events/graphql-pubsub';
 import { AppError } from './errors';
 
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
 
-export const resolvers = [OrganizationResolver, AccountResolver, LocationResolver, TokenResolver] as const;
+export const resolvers = [OrganizationResolver, AccountResolver, LocationResolver, TokenResolver, PostResolver] as const;
 
 function describe(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => [
@@ -39,6 +41,7 @@ export function gatewaySchema(): Promise<GraphQLSchema> {
     resolvers,
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     validateFn: validateArgument,
+    pubSub: subscriptionPubSub,
   });
   return built;
 }

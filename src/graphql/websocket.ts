@@ -9,37 +9,54 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
-import type { Context as WsContext } from 'graphql-ws';
+import { CloseCode, type Context as WsContext } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Server } from 'node:http';
-import { WebSocketServer } from 'ws';
-import type { Principal } from '../auth/principal';
+import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate } from '../auth/token.service';
-import type { Database } from '../db/orm';
+import type { Runtime } from '../runtime';
 import { createContext } from './context';
+import { AppError, appErrorOf, INTERNAL_ERROR_MESSAGE } from './errors';
 import { formatGraphQLError } from './format-error';
 import { limitRules, parseOptions } from './limits';
 
 export interface WebSocketDependencies {
   server: Server;
   schema: GraphQLSchema;
-  database: Database;
+  runtime: Runtime;
   log: FastifyBaseLogger;
   isDevelopment: boolean;
 }
 
 const validationRules = [...specifiedRules, ...limitRules];
 
+/** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
+export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
+
+/** Apollo's codes for a document that does not parse or validate, so both transports answer alike. */
+function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED'): GraphQLError {
+  if (appErrorOf(error)) return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { ...error.extensions, code },
+  });
+}
+
 /**
- * graphql-ws on the same path and port as HTTP. The connection authenticates once, in connection_init
- * (`{"authorization": "Bearer <token>"}`); a missing or bad token closes the socket with 4403. Each operation
- * goes through the same parse limits and validation rules as over HTTP (graphql-ws's own validation would
- * skip them), and the same error formatter.
+ * graphql-ws on the same path and port as HTTP. The connection sends its token once, in connection_init
+ * (`{"authorization": "Bearer <token>"}`); a missing, unknown or revoked token closes the socket with 4403.
+ * Each operation authenticates that token again (as every HTTP request does), so a token revoked while the
+ * socket is open stops working at once: the socket closes with 4403. Each operation goes through the same
+ * parse limits and validation rules as over HTTP (graphql-ws's own validation would skip them), and the
+ * same error formatter.
  */
 export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ server: deps.server, path: '/graphql' });
-  const principals = new WeakMap<WsContext, Principal>();
+  const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
+  const authorizations = new WeakMap<WsContext, unknown>();
   const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, isDevelopment: deps.isDevelopment });
+  const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
 
   const cleanup = useServer(
     {
@@ -47,9 +64,16 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const authorization = params.authorization ?? params.Authorization;
-        const principal = await authenticate(deps.database.orm.em.fork(), authorization);
-        if (!principal) return false;
-        principals.set(ctx, principal);
+        try {
+          if (!(await authenticate(deps.runtime.database.orm.em.fork(), authorization))) return false;
+        } catch (error) {
+          // A failure of ours, not a bad token: 4500, with a reason that names nothing internal. The 4403 that
+          // graphql-ws then sends for `false` is ignored by a socket already closing.
+          deps.log.error({ err: error }, 'graphql-ws connection_init failed');
+          socketOf(ctx).close(CloseCode.InternalServerError, INTERNAL_ERROR_MESSAGE);
+          return false;
+        }
+        authorizations.set(ctx, authorization);
         return true;
       },
       onSubscribe: async (ctx, _id, payload) => {
@@ -57,19 +81,30 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         try {
           document = parse(payload.query, parseOptions);
         } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+          return [error instanceof GraphQLError ? withCode(error, 'GRAPHQL_PARSE_FAILED') : new GraphQLError(String(error))];
         }
         const errors = validate(deps.schema, document, validationRules);
-        if (errors.length > 0) return errors;
+        if (errors.length > 0) return errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
         const operation = getOperationAST(document, payload.operationName);
-        if (!operation) return [new GraphQLError('Unable to identify the operation to run')];
-        const contextValue = await createContext({
-          database: deps.database,
-          authorization: undefined,
-          principal: principals.get(ctx) ?? null,
-          log: deps.log,
-          surface: 'graphql',
-        });
+        if (!operation) {
+          return [AppError.badInput('Unable to identify the operation to run')];
+        }
+        let contextValue;
+        try {
+          contextValue = await createContext({
+            runtime: deps.runtime,
+            authorization: authorizations.get(ctx),
+            log: deps.log,
+            surface: 'graphql',
+          });
+        } catch (error) {
+          // Reported through the formatter, which masks and logs it; the socket stays usable.
+          return [new GraphQLError(INTERNAL_ERROR_MESSAGE, { originalError: error instanceof Error ? error : new Error(String(error)) })];
+        }
+        if (!contextValue.principal) {
+          socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
+          return [new AppError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token')];
+        }
         return {
           schema: deps.schema,
           document,
@@ -81,6 +116,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
       onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
         result.errors ? { ...result, errors: result.errors.map(format) } : undefined,
+      // Close reasons of unexpected failures carry the error's message unless isProd: only development sees it.
+      isProd: !deps.isDevelopment,
     },
     wss,
   );

@@ -8,7 +8,7 @@ import {
   type TypeNode,
   validate,
 } from 'graphql';
-import type { Database } from '../db/orm';
+import type { Runtime } from '../runtime';
 import { createContext } from '../graphql/context';
 import { AppError, appErrorOf, restErrorBody } from '../graphql/errors';
 import { classifyError } from '../graphql/format-error';
@@ -75,7 +75,8 @@ function readValue(request: FastifyRequest, source: ValueSource, spec: VariableS
       const bag = (source.from === 'path' ? request.params : source.from === 'query' ? request.query : request.headers) as
         Record<string, unknown>;
       const raw = firstValue(bag[source.from === 'header' ? source.name.toLowerCase() : source.name]);
-      return raw === undefined || raw === '' ? undefined : fromText(raw, spec, source.name);
+      if (raw === undefined || raw === '') return undefined;
+      return fromText(source.transform ? source.transform(raw) : raw, spec, source.name);
     }
     case 'body':
       return bodyObject(request)[source.name];
@@ -90,24 +91,30 @@ function readValue(request: FastifyRequest, source: ValueSource, spec: VariableS
   }
 }
 
-/** GraphQL's message for a variable of the wrong type, rewritten with the REST field's documented name. */
-function restNameForVariableError(route: RestRoute, error: GraphQLError): string | undefined {
-  const match = /^Variable "\$(\w+)" got invalid value .*?(?: at "\w+((?:\.\w+)+)")?; (.*)$/s.exec(error.message);
+/**
+ * GraphQL's message for a variable of the wrong type or a missing field, rewritten with the REST field's
+ * documented name (`location_id`, `params.topicType`), so a REST caller never sees GraphQL variable names.
+ */
+function restMessageForVariableError(route: RestRoute, error: GraphQLError): string | undefined {
+  const match = /^Variable "\$(\w+)" got invalid value .*?(?: at "\w+((?:\.\w+|\[\d+\])+)")?; (.*)$/s.exec(error.message);
   if (!match) return undefined;
   const [, variable, fieldPath, reason] = match;
   const source = route.variables[variable!] as ValueSource | undefined;
-  let name = variable!;
-  if (source?.from === 'bodyFields' && fieldPath) name = source.fields[fieldPath.slice(1).split('.')[0]!] ?? name;
-  else if (source && source.from !== 'bodyFields') name = source.name;
-  return `Invalid value for ${name}: ${reason}`;
+  if (source?.from !== 'bodyFields') return `Invalid value for ${source?.name ?? variable}: ${reason}`;
+  const restPath = (segments: string[]) => [source.fields[segments[0]!] ?? segments[0], ...segments.slice(1)].join('.');
+  const missing = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(reason!);
+  const segments = fieldPath ? fieldPath.slice(1).split('.') : [];
+  if (missing) return `${restPath([...segments, missing[1]!])} is required`;
+  return `Invalid value for ${segments.length > 0 ? restPath(segments) : 'the request body'}: ${reason}`;
 }
 
 export interface RestDependencies {
-  database: Database;
+  runtime: Runtime;
   schema: GraphQLSchema;
 }
 
-function send(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+function send(reply: FastifyReply, status: number, body: unknown, headers: Map<string, string>): FastifyReply {
+  for (const [name, value] of headers) reply.header(name, value);
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
@@ -135,7 +142,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
       url: route.path,
       handler: async (request, reply) => {
         const ctx = await createContext({
-          database: deps.database,
+          runtime: deps.runtime,
           authorization: request.headers.authorization,
           log: request.log,
           surface: 'rest',
@@ -158,10 +165,10 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           if (result.errors?.length) {
             // Prefer a catalogue error when a response carries several.
             const error = result.errors.find((e) => appErrorOf(e)) ?? result.errors[0]!;
-            const restMessage = restNameForVariableError(route, error);
+            const restMessage = restMessageForVariableError(route, error);
             throw restMessage ? AppError.badInput(restMessage) : error;
           }
-          return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) });
+          return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) }, ctx.responseHeaders);
         } catch (error) {
           const classified = classifyError(error as GraphQLError);
           if (classified.masked) request.log.error({ err: error }, 'unexpected error in a REST route');
@@ -169,7 +176,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
             ? 'BAD_USER_INPUT'
             : classified.code;
           const rendered = restErrorBody(code, classified.message, classified.extensions);
-          return send(reply, rendered.status, rendered.body);
+          return send(reply, rendered.status, rendered.body, ctx.responseHeaders);
         }
       },
     });

@@ -2,12 +2,24 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 
 /** Where a GraphQL variable's value is read from in the HTTP request, under its documented REST name. */
 export type ValueSource =
-  | { from: 'path' | 'query' | 'header' | 'body'; name: string; description?: string; required?: boolean }
+  | {
+      from: 'path' | 'query' | 'header' | 'body';
+      name: string;
+      description?: string;
+      required?: boolean;
+      /** Maps the documented REST value to the GraphQL one (e.g. `app` -> the enum name `APP`). */
+      transform?: (value: string) => string;
+    }
   /** An input object assembled from several body fields: GraphQL input field -> REST body field. */
   | { from: 'bodyFields'; fields: Record<string, string> };
 
 export const path = (name: string, description?: string): ValueSource => ({ from: 'path', name, description, required: true });
-export const query = (name: string, description?: string): ValueSource => ({ from: 'query', name, description });
+export const query = (name: string, description?: string, transform?: (value: string) => string): ValueSource => ({
+  from: 'query',
+  name,
+  description,
+  transform,
+});
 export const header = (name: string, description?: string): ValueSource => ({ from: 'header', name, description });
 export const body = (name: string, description?: string): ValueSource => ({ from: 'body', name, description });
 export const bodyFields = (fields: Record<string, string>): ValueSource => ({ from: 'bodyFields', fields });

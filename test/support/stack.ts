@@ -55,11 +55,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   });
   const stack = await startStack(config, { seedDemo: false });
   return {
-    url: stack.url,
+    url: stack.url!,
     databaseUrl: database.url,
     stack,
-    em: () => stack.database.orm.em.fork() as EntityManager,
-    statementCount: () => stack.database.statementCount(),
+    em: () => stack.runtime.database.orm.em.fork() as EntityManager,
+    statementCount: () => stack.runtime.database.statementCount(),
     async close() {
       await stack.stop();
       await database.drop();

@@ -1,6 +1,7 @@
 import type { RestRoute } from '../route';
 import { businessProfileRoutes } from './business-profile.routes';
 import { organizationRoutes } from './organization.routes';
+import { postRoutes } from './post.routes';
 
 /** The route table: every documented REST path. A resource adds its file here. */
-export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes];
+export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes, ...postRoutes];

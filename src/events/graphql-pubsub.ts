@@ -1,0 +1,14 @@
+import { createPubSub } from '@graphql-yoga/subscription';
+import type { EventBus } from './event-bus';
+import { TOPICS, type TopicPayloads } from './topics';
+
+/**
+ * The in-process pub/sub GraphQL subscriptions read from. The schema is built once per process, before the
+ * event bus exists, so it holds this object; `bridgeEventsToSubscriptions` feeds it from the bus.
+ */
+export const subscriptionPubSub = createPubSub<{ [K in keyof TopicPayloads]: [TopicPayloads[K]] }>();
+
+export function bridgeEventsToSubscriptions(events: EventBus): () => void {
+  const unsubscribers = TOPICS.map((topic) => events.subscribe(topic, (payload) => subscriptionPubSub.publish(topic, payload as never)));
+  return () => unsubscribers.forEach((unsubscribe) => unsubscribe());
+}

@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PostSnapshot, TopicPayloads } from '../events/topics';
+import type { Runtime } from '../runtime';
+import { Post } from './post.entity';
+
+/** PostgreSQL NOTIFY carries at most 8000 bytes; larger posts travel as ids and are loaded by the receiver. */
+const MAX_SNAPSHOT_BYTES = 7000;
+
+function toSnapshot(post: Post): PostSnapshot {
+  return {
+    id: post.id,
+    state: post.state,
+    source: post.source,
+    params: post.params,
+    campaignId: post.campaignId,
+    providerName: post.providerName,
+    searchUrl: post.searchUrl,
+    lastError: post.lastError,
+    publishedTime: post.publishedTime?.toISOString() ?? null,
+    scheduledTime: post.scheduledTime?.toISOString() ?? null,
+    createdAt: post.createdAt.toISOString(),
+    updatedAt: post.updatedAt?.toISOString() ?? null,
+    version: post.version,
+  };
+}
+
+/**
+ * Tells every subscriber, in every process, that a post changed; call after the change committed. The event
+ * carries the post as it was at this change, so each subscriber sees every transition, in order, even when
+ * the next one has already happened.
+ */
+export async function announcePostChange(runtime: Runtime, post: Post): Promise<void> {
+  const event: TopicPayloads['post.updated'] = {
+    postId: post.id,
+    organizationId: post.organization.id,
+    accountId: post.account.id,
+    locationId: post.location.id,
+    version: post.version,
+  };
+  const snapshot = toSnapshot(post);
+  if (Buffer.byteLength(JSON.stringify(snapshot)) <= MAX_SNAPSHOT_BYTES) event.snapshot = snapshot;
+  await runtime.events.publish('post.updated', event);
+}
+
+/** The same shape a loaded Post has for the GraphQL fields. */
+function fromSnapshot(event: TopicPayloads['post.updated'], snapshot: PostSnapshot): Post {
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+  return Object.assign(new Post(), {
+    ...snapshot,
+    organization: { id: event.organizationId },
+    account: { id: event.accountId },
+    location: { id: event.locationId },
+    publishedTime: date(snapshot.publishedTime),
+    scheduledTime: date(snapshot.scheduledTime),
+    createdAt: new Date(snapshot.createdAt),
+    updatedAt: date(snapshot.updatedAt),
+  }) as Post;
+}
+
+/** Loads for events without a snapshot, shared by the subscribers of one event in this process. */
+const inFlight = new Map<string, Promise<Post>>();
+
+export function loadPostForEvent(runtime: Runtime, event: TopicPayloads['post.updated']): Promise<Post> {
+  if (event.snapshot) return Promise.resolve(fromSnapshot(event, event.snapshot));
+  const key = `${event.postId}:${event.version}`;
+  let load = inFlight.get(key);
+  if (!load) {
+    const em = runtime.database.orm.em.fork() as EntityManager;
+    load = em.findOneOrFail(Post, event.postId);
+    inFlight.set(key, load);
+    const forget = () => setTimeout(() => inFlight.delete(key), 1000).unref();
+    load.then(forget, forget);
+  }
+  return load;
+}

@@ -1,0 +1,142 @@
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { requirePrincipal } from '../auth/guards';
+import { ConnectionType, type Connection } from '../graphql/connection';
+import type { Context } from '../graphql/context';
+import type { TopicPayloads } from '../events/topics';
+import { CreatePostArgs, CreatePostCampaignInput, PostRefArgs, PostsArgs, PostsPageArgs } from './post.inputs';
+import { Post } from './post.entity';
+import { PostState } from './post.enums';
+import {
+  createPost,
+  createPostCampaign,
+  deletePost,
+  getPost,
+  listPosts,
+  listPostsPage,
+  type DeletePostResult,
+} from './post.service';
+import { loadPostForEvent } from './post.events';
+
+export const PostConnection = ConnectionType(Post, 'Post');
+
+@ObjectType()
+export class PostPage {
+  @Field(() => Int, { description: 'Posts matching the filters, over all pages.' })
+  found!: number;
+
+  @Field(() => Int)
+  page!: number;
+
+  @Field(() => Int)
+  perPage!: number;
+
+  @Field(() => [Post])
+  posts!: Post[];
+}
+
+@ObjectType()
+export class CreatePostPayload {
+  @Field(() => Post)
+  post!: Post;
+
+  @Field({ description: 'True when an earlier request with the same Idempotency-Key made this post.' })
+  replayed!: boolean;
+}
+
+@ObjectType()
+export class PostCampaign {
+  @Field(() => ID)
+  campaignId!: string;
+
+  @Field(() => [Post])
+  posts!: Post[];
+}
+
+@ObjectType()
+export class DeletePostPayload implements DeletePostResult {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true, description: "The provider's resource name, if it was published." })
+  postId!: string | null;
+
+  @Field(() => PostState)
+  state!: PostState;
+
+  @Field()
+  message!: string;
+}
+
+@Resolver(() => Post)
+export class PostResolver {
+  @Query(() => Post, { description: 'One post of the account.' })
+  post(@Args() args: PostRefArgs, @Ctx() ctx: Context): Promise<Post> {
+    return getPost(ctx, args);
+  }
+
+  @Query(() => PostConnection, { description: 'Posts of the account, newest first. Campaign posts only with campaignId.' })
+  posts(@Args() args: PostsArgs, @Ctx() ctx: Context): Promise<Connection<Post>> {
+    return listPosts(ctx, args);
+  }
+
+  @Query(() => PostPage, { description: 'Posts of the account by page number, newest first (the GET /post list).' })
+  postsPage(@Args() args: PostsPageArgs, @Ctx() ctx: Context): Promise<PostPage> {
+    return listPostsPage(ctx, args);
+  }
+
+  @Mutation(() => CreatePostPayload, { description: 'Creates a post in SENDING; it is published by a job.' })
+  createPost(@Args() args: CreatePostArgs, @Ctx() ctx: Context): Promise<CreatePostPayload> {
+    return createPost(ctx, args);
+  }
+
+  @Mutation(() => PostCampaign, { description: 'One post per location under one campaign id.' })
+  createPostCampaign(
+    @Arg('input', () => CreatePostCampaignInput) input: CreatePostCampaignInput,
+    @Arg('accountId', () => ID, { nullable: true }) accountId: string | null,
+    @Ctx() ctx: Context,
+  ): Promise<PostCampaign> {
+    return createPostCampaign(ctx, { accountId, input });
+  }
+
+  @Mutation(() => DeletePostPayload, { description: 'Deletes a post: at once, or queued when it is at the provider.' })
+  deletePost(@Args() args: PostRefArgs, @Ctx() ctx: Context): Promise<DeletePostPayload> {
+    return deletePost(ctx, args);
+  }
+
+  @Subscription(() => Post, {
+    topics: 'post.updated',
+    description: "The whole post after each change, for the subscriber's own organization (and account, for account tokens).",
+    filter: ({ payload, args, context }: { payload: TopicPayloads['post.updated']; args: { postId?: string | null; locationId?: string | null }; context: Context }) => {
+      const principal = context.principal;
+      if (!principal || payload.organizationId !== principal.organizationId) return false;
+      if (principal.accountId && payload.accountId !== principal.accountId) return false;
+      if (args.postId && payload.postId !== args.postId) return false;
+      if (args.locationId && payload.locationId !== args.locationId) return false;
+      return true;
+    },
+  })
+  async postUpdated(
+    @Root() payload: TopicPayloads['post.updated'],
+    @Arg('postId', () => ID, { nullable: true }) _postId: string | null,
+    @Arg('locationId', () => ID, { nullable: true }) _locationId: string | null,
+    @Ctx() ctx: Context,
+  ): Promise<Post> {
+    requirePrincipal(ctx);
+    return loadPostForEvent(ctx.runtime, payload);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: 'The provider resource name; null until published.' })
+  postId(@Root() post: Post): string | null {
+    return post.providerName;
+  }
+
+  @FieldResolver(() => ID)
+  locationId(@Root() post: Post): string {
+    return post.location.id;
+  }
+
+  @FieldResolver(() => ID)
+  accountId(@Root() post: Post): string {
+    return post.account.id;
+  }
+}

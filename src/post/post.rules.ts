@@ -1,0 +1,85 @@
+import { AppError } from '../graphql/errors';
+import type { Location } from '../location/location.entity';
+import type { PostParams } from './post-params.types';
+import { ActionType, TopicType } from './post.enums';
+
+const SUMMARY_MAX = 1500;
+
+/** Replaces each {name} of the mask in the summary with parameters[name]; a masked name without a value is a 400. */
+export function applyParameterMask(
+  summary: string | null | undefined,
+  mask: string | null | undefined,
+  parameters: Record<string, unknown> | null | undefined,
+): string | null | undefined {
+  if (!mask) return summary;
+  const names = mask.split(',').map((name) => name.trim()).filter(Boolean);
+  let result = summary ?? '';
+  for (const name of names) {
+    const value = parameters?.[name];
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw AppError.badInput(`parameters.${name} is required by parameterMask (a string or number)`);
+    }
+    result = result.split(`{${name}}`).join(String(value));
+  }
+  return result;
+}
+
+/**
+ * The content rules of the alpha provider and of the document, checked before anything is stored so a caller
+ * learns of a bad post at once (400), not from a later ERROR state.
+ */
+export function preparePostParams(
+  input: { params: PostParams; useLocationWebsiteUrl?: boolean | null; parameterMask?: string | null; parameters?: Record<string, unknown> | null },
+  location: Pick<Location, 'websiteUri'>,
+  now: Date,
+): { params: PostParams; scheduledTime: Date | null } {
+  const params: PostParams = structuredClone({ ...input.params });
+  params.topicType ??= TopicType.STANDARD;
+  params.summary = applyParameterMask(params.summary, input.parameterMask, input.parameters);
+  if (params.summary && params.summary.length > SUMMARY_MAX) {
+    throw AppError.badInput(`params.summary must be at most ${SUMMARY_MAX} characters after placeholders are replaced`);
+  }
+  if (params.topicType === TopicType.STANDARD && !params.summary?.trim()) {
+    throw AppError.badInput('params.summary is required for STANDARD posts');
+  }
+  if ((params.topicType === TopicType.EVENT || params.topicType === TopicType.OFFER) && !params.event?.schedule) {
+    throw AppError.badInput(`params.event.schedule is required for ${params.topicType} posts`);
+  }
+  if (params.topicType === TopicType.EVENT && !params.event?.title) {
+    throw AppError.badInput('params.event.title is required for EVENT posts');
+  }
+  if (params.topicType === TopicType.ALERT && !params.alertType) {
+    throw AppError.badInput('params.alertType is required for ALERT posts');
+  }
+  if (input.useLocationWebsiteUrl) {
+    if (!location.websiteUri) throw AppError.badInput('use_location_website_url is true but the location has no website');
+    params.callToAction = { actionType: params.callToAction?.actionType ?? ActionType.LEARN_MORE, url: location.websiteUri };
+  }
+  if (params.callToAction) {
+    const { actionType, url } = params.callToAction;
+    if (actionType === ActionType.CALL && url) throw AppError.badInput('params.callToAction.url must be absent for CALL');
+    if (actionType !== ActionType.CALL && !url) throw AppError.badInput(`params.callToAction.url is required for ${actionType}`);
+  }
+  let scheduledTime: Date | null = null;
+  if (params.scheduledTime) {
+    const time = Date.parse(params.scheduledTime);
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(params.scheduledTime) || Number.isNaN(time)) {
+      throw AppError.badInput('params.scheduledTime must be an RFC 3339 timestamp');
+    }
+    if (time <= now.getTime()) throw AppError.badInput('params.scheduledTime must be in the future');
+    scheduledTime = new Date(time);
+    params.scheduledTime = scheduledTime.toISOString();
+  }
+  return { params: dropNulls(params), scheduledTime };
+}
+
+/** Stored and sent params carry only the fields given: the provider treats null and absent differently. */
+function dropNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(dropNulls) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, dropNulls(v)]),
+    ) as T;
+  }
+  return value;
+}

@@ -1,0 +1,241 @@
+import { createHash } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requirePrincipal, resolveAccountScope } from '../auth/guards';
+import type { Principal } from '../auth/principal';
+import { decodeCursor, toConnection, type Connection } from '../graphql/connection';
+import type { Context } from '../graphql/context';
+import { AppError } from '../graphql/errors';
+import { consumeRateLimit, enforceMonthlyQuota, startOfMonth } from '../limits/rate-limiter';
+import { Location } from '../location/location.entity';
+import { Organization } from '../organization/organization.entity';
+import { isId, newId, NO_MATCH_ID } from '../shared/ids';
+import { IdempotencyKey } from './idempotency-key.entity';
+import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsArgs, PostsPageArgs } from './post.inputs';
+import { Post } from './post.entity';
+import { PostSource, PostState } from './post.enums';
+import { announcePostChange } from './post.events';
+import { preparePostParams } from './post.rules';
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Every change of a post goes through here: the version and update time move together. */
+export function touchPost(post: Post, now = new Date()): void {
+  post.version += 1;
+  post.updatedAt = now;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function findLocationForPost(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
+  const location = isId(locationId) ? await em.findOne(Location, { id: locationId, account: accountId }) : null;
+  if (!location) throw AppError.notFound('Location');
+  if (!location.connected || !location.alphaLocationName) {
+    throw AppError.badInput('The location is not connected to the alpha provider');
+  }
+  return location;
+}
+
+function sourceOf(ctx: Context): PostSource {
+  return ctx.surface === 'rest' ? PostSource.EXTERNAL_API : PostSource.APP;
+}
+
+/** Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation. */
+async function enforcePostLimits(ctx: Context, em: EntityManager, principal: Principal, accountId: string, newPosts: number): Promise<void> {
+  const { limits } = ctx.runtime.config;
+  await consumeRateLimit(ctx, em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
+  const now = new Date();
+  const used = await em.count(Post, { organization: principal.organizationId, createdAt: { $gte: startOfMonth(now) } });
+  enforceMonthlyQuota(ctx, used + newPosts - 1, limits.postsPerMonth, now);
+}
+
+/**
+ * Creates a post in SENDING and, in the same transaction, the job that publishes it. With an Idempotency-Key
+ * the (account, key) pair is locked first, so concurrent requests with one key create exactly one post; a
+ * replay returns the original post, a changed body is refused with 422.
+ */
+export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ post: Post; replayed: boolean }> {
+  const principal = requirePrincipal(ctx);
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const key = args.idempotencyKey?.trim() || null;
+  const requestHash = key ? createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex') : null;
+
+  const outcome = await ctx.em.transactional(async (em) => {
+    const now = new Date();
+    if (key) {
+      await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
+      const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
+      if (existing && existing.expiresAt > now) {
+        if (existing.requestHash !== requestHash) {
+          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
+        }
+        ctx.responseHeaders.set('Idempotent-Replayed', 'true');
+        return { post: existing.post, replayed: true };
+      }
+      if (existing) em.remove(existing);
+    }
+    await enforcePostLimits(ctx, em, principal, accountId, 1);
+    const location = await findLocationForPost(em, accountId, args.input.locationId);
+    const { params, scheduledTime } = preparePostParams(args.input, location, now);
+    const post = em.create(Post, {
+      organization: em.getReference(Organization, principal.organizationId),
+      account: location.account,
+      location,
+      source: sourceOf(ctx),
+      params,
+      scheduledTime,
+      createdAt: now,
+    });
+    if (key) {
+      em.create(IdempotencyKey, { account: location.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
+    }
+    await em.flush();
+    await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+    return { post, replayed: false };
+  });
+  if (!outcome.replayed) {
+    await ctx.runtime.jobs.wake('post-publish');
+    await announcePostChange(ctx.runtime, outcome.post);
+  }
+  return outcome;
+}
+
+/**
+ * One post per location under one campaign id, in one transaction. Counted as one request by the per-minute
+ * rate limit and as one post per location by the monthly quota.
+ */
+export async function createPostCampaign(
+  ctx: Context,
+  args: { accountId?: string | null; input: CreatePostCampaignInput },
+): Promise<{ campaignId: string; posts: Post[] }> {
+  const principal = requirePrincipal(ctx);
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const locationIds = [...new Set(args.input.locationIds)];
+  const campaignId = newId();
+  const posts = await ctx.em.transactional(async (em) => {
+    await enforcePostLimits(ctx, em, principal, accountId, locationIds.length);
+    const now = new Date();
+    const created: Post[] = [];
+    for (const locationId of locationIds) {
+      const location = await findLocationForPost(em, accountId, locationId);
+      const { params, scheduledTime } = preparePostParams(args.input, location, now);
+      created.push(
+        em.create(Post, {
+          organization: em.getReference(Organization, principal.organizationId),
+          account: location.account,
+          location,
+          source: sourceOf(ctx),
+          params,
+          scheduledTime,
+          campaignId,
+          createdAt: now,
+        }),
+      );
+    }
+    await em.flush();
+    for (const post of created) await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+    return created;
+  });
+  await ctx.runtime.jobs.wake('post-publish');
+  for (const post of posts) await announcePostChange(ctx.runtime, post);
+  return { campaignId, posts };
+}
+
+async function findPost(ctx: Context, em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
+  const post = isId(id)
+    ? await em.findOne(Post, { id, account: accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {})
+    : null;
+  if (!post) throw AppError.notFound('Post');
+  return post;
+}
+
+export async function getPost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<Post> {
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  return findPost(ctx, ctx.em, accountId, args.id);
+}
+
+function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: string | null }): Record<string, unknown> {
+  const where: Record<string, unknown> = { account: accountId };
+  if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;
+  where.state = filter.state ?? { $ne: PostState.DELETED };
+  if (filter.source) where.source = filter.source;
+  // Campaign posts are listed only when their campaign is asked for.
+  where.campaignId = filter.campaignId ? (isId(filter.campaignId) ? filter.campaignId : NO_MATCH_ID) : null;
+  if (filter.q?.trim()) where.searchVector = { $fulltext: filter.q.trim() };
+  return where;
+}
+
+/** The page-numbered list of GET /post: newest first. */
+export async function listPostsPage(
+  ctx: Context,
+  args: PostsPageArgs,
+): Promise<{ found: number; page: number; perPage: number; posts: Post[] }> {
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const where = postWhere(accountId, args);
+  const [posts, found] = await ctx.em.findAndCount(Post, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: args.perPage,
+    offset: (args.page - 1) * args.perPage,
+  });
+  return { found, page: args.page, perPage: args.perPage, posts };
+}
+
+/** The cursor connection of the `posts` query: newest first (ids are time-ordered). */
+export async function listPosts(ctx: Context, args: PostsArgs): Promise<Connection<Post>> {
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const where = postWhere(accountId, args);
+  const afterId = args.after ? decodeCursor(args.after) : undefined;
+  const [rows, totalCount] = await Promise.all([
+    ctx.em.find(Post, afterId ? { ...where, id: { $lt: afterId } } : where, { orderBy: { id: 'desc' }, limit: args.first + 1 }),
+    ctx.em.count(Post, where),
+  ]);
+  return toConnection(rows, args, totalCount);
+}
+
+export interface DeletePostResult {
+  id: string;
+  postId: string | null;
+  state: PostState;
+  message: string;
+}
+
+/**
+ * A post that never reached the provider is deleted at once; one that did is put back in SENDING with its
+ * deletion queued, and becomes DELETED when the provider confirms. Deleting a deleted post changes nothing.
+ */
+export async function deletePost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
+  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const { post, changed } = await ctx.em.transactional(async (em) => {
+    const post = await findPost(ctx, em, accountId, args.id, true);
+    if (post.state === PostState.DELETED) return { post, changed: false };
+    if (post.pendingAction === 'delete') return { post, changed: false };
+    touchPost(post);
+    if (!post.providerName) {
+      // A publish job still running will see DELETED and remove what it created.
+      post.state = PostState.DELETED;
+      post.pendingAction = null;
+    } else {
+      post.state = PostState.SENDING;
+      post.pendingAction = 'delete';
+      await em.flush();
+      await ctx.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
+    }
+    return { post, changed: true };
+  });
+  if (changed) {
+    if (post.pendingAction === 'delete') await ctx.runtime.jobs.wake('post-delete');
+    await announcePostChange(ctx.runtime, post);
+  }
+  const message =
+    post.state === PostState.DELETED
+      ? changed ? 'Post deleted' : 'Post already deleted'
+      : 'Post deletion queued';
+  return { id: post.id, postId: post.providerName, state: post.state, message };
+}

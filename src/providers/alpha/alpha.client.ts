@@ -1,0 +1,226 @@
+import type { z } from 'zod';
+import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetryableAlphaStatus } from './alpha.errors';
+import { LOCAL_POST_NAME, errorEnvelopeSchema, localPostListSchema, servedLocalPostSchema } from './alpha.schemas';
+import type { AlphaLocalPost } from './alpha.types';
+
+/**
+ * The alpha provider's local-post API. Every method either returns checked data or throws an AlphaProviderError;
+ * none retries (the job engine does, guided by `retryable`). Posts returned always carry `name` and `state`.
+ */
+export interface AlphaClient {
+  /**
+   * Publishes a post. `requestId` is ours and must be the same on every attempt for one post: the provider answers a
+   * repeated requestId with the post it already created, so a retried create never publishes twice.
+   */
+  createLocalPost(input: { accountId: string; locationId: string; post: AlphaLocalPost; requestId: string }): Promise<AlphaLocalPost>;
+  /** `name` is the resource name `accounts/{a}/locations/{l}/localPosts/{p}`. */
+  getLocalPost(name: string): Promise<AlphaLocalPost>;
+  /** Newest first; pass `nextPageToken` back as `pageToken` for the next page. */
+  listLocalPosts(input: {
+    accountId: string;
+    locationId: string;
+    pageSize?: number;
+    pageToken?: string;
+  }): Promise<{ localPosts: AlphaLocalPost[]; nextPageToken?: string }>;
+  /** Resolves once the provider has deleted it; a post already gone fails with status 404, reason NOT_FOUND. */
+  deleteLocalPost(name: string): Promise<void>;
+}
+
+export interface AlphaClientOptions {
+  /** Root of the provider's API, without `/v4` (the sandbox: `http://127.0.0.1:4000/sandbox/alpha`). */
+  baseUrl: string;
+  /** Asked before every call, so a refreshed token is picked up without rebuilding the client. */
+  accessToken: () => string | Promise<string>;
+  /** Per call, covering the answer's body too. Default 10000. */
+  timeoutMs?: number;
+  fetchFn?: typeof fetch;
+}
+
+export const DEFAULT_ALPHA_TIMEOUT_MS = 10_000;
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ALPHA_TIMEOUT_MS;
+  const fetchFn = options.fetchFn ?? fetch;
+
+  async function send(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    query: Record<string, string | number | undefined>,
+    body?: unknown,
+  ): Promise<Answer> {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+    const url = `${baseUrl}/v4/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${await options.accessToken()}`,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    const signal = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    let text: string;
+    try {
+      // A redirect is not part of this API, and following one could carry the token elsewhere.
+      response = await fetchFn(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+        redirect: 'manual',
+      });
+      text = await response.text();
+    } catch (error) {
+      throw transportError(error, signal, timeoutMs, `${method} ${path}`);
+    }
+    if (response.status < 200 || response.status > 299) throw answerError(response, text);
+    return { status: response.status, text };
+  }
+
+  return {
+    async createLocalPost({ accountId, locationId, post, requestId }) {
+      requireNonEmpty({ accountId, locationId, requestId });
+      const answer = await send('POST', `${locationPath(accountId, locationId)}/localPosts`, { requestId }, post);
+      return parseAnswer(servedLocalPostSchema, answer, 'create local post');
+    },
+
+    async getLocalPost(name) {
+      const answer = await send('GET', resourcePath(name), {});
+      return parseAnswer(servedLocalPostSchema, answer, 'get local post');
+    },
+
+    async listLocalPosts({ accountId, locationId, pageSize, pageToken }) {
+      requireNonEmpty({ accountId, locationId });
+      const answer = await send('GET', `${locationPath(accountId, locationId)}/localPosts`, { pageSize, pageToken });
+      const page = parseAnswer(localPostListSchema, answer, 'list local posts');
+      return page.nextPageToken === undefined ? { localPosts: page.localPosts } : page;
+    },
+
+    async deleteLocalPost(name) {
+      // The answer's body ({}) carries nothing: success is the 2xx status.
+      await send('DELETE', resourcePath(name), {});
+    },
+  };
+}
+
+function locationPath(accountId: string, locationId: string): string {
+  return `accounts/${encodeURIComponent(accountId)}/locations/${encodeURIComponent(locationId)}`;
+}
+
+/** A resource name becomes a path only when it has the exact shape, so a stored value cannot aim elsewhere. */
+function resourcePath(name: string): string {
+  if (!LOCAL_POST_NAME.test(name)) {
+    throw clientRefusal(`not a local post resource name: ${JSON.stringify(name)}`);
+  }
+  return name.split('/').map(encodeURIComponent).join('/');
+}
+
+function requireNonEmpty(values: Record<string, string>): void {
+  for (const [field, value] of Object.entries(values)) {
+    if (typeof value !== 'string' || value.length === 0) throw clientRefusal(`${field} must be a non-empty string`);
+  }
+}
+
+/** A call we did not send because its input is wrong: repeating it cannot help. */
+function clientRefusal(message: string): AlphaProviderError {
+  return new AlphaProviderError({ status: 0, code: 0, reason: ALPHA_CLIENT_REASONS.invalidArgument, message, retryable: false });
+}
+
+function transportError(error: unknown, signal: AbortSignal, timeoutMs: number, call: string): AlphaProviderError {
+  if (signal.aborted) {
+    return new AlphaProviderError({
+      status: 0,
+      code: 0,
+      reason: ALPHA_CLIENT_REASONS.timeout,
+      message: `No answer from the alpha provider to ${call} within ${timeoutMs} ms`,
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new AlphaProviderError({
+    status: 0,
+    code: 0,
+    reason: ALPHA_CLIENT_REASONS.network,
+    message: `Alpha provider unreachable for ${call}: ${describeNetworkError(error)}`,
+    retryable: true,
+    cause: error,
+  });
+}
+
+/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
+function describeNetworkError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}
+
+function answerError(response: Response, text: string): AlphaProviderError {
+  const status = response.status;
+  const retryable = isRetryableAlphaStatus(status);
+  const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+  const envelope = errorEnvelopeSchema.safeParse(parseJson(text));
+  if (envelope.success) {
+    const { code, message, status: reason, details } = envelope.data.error;
+    return new AlphaProviderError({
+      status,
+      code: code ?? status,
+      reason: reason ?? alphaReasonForStatus(status),
+      message: message ?? `Alpha provider answered HTTP ${status}`,
+      details: details ?? [],
+      retryable,
+      retryAfterSeconds,
+    });
+  }
+  // A proxy or load balancer in front of the provider answers in HTML or plain text.
+  const reason = alphaReasonForStatus(status);
+  const excerpt = text.trim().slice(0, 200);
+  return new AlphaProviderError({
+    status,
+    code: status,
+    reason,
+    message: `Alpha provider answered HTTP ${status} without its error envelope${excerpt ? `: ${excerpt}` : ''}`,
+    retryable,
+    retryAfterSeconds,
+  });
+}
+
+function parseAnswer<S extends z.ZodType>(schema: S, answer: Answer, call: string): z.output<S> {
+  const parsed = schema.safeParse(parseJson(answer.text));
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+  return badResponse(answer.status, `Alpha provider's answer to ${call} is not the expected shape: ${problems}`);
+}
+
+function badResponse(status: number, message: string): never {
+  throw new AlphaProviderError({ status, code: status, reason: ALPHA_CLIENT_REASONS.badResponse, message, retryable: false });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+export function parseRetryAfter(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}

@@ -1,0 +1,88 @@
+/** Reasons the client itself assigns when the provider gave no envelope to read one from. */
+export const ALPHA_CLIENT_REASONS = {
+  /** No answer: connection refused or reset, DNS failure. */
+  network: 'NETWORK_ERROR',
+  /** No complete answer within the client's timeout. */
+  timeout: 'TIMEOUT',
+  /** An answer we cannot read as the documented shape. */
+  badResponse: 'BAD_RESPONSE',
+  /** A call we refused to send (for example a malformed resource name). */
+  invalidArgument: 'INVALID_ARGUMENT',
+} as const;
+
+export interface AlphaProviderErrorInit {
+  /** HTTP status; 0 when no answer arrived (network error, timeout) or no call was made. */
+  status: number;
+  code: number;
+  reason: string;
+  message: string;
+  details?: unknown[];
+  retryable: boolean;
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/**
+ * Any failure of a call to the alpha provider. The job engine decides from `retryable` whether to try again, and
+ * records status, reason, message and details as the post's last_error.
+ */
+export class AlphaProviderError extends Error {
+  override readonly name = 'AlphaProviderError';
+  /** HTTP status; 0 for network errors and timeouts. */
+  readonly status: number;
+  /** The envelope's `code` (the HTTP status as the provider saw it); 0 when there was no answer. */
+  readonly code: number;
+  /** The envelope's `status`, e.g. RESOURCE_EXHAUSTED, or one of ALPHA_CLIENT_REASONS. */
+  readonly reason: string;
+  readonly details: unknown[];
+  /** True for 429, 5xx, network errors and timeouts: the same call may succeed later. */
+  readonly retryable: boolean;
+  /** From a Retry-After header, when the provider sent one. */
+  readonly retryAfterSeconds?: number;
+
+  constructor(init: AlphaProviderErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.status = init.status;
+    this.code = init.code;
+    this.reason = init.reason;
+    this.details = init.details ?? [];
+    this.retryable = init.retryable;
+    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** Whether a call that failed with this HTTP status may succeed if repeated. */
+export function isRetryableAlphaStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** The provider's canonical reason for an HTTP status, for error answers that carry no readable envelope. */
+export function alphaReasonForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 409:
+      return 'ABORTED';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 499:
+      return 'CANCELLED';
+    case 501:
+      return 'UNIMPLEMENTED';
+    case 502:
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      if (status >= 500) return 'INTERNAL';
+      if (status >= 400) return 'FAILED_PRECONDITION';
+      return 'UNKNOWN';
+  }
+}

@@ -1,0 +1,3 @@
+export * from './alpha.client';
+export * from './alpha.errors';
+export * from './alpha.types';

@@ -1,0 +1,17 @@
+import type { Config } from './config';
+import type { Database } from './db/orm';
+import type { EventBus } from './events/event-bus';
+import type { JobEngine } from './jobs/job-engine';
+import type { AlphaClient } from './providers/alpha/alpha.client';
+
+/**
+ * The long-lived parts of one process, built once at start-up (src/stack.ts) and reached by services through
+ * the request context and by workers directly.
+ */
+export interface Runtime {
+  config: Config;
+  database: Database;
+  events: EventBus;
+  jobs: JobEngine;
+  alpha: AlphaClient;
+}

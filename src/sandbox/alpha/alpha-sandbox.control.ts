@@ -1,0 +1,41 @@
+import type { AlphaSandboxConfig, AlphaSandboxFailure, AlphaSandboxState } from './alpha-sandbox.state';
+
+/** The sandbox's controls over HTTP, for tests and scripts. `baseUrl` is where the plugin is mounted. */
+export interface AlphaSandboxControl {
+  reset(): Promise<void>;
+  configure(patch: Partial<AlphaSandboxConfig>): Promise<AlphaSandboxConfig>;
+  /** The next `count` matching provider calls fail (see AlphaSandboxFailure). */
+  fail(failure: Omit<AlphaSandboxFailure, 'when'> & { when?: AlphaSandboxFailure['when'] }): Promise<void>;
+  state(): Promise<AlphaSandboxState>;
+}
+
+export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl {
+  const root = `${baseUrl.replace(/\/+$/, '')}/_control`;
+
+  async function call(method: string, path: string, body?: unknown): Promise<unknown> {
+    const response = await fetch(`${root}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`alpha sandbox ${method} /_control${path}: HTTP ${response.status} ${text}`);
+    return JSON.parse(text) as unknown;
+  }
+
+  // The answers come from our own simulator, whose types these are: no further check.
+  return {
+    async reset() {
+      await call('POST', '/reset');
+    },
+    async configure(patch) {
+      return (await call('PUT', '/config', patch)) as AlphaSandboxConfig;
+    },
+    async fail(failure) {
+      await call('POST', '/fail', failure);
+    },
+    async state() {
+      return (await call('GET', '/state')) as AlphaSandboxState;
+    },
+  };
+}

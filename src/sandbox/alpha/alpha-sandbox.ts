@@ -1,0 +1,298 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { AlphaSandboxStore, type AlphaSandboxCallKind } from './alpha-sandbox.state';
+import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
+
+export {
+  AlphaSandboxStore,
+  DEFAULT_ALPHA_SANDBOX_CONFIG,
+  type AlphaSandboxCallKind,
+  type AlphaSandboxConfig,
+  type AlphaSandboxFailure,
+  type AlphaSandboxPostSnapshot,
+  type AlphaSandboxState,
+} from './alpha-sandbox.state';
+
+export interface AlphaSandboxOptions {
+  /** Milliseconds since the epoch; drives createTime, processing periods and scheduled posts. Default Date.now. */
+  clock?: () => number;
+}
+
+/** The provider's list defaults. */
+const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
+
+/** Canonical reason and message the provider answers each status with. */
+const STATUS_ANSWERS: Record<number, { reason: string; message: string }> = {
+  400: { reason: 'INVALID_ARGUMENT', message: 'Request contains an invalid argument.' },
+  401: { reason: 'UNAUTHENTICATED', message: 'Request is missing a valid bearer access token.' },
+  403: { reason: 'PERMISSION_DENIED', message: 'The caller does not have permission.' },
+  404: { reason: 'NOT_FOUND', message: 'Requested entity was not found.' },
+  409: { reason: 'ABORTED', message: 'The operation was aborted.' },
+  429: { reason: 'RESOURCE_EXHAUSTED', message: 'Quota exceeded. Retry later.' },
+  500: { reason: 'INTERNAL', message: 'Internal error encountered.' },
+  503: { reason: 'UNAVAILABLE', message: 'The service is currently unavailable.' },
+  504: { reason: 'DEADLINE_EXCEEDED', message: 'The deadline expired before the operation could complete.' },
+};
+
+function statusAnswer(status: number): { reason: string; message: string } {
+  return (
+    STATUS_ANSWERS[status] ??
+    (status >= 500
+      ? { reason: 'INTERNAL', message: `Internal error encountered (${status}).` }
+      : { reason: 'FAILED_PRECONDITION', message: `The request was refused (${status}).` })
+  );
+}
+
+/** A provider answer other than success, rendered in its error envelope. */
+class SandboxError extends Error {
+  constructor(
+    readonly status: number,
+    message?: string,
+    readonly details: unknown[] = [],
+  ) {
+    super(message ?? statusAnswer(status).message);
+  }
+}
+
+interface SandboxAnswer {
+  status: number;
+  body: unknown;
+}
+
+type LocationParams = { accountId: string; locationId: string };
+type PostParams = LocationParams & { postId: string };
+type Query = Record<string, unknown>;
+
+const configPatchSchema = z.strictObject({
+  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  processingMs: z.number().int().min(0).optional(),
+  rejectMarker: z.string().min(1).nullable().optional(),
+});
+
+const failureSchema = z.strictObject({
+  count: z.number().int().min(1),
+  status: z
+    .number()
+    .int()
+    .refine((status) => status === 0 || (status >= 400 && status <= 599), 'must be 0 (drop the connection) or 400-599'),
+  method: z.string().min(1).optional(),
+  pathContains: z.string().min(1).optional(),
+  when: z.enum(['before', 'after']).default('before'),
+});
+
+/**
+ * A simulator of the alpha provider's local-post API and its controls, relative to the prefix it is registered
+ * under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify instance.
+ */
+export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
+  const clock = options.clock ?? Date.now;
+  const store = new AlphaSandboxStore(clock);
+  const latency = createSleeper();
+  app.addHook('preClose', async () => latency.wakeAll());
+
+  // Everything this plugin answers, including Fastify's own refusals (bad JSON), is in the provider's envelope.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'alpha sandbox failure');
+    return sendError(reply, status, status === 500 ? undefined : error.message);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, `No such method: ${request.method} ${request.url.split('?')[0]}`),
+  );
+
+  /** The steps every provider call goes through, in the order a real provider would show them. */
+  async function provider(
+    kind: AlphaSandboxCallKind,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    work: () => SandboxAnswer,
+  ): Promise<FastifyReply> {
+    store.countCall(kind);
+    if (store.config.latencyMs > 0) await latency.sleep(store.config.latencyMs);
+    const failure = store.takeFailure(request.method, request.url);
+    if (failure?.when === 'before') return sendFailure(request, reply, failure.status);
+
+    let answer: SandboxAnswer;
+    if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '')) {
+      answer = errorAnswer(new SandboxError(401));
+      reply.header('www-authenticate', 'Bearer');
+    } else {
+      try {
+        answer = work();
+      } catch (error) {
+        if (error instanceof FieldViolation) {
+          answer = errorAnswer(
+            new SandboxError(400, error.message, [
+              {
+                '@type': 'type.googleapis.com/google.rpc.BadRequest',
+                fieldViolations: [{ field: error.field, description: error.description }],
+              },
+            ]),
+          );
+        } else if (error instanceof SandboxError) {
+          answer = errorAnswer(error);
+        } else {
+          throw error;
+        }
+      }
+    }
+    if (failure?.when === 'after') return sendFailure(request, reply, failure.status);
+    return reply.code(answer.status).send(answer.body);
+  }
+
+  const locationPath = '/v4/accounts/:accountId/locations/:locationId/localPosts';
+  const postPath = `${locationPath}/:postId`;
+
+  app.post<{ Params: LocationParams; Querystring: Query; Body: unknown }>(locationPath, (request, reply) =>
+    provider('create', request, reply, () => {
+      const requestId = optionalQueryString(request.query, 'requestId');
+      const content = validateLocalPost(request.body);
+      const { post } = store.create({
+        accountId: request.params.accountId,
+        locationId: request.params.locationId,
+        requestId: requestId || null,
+        content,
+      });
+      return { status: 200, body: post };
+    }),
+  );
+
+  app.get<{ Params: LocationParams; Querystring: Query }>(locationPath, (request, reply) =>
+    provider('list', request, reply, () => {
+      const pageSize = parsePageSize(optionalQueryString(request.query, 'pageSize'));
+      const pageToken = optionalQueryString(request.query, 'pageToken');
+      const page = store.list({
+        accountId: request.params.accountId,
+        locationId: request.params.locationId,
+        pageSize,
+        beforeSeq: pageToken ? decodePageToken(pageToken) : undefined,
+      });
+      // Like the provider, an empty list and a last page leave their fields out.
+      return {
+        status: 200,
+        body: {
+          ...(page.posts.length > 0 ? { localPosts: page.posts } : {}),
+          ...(page.nextBeforeSeq !== undefined ? { nextPageToken: encodePageToken(page.nextBeforeSeq) } : {}),
+        },
+      };
+    }),
+  );
+
+  app.get<{ Params: PostParams }>(postPath, (request, reply) =>
+    provider('get', request, reply, () => {
+      const post = store.get(postName(request.params));
+      if (!post) throw new SandboxError(404);
+      return { status: 200, body: post };
+    }),
+  );
+
+  app.delete<{ Params: PostParams }>(postPath, (request, reply) =>
+    provider('delete', request, reply, () => {
+      if (!store.delete(postName(request.params))) throw new SandboxError(404);
+      return { status: 200, body: {} };
+    }),
+  );
+
+  // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
+  app.post('/_control/reset', async () => {
+    store.reset();
+    return store.snapshot();
+  });
+  app.put<{ Body: unknown }>('/_control/config', async (request, reply) => {
+    const patch = configPatchSchema.safeParse(request.body ?? {});
+    if (!patch.success) return sendError(reply, 400, describeIssues(patch.error));
+    return store.configure(patch.data);
+  });
+  app.post<{ Body: unknown }>('/_control/fail', async (request, reply) => {
+    const failure = failureSchema.safeParse(request.body);
+    if (!failure.success) return sendError(reply, 400, describeIssues(failure.error));
+    store.addFailure(failure.data);
+    return { failures: store.snapshot().failures };
+  });
+  app.get('/_control/state', async () => store.snapshot());
+}
+
+function postName(params: PostParams): string {
+  return `accounts/${params.accountId}/locations/${params.locationId}/localPosts/${params.postId}`;
+}
+
+function errorAnswer(error: SandboxError): SandboxAnswer {
+  return {
+    status: error.status,
+    body: { error: { code: error.status, message: error.message, status: statusAnswer(error.status).reason, details: error.details } },
+  };
+}
+
+function sendError(reply: FastifyReply, status: number, message?: string): FastifyReply {
+  const answer = errorAnswer(new SandboxError(status, message));
+  return reply.code(answer.status).send(answer.body);
+}
+
+function sendFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
+  if (status === 0) {
+    // No answer at all: the client sees the connection close, a network error.
+    reply.hijack();
+    request.raw.socket.destroy();
+    return reply;
+  }
+  if (status === 429) {
+    reply.header('retry-after', '1');
+    const answer = errorAnswer(
+      new SandboxError(429, undefined, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }]),
+    );
+    return reply.code(429).send(answer.body);
+  }
+  return sendError(reply, status);
+}
+
+function optionalQueryString(query: Query, field: string): string | undefined {
+  const value = query[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new FieldViolation(field, 'must be given once');
+  return value;
+}
+
+function parsePageSize(text: string | undefined): number {
+  if (text === undefined || text === '') return DEFAULT_PAGE_SIZE;
+  if (!/^\d+$/.test(text)) throw new FieldViolation('pageSize', 'must be a non-negative integer');
+  const size = Number(text);
+  // 0 means the default; above the maximum is capped, as the provider does.
+  return size === 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
+}
+
+/** Page tokens are opaque to clients; inside, the creation position the next page starts below. */
+function encodePageToken(beforeSeq: number): string {
+  return Buffer.from(`before:${beforeSeq}`).toString('base64url');
+}
+
+function decodePageToken(token: string): number {
+  const match = /^before:(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!match) throw new FieldViolation('pageToken', 'is not a page token of this list');
+  return Number(match[1]);
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
+}
+
+/** Latency timers that a closing server can cut short, so a close never waits out a long configured latency. */
+function createSleeper(): { sleep(ms: number): Promise<void>; wakeAll(): void } {
+  const sleepers = new Set<() => void>();
+  return {
+    sleep(ms) {
+      return new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          sleepers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, ms);
+        sleepers.add(wake);
+      });
+    },
+    wakeAll() {
+      for (const wake of [...sleepers]) wake();
+    },
+  };
+}
