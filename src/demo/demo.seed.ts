@@ -53,7 +53,7 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
           regularHours: weekdayHours,
           categories: { primaryCategory: { name: 'gcid:coffee_shop', displayName: 'Coffee shop' }, additionalCategories: [] },
           connected: true,
-          alphaLocationName: `locations/demo-${plan.referenceId}-${index + 1}`,
+          alphaLocationName: `accounts/alpha-${plan.referenceId}/locations/${index + 1}`,
         }),
       );
       const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });

@@ -2,7 +2,6 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import {
   getNamedType,
-  GraphQLError,
   isCompositeType,
   isObjectType,
   isInterfaceType,
@@ -10,6 +9,7 @@ import {
   type ASTVisitor,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLError,
   type GraphQLCompositeType,
   type GraphQLField,
   type ParseOptions,
@@ -23,9 +23,9 @@ import { AppError } from './errors';
 /**
  * Limits on every GraphQL document from outside, whichever way it arrives (HTTP POST, HTTP GET, graphql-ws).
  * docs/graphql-limits.md explains each value. In short:
- * - depth 10: the deepest query the schema allows today is 7 (locations > edges > node > moreHours > periods >
- *   openTime > hours); the rest is room for growth. `__schema` (the IDE's introspection, 14 deep) is exempt:
- *   graphql-js's own MaxIntrospectionDepthRule already stops its recursive parts.
+ * - depth 10: the schema has no cycles and its deepest query is 8 today (posts > edges > node > params >
+ *   event > schedule > startTime > hours); the rest is room for growth. `__schema` (the IDE's introspection,
+ *   14 deep) is exempt: graphql-js's own MaxIntrospectionDepthRule already stops its recursive parts.
  * - aliases 15: aliases are how one document repeats a costly root field; 15 covers real dashboards.
  * - tokens 2000: over ten times the standard introspection query (about 180); stops the parser itself.
  * - cost 10000: one full page of 100 locations with every field costs about 7,000; two do not fit.
@@ -48,13 +48,16 @@ function reject(context: ValidationContext | null, error: GraphQLError): void {
 
 const armor = { propagateOnRejection: false, onReject: [reject], exposeLimits: true };
 
-/** How many items a list field can return: its `first` argument, at most MAX_PAGE_SIZE; 1 for anything else. */
+/** Arguments that size a page: `first` of the cursor connections, `perPage` of the numbered pages. */
+const PAGE_SIZE_ARGUMENTS = new Set(['first', 'perPage']);
+
+/** How many items a paginated field can return: its page size argument, at most MAX_PAGE_SIZE; else 1. */
 function pageSize(node: FieldNode, definition: GraphQLField<unknown, unknown>): number {
-  const first = definition.args.find((arg) => arg.name === 'first');
-  if (!first) return 1;
-  const argument = node.arguments?.find((arg) => arg.name.value === 'first');
+  const sizeArgument = definition.args.find((arg) => PAGE_SIZE_ARGUMENTS.has(arg.name));
+  if (!sizeArgument) return 1;
+  const argument = node.arguments?.find((arg) => arg.name.value === sizeArgument.name);
   let size: number;
-  if (!argument) size = typeof first.defaultValue === 'number' ? first.defaultValue : MAX_PAGE_SIZE;
+  if (!argument) size = typeof sizeArgument.defaultValue === 'number' ? sizeArgument.defaultValue : MAX_PAGE_SIZE;
   else if (argument.value.kind === Kind.INT) size = Number.parseInt(argument.value.value, 10);
   // A variable's value is unknown until execution: count the largest page it may ask for.
   else size = MAX_PAGE_SIZE;
@@ -64,10 +67,12 @@ function pageSize(node: FieldNode, definition: GraphQLField<unknown, unknown>): 
 
 /**
  * The cost of an operation is the number of field values its response can hold at most: every field counts
- * 1 each time it can appear, and everything under a paginated field (`first`) appears up to `first` times.
+ * 1 each time it can appear, and everything under a paginated field (`first`, `perPage`) appears up to that
+ * many times.
  * Variables count as the largest page and an absent `first` as its default, so a client cannot lower the
  * cost by moving the page size into a variable (graphql-armor's cost rule only reads literals). Lists without
- * `first` count once: they are in-row data of a location or the few accounts of one organization.
+ * a page size count once: in-row data of a location or a post, the few accounts of one organization, the
+ * posts of one campaign (as many as the mutation itself was given).
  * Introspection (`__schema`, `__type`) is exempt: graphql-js's MaxIntrospectionDepthRule bounds it.
  */
 export function costLimitRule(maxCost: number): ValidationRule {

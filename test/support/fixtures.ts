@@ -14,7 +14,15 @@ export interface OrganizationFixture {
 /** An organization with `accounts` accounts of `locationsEach` locations, and a token for each account. */
 export async function createOrganizationFixture(
   em: EntityManager,
-  options: { name?: string; accounts?: number; locationsEach?: number; betaApi?: boolean; citationsApi?: boolean } = {},
+  options: {
+    name?: string;
+    accounts?: number;
+    locationsEach?: number;
+    betaApi?: boolean;
+    citationsApi?: boolean;
+    /** Locations known to the alpha provider (they can receive posts); default false. */
+    connected?: boolean;
+  } = {},
 ): Promise<OrganizationFixture> {
   const { organization, token } = await createOrganization(em, {
     name: options.name ?? 'Test Org',
@@ -31,7 +39,15 @@ export async function createOrganizationFixture(
       createdAt: new Date(Date.now() + a),
     });
     const locations = Array.from({ length: options.locationsEach ?? 0 }, (_, l) =>
-      em.create(Location, { account, name: `Location ${a + 1}.${l + 1}`, referenceId: `store-${a + 1}-${l + 1}` }),
+      em.create(Location, {
+        account,
+        name: `Location ${a + 1}.${l + 1}`,
+        referenceId: `store-${a + 1}-${l + 1}`,
+        // Every other location has a website: the post rules differ with and without one.
+        websiteUri: l % 2 === 0 ? `https://example.com/${a + 1}/${l + 1}` : null,
+        connected: options.connected ?? false,
+        alphaLocationName: options.connected ? `accounts/alpha-${a + 1}/locations/${l + 1}` : null,
+      }),
     );
     const { secret } = issueToken(em, organization, { account });
     accounts.push({ account, token: secret, locations });
