@@ -80,6 +80,9 @@ function graphqlGet(query: string, options: { token?: string; variables?: Record
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
+/** `ofType { … name … }` nested `levels` deep: introspection's one field that nests as far as a client writes. */
+const ofTypes = (levels: number) => `${'ofType { '.repeat(levels)}name${' }'.repeat(levels)}`;
+
 const HOURS = 'openDay openTime { hours minutes } closeDay closeTime { hours minutes }';
 /** Every field of a location, nested ones included: what a client showing a location in full asks for. */
 const LOCATION_FIELDS = `
@@ -95,7 +98,7 @@ const LOCATION_FIELDS = `
 /**
  * A document at every limit at once: 15 aliases, depth exactly 10 (the `__type` branch), and a cost just under
  * 10000 when `more` asks for 39 locations (one full page of 100 plus 39 more). `first: 40` costs 10046.
- * The deepest data path the schema has (locations > … > periods > openTime > hours, depth 7) is in it too.
+ * The deepest location path (locations > … > periods > openTime > hours, depth 7) is in it too.
  */
 function atLimits(moreFirst: number): string {
   return `query AtLimits($accountId: ID!) {
@@ -103,7 +106,7 @@ function atLimits(moreFirst: number): string {
       totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${LOCATION_FIELDS} } }
     }
     more: locations(accountId: $accountId, first: ${moreFirst}) { edges { node { ${LOCATION_FIELDS} } } }
-    type: __type(name: "Location") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } }
+    type: __type(name: "Location") { fields { type { ${ofTypes(6)} } } }
     ${range(12).map((i) => `org${i}: organization { id }`).join('\n    ')}
   }`;
 }
@@ -138,14 +141,14 @@ interface OverLimitCase {
 }
 
 /**
- * Each is over exactly one limit. Depth: the schema's own types nest 7 deep at most (it has no cycles), so
+ * Each is over exactly one limit. Depth: the schema's own types nest 8 deep at most (it has no cycles), so
  * the only real fields that go deeper are introspection's: `__type` counts (only `__schema` is exempt), and
  * `ofType` nests as far as a client writes it.
  */
 const overLimitCases = (): OverLimitCase[] => [
   {
     name: 'over-deep (depth 12)',
-    query: '{ __type(name: "Location") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }',
+    query: `{ __type(name: "Location") { fields { type { ${ofTypes(8)} } } } }`,
     message: 'Query depth limit of 10 exceeded, found 12.',
   },
   {
@@ -195,10 +198,37 @@ describe('operation limits answer the same coded error over HTTP POST, HTTP GET 
     const variables = { accountId, first: 1 };
     const post = await graphql(t.url, query, { token: org.token, variables });
     const ws = await wsRun(wsClient(org.token), query, variables);
-    const expected = [expect.objectContaining({ message: 'Query cost limit of 10000 exceeded, found 13602.', extensions: { code: 'OPERATION_LIMIT_EXCEEDED' } })];
+    const expected = [
+      expect.objectContaining({
+        message: 'Query cost limit of 10000 exceeded, found 13602.',
+        extensions: { code: 'OPERATION_LIMIT_EXCEEDED' },
+      }),
+    ];
     expect(post.status).toBe(400);
     expect(post.body.errors).toEqual(expected);
     expect(ws).toEqual({ kind: 'errors', errors: expected });
+  });
+
+  it('counts perPage (numbered pages) like first', async () => {
+    const POST_FIELDS = `id accountId locationId campaignId createTime postId publishedTime scheduledTime searchUrl source
+      state updateTime version lastError { at message reason status details }
+      params { summary languageCode topicType alertType scheduledTime callToAction { actionType url }
+        offer { couponCode redeemOnlineUrl termsConditions } media { mediaFormat sourceUrl } }`;
+    // A full page of locations (7301) and a page of posts of $perPage: within the limit only if perPage counted 1.
+    const query = `query Both($accountId: ID!, $perPage: Int!) {
+      locations(accountId: $accountId, first: 100) {
+        totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${LOCATION_FIELDS} } }
+      }
+      postsPage(accountId: $accountId, perPage: $perPage) { found page perPage posts { ${POST_FIELDS} } }
+    }`;
+    const post = await graphql(t.url, query, { token: org.token, variables: { accountId, perPage: 1 } });
+    expect(post.status).toBe(400);
+    expect(post.body.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^Query cost limit of 10000 exceeded, found \d+\.$/),
+        extensions: { code: 'OPERATION_LIMIT_EXCEEDED' },
+      }),
+    ]);
   });
 });
 
@@ -220,7 +250,8 @@ describe('legitimate operations just under the limits pass on both transports', 
     const data = post.body.data;
     expect(data.page.totalCount).toBe(3);
     // The fixture creates them in one millisecond, so their time-ordered ids do not follow creation order.
-    expect(data.page.edges.map((edge: { node: { name: string } }) => edge.node.name).sort()).toEqual(['Location 1.1', 'Location 1.2', 'Location 1.3']);
+    const names = data.page.edges.map((edge: { node: { name: string } }) => edge.node.name);
+    expect(names.sort()).toEqual(['Location 1.1', 'Location 1.2', 'Location 1.3']);
     expect(data.more.edges).toHaveLength(3);
     expect(data.type.fields.length).toBeGreaterThan(20);
     expect(data.org11).toEqual({ id: org.organization.id });
@@ -257,7 +288,11 @@ describe('list sizes', () => {
     const ws = await wsRun(wsClient(org.token), query, { accountId });
     expect(post.body.data).toBeNull();
     expect(post.body.errors).toEqual([
-      expect.objectContaining({ message: expect.stringMatching(/first must not be greater than 100/), path: ['locations'], extensions: { code: 'BAD_USER_INPUT' } }),
+      expect.objectContaining({
+        message: expect.stringMatching(/first must not be greater than 100/),
+        path: ['locations'],
+        extensions: { code: 'BAD_USER_INPUT' },
+      }),
     ]);
     expect(ws).toEqual({ kind: 'result', result: post.body });
   });

@@ -1,5 +1,6 @@
 import { Max, Min } from 'class-validator';
 import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+import { isId } from '../shared/ids';
 import { AppError } from './errors';
 
 /** The largest page any list returns; asking for more is a BAD_USER_INPUT error, not a silent cut. */
@@ -82,7 +83,7 @@ export function encodeCursor(id: string): string {
 
 export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw AppError.badInput('after: not a cursor returned by this API');
+  if (!isId(id)) throw AppError.badInput('after: not a cursor returned by this API');
   return id;
 }
 

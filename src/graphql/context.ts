@@ -26,13 +26,11 @@ export interface ContextInput {
   authorization: unknown;
   log: FastifyBaseLogger;
   surface: Surface;
-  /** A principal already resolved for this connection (graphql-ws authenticates once, in connection_init). */
-  principal?: Principal | null;
 }
 
 export async function createContext(input: ContextInput): Promise<Context> {
   const em = input.runtime.database.orm.em.fork() as EntityManager;
-  const principal = input.principal !== undefined ? input.principal : await authenticate(em, input.authorization);
+  const principal = await authenticate(em, input.authorization);
   return {
     em,
     principal,

@@ -57,14 +57,16 @@ export class JobEngine {
     await boss.start();
     await boss.createQueue(DEAD_LETTER_QUEUE);
     for (const name of QUEUES) {
-      await boss.createQueue(name, {
-        name,
+      const policy = {
         retryLimit: options.config.retryLimit,
         retryDelay: options.config.retryDelaySeconds,
         retryBackoff: true,
         expireInSeconds: options.config.expireSeconds,
         deadLetter: DEAD_LETTER_QUEUE,
-      });
+      };
+      // createQueue leaves an existing queue as it was: update it, so the configuration in force applies.
+      await boss.createQueue(name, { name, ...policy });
+      await boss.updateQueue(name, { name, ...policy });
     }
     const engine = new JobEngine(boss, options.events, options.config, options.log);
     engine.unsubscribeWake = options.events.subscribe('jobs.enqueued', ({ queue }) => engine.wakeLocal(queue));

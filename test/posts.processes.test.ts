@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { http } from './support/http';
+import { pollPost, sandboxOf, eventually } from './support/posts';
+import { runCli, startServerProcess, type ServerProcess } from './support/process';
+import { createTestDatabase } from './support/stack';
+import { subscribe } from './support/ws';
+
+/**
+ * The deployment shape: an API process (ROLE=api) and a separate worker process (ROLE=worker), both started as
+ * `npm start` starts them, sharing one database. Events cross between them through PostgreSQL.
+ */
+let database: { url: string; drop(): Promise<void> };
+let dataDir: string;
+let api: ServerProcess;
+let apiUrl: string;
+let demo: { organization_id: string; token: string; accounts: { id: string; token: string; location_ids: string[] }[] };
+const workers: ServerProcess[] = [];
+
+const common = () => ({
+  DATABASE_URL: database.url,
+  DATA_DIR: dataDir,
+  POST_RATE_LIMIT_PER_MINUTE: '1000',
+  // A job whose worker died is retried once it expires: short, so the crash test finishes quickly.
+  JOB_EXPIRE_SECONDS: '2',
+  JOB_MAINTENANCE_SECONDS: '1',
+  JOB_RETRY_DELAY_SECONDS: '1',
+});
+
+async function startWorker(): Promise<ServerProcess> {
+  const worker = startServerProcess({
+    ...common(),
+    ROLE: 'worker',
+    ALPHA_API_URL: `${apiUrl}/sandbox/alpha`,
+  });
+  workers.push(worker);
+  await worker.waitFor(/worker is up/, 60000);
+  return worker;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = mkdtempSync(path.join(tmpdir(), 'lg-processes-'));
+  demo = JSON.parse((await runCli(['demo'], { DATABASE_URL: database.url })).stdout);
+  api = startServerProcess({ ...common(), ROLE: 'api', PORT: '0' });
+  [, apiUrl] = (await api.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 60000)) as unknown as [string, string];
+});
+
+afterAll(async () => {
+  for (const child of [api, ...workers]) {
+    if (child && child.child.exitCode === null) {
+      child.child.kill('SIGTERM');
+      await child.exited();
+    }
+  }
+  await database.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function createPost(summary: string) {
+  const account = demo.accounts[0]!;
+  return http(apiUrl, 'POST', `/post?account_id=${account.id}`, {
+    token: demo.token,
+    body: { location_id: account.location_ids[0], params: { summary } },
+  });
+}
+
+describe('an API process and a worker process', () => {
+  it('publishes in the worker, and the worker’s changes reach subscribers of the API process', async () => {
+    const worker = await startWorker();
+    const watcher = await subscribe(apiUrl, demo.token, 'subscription { postUpdated { id state } }');
+    try {
+      const created = await createPost('Across processes');
+      expect(created.status).toBe(202);
+      const events = await watcher.waitFor(2);
+      expect(events.map((e) => e.postUpdated)).toEqual([
+        { id: created.body.payload.id, state: 'SENDING' },
+        { id: created.body.payload.id, state: 'LIVE' },
+      ]);
+    } finally {
+      await watcher.close();
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited()).toBe(0);
+    }
+  });
+
+  it('survives a worker killed while a publish is in flight: a restarted worker finishes it, published exactly once', async () => {
+    const sandbox = sandboxOf(apiUrl);
+    await sandbox.reset();
+    // The provider takes its time: the worker is killed while waiting for the answer.
+    await sandbox.configure({ latencyMs: 3000 });
+    const first = await startWorker();
+    const created = await createPost('Crash-proof');
+    const id = created.body.payload.id;
+    await eventually(async () => ((await sandbox.state()).calls.create >= 1 ? true : undefined), 20000, 'the create call');
+    first.child.kill('SIGKILL');
+    await first.exited();
+    const stranded = await http(apiUrl, 'GET', `/post/${id}?account_id=${demo.accounts[0]!.id}`, { token: demo.token });
+    expect(stranded.body.payload.state).toBe('SENDING');
+
+    await sandbox.configure({ latencyMs: 0 });
+    const second = await startWorker();
+    const live = await pollPost(apiUrl, demo.token, demo.accounts[0]!.id, id, (p) => p.state === 'LIVE', 60000);
+    expect(live.post_id).toMatch(/localPosts/);
+    const state = await sandbox.state();
+    expect(state.calls.create).toBeGreaterThanOrEqual(2);
+    expect(state.posts.filter((p) => p.requestId === id)).toHaveLength(1);
+    expect(state.publishes).toBe(1);
+    second.child.kill('SIGTERM');
+    expect(await second.exited()).toBe(0);
+  }, 120000);
+});
