@@ -47,6 +47,31 @@ function sourceOf(ctx: Context): PostSource {
   return ctx.surface === 'rest' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
+/** A new SENDING post for one location of the account, its content checked and prepared (not flushed yet). */
+async function newPost(
+  ctx: Context,
+  em: EntityManager,
+  principal: Principal,
+  accountId: string,
+  locationId: string,
+  content: Parameters<typeof preparePostParams>[0],
+  now: Date,
+  campaignId: string | null,
+): Promise<Post> {
+  const location = await findLocationForPost(em, accountId, locationId);
+  const { params, scheduledTime } = preparePostParams(content, location, now);
+  return em.create(Post, {
+    organization: em.getReference(Organization, principal.organizationId),
+    account: location.account,
+    location,
+    source: sourceOf(ctx),
+    params,
+    scheduledTime,
+    campaignId,
+    createdAt: now,
+  });
+}
+
 /** Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation. */
 async function enforcePostLimits(ctx: Context, em: EntityManager, principal: Principal, accountId: string, newPosts: number): Promise<void> {
   const { limits } = ctx.runtime.config;
@@ -82,19 +107,9 @@ export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ 
       if (existing) em.remove(existing);
     }
     await enforcePostLimits(ctx, em, principal, accountId, 1);
-    const location = await findLocationForPost(em, accountId, args.input.locationId);
-    const { params, scheduledTime } = preparePostParams(args.input, location, now);
-    const post = em.create(Post, {
-      organization: em.getReference(Organization, principal.organizationId),
-      account: location.account,
-      location,
-      source: sourceOf(ctx),
-      params,
-      scheduledTime,
-      createdAt: now,
-    });
+    const post = await newPost(ctx, em, principal, accountId, args.input.locationId, args.input, now, null);
     if (key) {
-      em.create(IdempotencyKey, { account: location.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
+      em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
     }
     await em.flush();
     await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
@@ -124,20 +139,7 @@ export async function createPostCampaign(
     const now = new Date();
     const created: Post[] = [];
     for (const locationId of locationIds) {
-      const location = await findLocationForPost(em, accountId, locationId);
-      const { params, scheduledTime } = preparePostParams(args.input, location, now);
-      created.push(
-        em.create(Post, {
-          organization: em.getReference(Organization, principal.organizationId),
-          account: location.account,
-          location,
-          source: sourceOf(ctx),
-          params,
-          scheduledTime,
-          campaignId,
-          createdAt: now,
-        }),
-      );
+      created.push(await newPost(ctx, em, principal, accountId, locationId, args.input, now, campaignId));
     }
     await em.flush();
     for (const post of created) await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
