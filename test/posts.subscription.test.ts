@@ -1,6 +1,6 @@
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
-import { http } from './support/http';
-import { pollPost, sandboxOf } from './support/posts';
+import { graphql, http } from './support/http';
+import { eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { subscribe } from './support/ws';
 
@@ -64,6 +64,25 @@ describe('postUpdated over graphql-ws', () => {
       expect(new Set(byLocation.events.map((e) => e.postUpdated.id))).toEqual(new Set([here.body.payload.id]));
     } finally {
       await byLocation.close();
+    }
+  });
+
+  it('ends a running subscription when its token is revoked (the socket closes with 4403)', async () => {
+    const created = await graphql(t.url, `mutation ($a: ID!) { createAccountToken(accountId: $a) { token apiToken { id } } }`, {
+      token: org.token,
+      variables: { a: org.accounts[0]!.account.id },
+    });
+    const { token, apiToken } = created.body.data.createAccountToken;
+    const watcher = await subscribe(t.url, token, POST_UPDATED, {});
+    try {
+      await graphql(t.url, `mutation { revokeApiToken(id: "${apiToken.id}") { id } }`, { token: org.token });
+      await eventually(async () => (watcher.errors.length > 0 ? true : undefined), 10000, 'the socket to close');
+      expect((watcher.errors[0] as { code?: number }).code).toBe(4403);
+      await createPost(org, 0, 0, 'After revocation');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(watcher.events).toEqual([]);
+    } finally {
+      await watcher.close();
     }
   });
 

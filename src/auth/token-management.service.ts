@@ -46,5 +46,6 @@ export async function revokeAccountToken(ctx: Context, id: string): Promise<ApiT
   if (!token) throw AppError.notFound('Account token');
   token.revokedAt ??= new Date();
   await ctx.em.flush();
+  await ctx.runtime.events.publish('token.revoked', { tokenId: token.id });
   return token;
 }

@@ -31,11 +31,13 @@ export interface TopicPayloads {
   };
   /** Jobs were enqueued: workers in every process wake instead of waiting for their next poll. */
   'jobs.enqueued': { queue: string };
+  /** A token was revoked: every process closes the WebSockets opened with it, ending their subscriptions. */
+  'token.revoked': { tokenId: string };
 }
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'jobs.enqueued'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'jobs.enqueued', 'token.revoked'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

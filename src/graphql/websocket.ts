@@ -47,14 +47,19 @@ function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_V
 /**
  * graphql-ws on the same path and port as HTTP. The connection sends its token once, in connection_init
  * (`{"authorization": "Bearer <token>"}`); a missing, unknown or revoked token closes the socket with 4403.
- * Each operation authenticates that token again (as every HTTP request does), so a token revoked while the
- * socket is open stops working at once: the socket closes with 4403. Each operation goes through the same
+ * Each operation authenticates that token again (as every HTTP request does), and a revocation closes every
+ * socket opened with the token (in every process, through the event bus), ending its running subscriptions. Each operation goes through the same
  * parse limits and validation rules as over HTTP (graphql-ws's own validation would skip them), and the
  * same error formatter.
  */
 export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
   const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
   const authorizations = new WeakMap<WsContext, unknown>();
+  // Sockets per token, so a revocation (in any process) ends the subscriptions running on it at once.
+  const socketsByToken = new Map<string, Set<WebSocket>>();
+  const stopWatchingRevocations = deps.runtime.events.subscribe('token.revoked', ({ tokenId }) => {
+    for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(CloseCode.Forbidden, 'Forbidden');
+  });
   const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, isDevelopment: deps.isDevelopment });
   const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
 
@@ -65,7 +70,16 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         const params = ctx.connectionParams ?? {};
         const authorization = params.authorization ?? params.Authorization;
         try {
-          if (!(await authenticate(deps.runtime.database.orm.em.fork(), authorization))) return false;
+          const principal = await authenticate(deps.runtime.database.orm.em.fork(), authorization);
+          if (!principal) return false;
+          const socket = socketOf(ctx);
+          let sockets = socketsByToken.get(principal.tokenId);
+          if (!sockets) socketsByToken.set(principal.tokenId, (sockets = new Set()));
+          sockets.add(socket);
+          socket.once('close', () => {
+            sockets.delete(socket);
+            if (sockets.size === 0) socketsByToken.delete(principal.tokenId);
+          });
         } catch (error) {
           // A failure of ours, not a bad token: 4500, with a reason that names nothing internal. The 4403 that
           // graphql-ws then sends for `false` is ignored by a socket already closing.
@@ -124,6 +138,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
 
   return {
     close: async () => {
+      stopWatchingRevocations();
       await cleanup.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
