@@ -5,7 +5,7 @@ import type { Config } from './config';
 import { locateDatabase } from './db/connect';
 import { migrate, openDatabase, type Database } from './db/orm';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
-import { createPostgresEventBus } from './events/event-bus';
+import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
 import { createLogger } from './logger';
@@ -64,7 +64,7 @@ export async function startStack(config: Config, options: { seedDemo?: boolean }
   try {
     const applied = await migrate(database);
     const demo = options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, database);
-    const events = await createPostgresEventBus(location.url, log);
+    const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log });
     cleanups.push(() => events.close());
     const unbridge = bridgeEventsToSubscriptions(events);
     cleanups.push(async () => unbridge());

@@ -1,54 +1,20 @@
 import { Client } from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { isTopic, type Topic, type TopicPayloads } from './topics';
+import { EVENT_CHANNEL, encodeEvent, LocalListeners, type Listener } from './event-codec';
+import type { Topic, TopicPayloads } from './topics';
 
-export type Listener<T extends Topic> = (payload: TopicPayloads[T]) => void;
+export type { Listener } from './event-codec';
 
 /**
  * A typed publish/subscribe that crosses processes. Every process holds ONE listening connection; a published
  * event reaches the listeners of every process (this one included) through it, so local and remote
- * subscribers see events in the same order.
+ * subscribers see events in the same order. Backends: this file (PostgreSQL LISTEN/NOTIFY) and
+ * redis-event-bus.ts; create-event-bus.ts picks one.
  */
 export interface EventBus {
   publish<T extends Topic>(topic: T, payload: TopicPayloads[T]): Promise<void>;
   subscribe<T extends Topic>(topic: T, listener: Listener<T>): () => void;
   close(): Promise<void>;
-}
-
-const CHANNEL = 'listings_gateway_events';
-
-class LocalListeners {
-  private readonly byTopic = new Map<Topic, Set<Listener<Topic>>>();
-
-  add<T extends Topic>(topic: T, listener: Listener<T>): () => void {
-    let set = this.byTopic.get(topic);
-    if (!set) this.byTopic.set(topic, (set = new Set()));
-    set.add(listener as Listener<Topic>);
-    return () => set!.delete(listener as Listener<Topic>);
-  }
-
-  dispatch(topic: Topic, payload: unknown, log: FastifyBaseLogger): void {
-    for (const listener of this.byTopic.get(topic) ?? []) {
-      try {
-        listener(payload as TopicPayloads[Topic]);
-      } catch (error) {
-        log.error({ err: error, topic }, 'event listener failed');
-      }
-    }
-  }
-}
-
-function decode(raw: string | undefined, log: FastifyBaseLogger): { topic: Topic; payload: unknown } | undefined {
-  try {
-    const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown };
-    if (isTopic(message.topic) && typeof message.payload === 'object' && message.payload !== null) {
-      return { topic: message.topic, payload: message.payload };
-    }
-  } catch {
-    // fall through: logged below
-  }
-  log.warn({ raw: raw?.slice(0, 200) }, 'ignored a malformed event');
-  return undefined;
 }
 
 /** PostgreSQL LISTEN/NOTIFY: one listening client per process, publishing through a second one. */
@@ -57,18 +23,20 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
   const listener = new Client({ connectionString: databaseUrl, application_name: 'lg-events-listen' });
   const publisher = new Client({ connectionString: databaseUrl, application_name: 'lg-events-publish' });
   await Promise.all([listener.connect(), publisher.connect()]);
-  listener.on('notification', (message) => {
-    const decoded = decode(message.payload, log);
-    if (decoded) listeners.dispatch(decoded.topic, decoded.payload, log);
-  });
+  listener.on('notification', (message) => listeners.receive(message.payload, log));
   listener.on('error', (error) => log.error({ err: error }, 'event listener connection failed'));
   publisher.on('error', (error) => log.error({ err: error }, 'event publisher connection failed'));
-  await listener.query(`listen ${CHANNEL}`);
+  await listener.query(`listen ${EVENT_CHANNEL}`);
   let closed = false;
+  // Publishes go out one at a time, in call order: pg deprecates queueing a query on a busy client.
+  let previous: Promise<unknown> = Promise.resolve();
   return {
     async publish(topic, payload) {
       if (closed) return;
-      await publisher.query('select pg_notify($1, $2)', [CHANNEL, JSON.stringify({ topic, payload })]);
+      const raw = encodeEvent(topic, payload);
+      const sent = previous.then(() => publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]));
+      previous = sent.catch(() => undefined);
+      await sent;
     },
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {

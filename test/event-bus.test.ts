@@ -1,0 +1,56 @@
+import { Client } from 'pg';
+import { createEventBus } from '../src/events/create-event-bus';
+import { createPostgresEventBus } from '../src/events/event-bus';
+import { captureLog, eventBusSuite, sample, waitUntil } from './support/event-bus-suite';
+import { createTestDatabase } from './support/stack';
+
+/** The channel is part of the wire contract between processes (and versions): spelled out, not imported. */
+const CHANNEL = 'listings_gateway_events';
+
+/** Connections of the bus on the test database (NOTIFY is scoped to one database, so each file is apart). */
+async function countBusConnections(admin: Client): Promise<number> {
+  const result = await admin.query<{ count: string }>(
+    `select count(*) from pg_stat_activity where datname = current_database() and application_name like 'lg-events-%'`,
+  );
+  return Number(result.rows[0]!.count);
+}
+
+eventBusSuite('PostgreSQL LISTEN/NOTIFY', async () => {
+  const database = await createTestDatabase();
+  const admin = new Client({ connectionString: database.url });
+  await admin.connect();
+  return {
+    open: (log) => createPostgresEventBus(database.url, log),
+    sendRaw: async (raw) => {
+      await admin.query('select pg_notify($1, $2)', [CHANNEL, raw]);
+    },
+    openConnections: () => countBusConnections(admin),
+    async stop() {
+      await admin.end();
+      await database.drop();
+    },
+  };
+});
+
+describe('createEventBus without REDIS_URL', () => {
+  it('uses PostgreSQL LISTEN/NOTIFY on the database', async () => {
+    const database = await createTestDatabase({ empty: true });
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    const { log, lines } = captureLog();
+    const bus = await createEventBus({ databaseUrl: database.url, log });
+    try {
+      const received: unknown[] = [];
+      bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
+      // A NOTIFY sent by any session of the database reaches the bus.
+      await admin.query('select pg_notify($1, $2)', [CHANNEL, JSON.stringify({ topic: 'jobs.enqueued', payload: sample('jobs.enqueued', 1) })]);
+      await waitUntil(() => received.length === 1, 'the NOTIFY');
+      expect(received).toEqual([sample('jobs.enqueued', 1)]);
+      expect(lines.map((line) => line.msg)).toContain('event bus: PostgreSQL LISTEN/NOTIFY');
+    } finally {
+      await bus.close();
+      await admin.end();
+      await database.drop();
+    }
+  });
+});
