@@ -1,6 +1,6 @@
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
-import { pollPost, sandboxOf } from './support/posts';
+import { eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 let t: TestStack;
@@ -130,7 +130,8 @@ describe('POST /post and the post lifecycle', () => {
     const exhausted = await createPost({ location_id: locationId, params: standard() });
     const failed = await pollPost(t.url, token, accountId, exhausted.body.payload.id, (p) => p.state === 'ERROR', 40000);
     expect(failed.last_error).toMatchObject({ status: 429, reason: 'RESOURCE_EXHAUSTED' });
-    expect(await t.stack.runtime.jobs.queueSize('dead-letter')).toBeGreaterThanOrEqual(1);
+    // The post is marked ERROR just before its job is failed into the dead-letter queue.
+    await eventually(async () => ((await t.stack.runtime.jobs.queueSize('dead-letter')) >= 1 ? true : undefined), 10000, 'the dead letter');
 
     await sandbox().reset();
     await sandbox().fail({ count: 1, status: 400, method: 'POST' });
