@@ -1,5 +1,6 @@
 import { createOrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
+import { eventually } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 let t: TestStack;
@@ -47,5 +48,34 @@ describe('relations followed by resolvers are batched per request', () => {
       const largeCount = await statementsFor(() => http(t.url, 'GET', path, { token: large.token }));
       expect({ path, count: largeCount }).toEqual({ path, count: smallCount });
     }
+  });
+
+  it('lists posts with the same statements for 2 and for 40 posts, over REST and GraphQL', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { name: 'Posts', accounts: 2, locationsEach: 1, connected: true });
+    const create = (account: number) =>
+      http(t.url, 'POST', `/post?account_id=${fixture.accounts[account]!.account.id}`, {
+        token: fixture.token,
+        body: { location_id: fixture.accounts[account]!.locations[0]!.id, params: { summary: 'Counted' } },
+      });
+    for (let i = 0; i < 2; i += 1) await create(0);
+    for (let i = 0; i < 40; i += 1) await create(1);
+    const [few, many] = fixture.accounts.map(({ account }) => account.id);
+    // Publishing workers share the statement counter: measure once they are done.
+    for (const accountId of [few, many]) {
+      await eventually(async () => {
+        const sending = await http(t.url, 'GET', `/post?account_id=${accountId}&state=SENDING`, { token: fixture.token });
+        return sending.body.payload.found === 0 ? true : undefined;
+      }, 30000, 'the posts to be published');
+    }
+    const rest = async (accountId: string) =>
+      statementsFor(() => http(t.url, 'GET', `/post?account_id=${accountId}&per_page=100`, { token: fixture.token }));
+    const query = (accountId: string) =>
+      statementsFor(() =>
+        graphql(t.url, `{ posts(accountId: "${accountId}", first: 100) { totalCount edges { node { id postId locationId accountId state params { summary } } } } }`, {
+          token: fixture.token,
+        }),
+      );
+    expect(await rest(many!)).toBe(await rest(few!));
+    expect(await query(many!)).toBe(await query(few!));
   });
 });
