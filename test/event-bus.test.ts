@@ -54,3 +54,30 @@ describe('createEventBus without REDIS_URL', () => {
     }
   });
 });
+
+describe('a PostgreSQL bus whose connections are lost', () => {
+  it('reconnects, listens again, and delivers and publishes the events that follow', async () => {
+    const database = await createTestDatabase({ empty: true });
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    const { log } = captureLog();
+    const bus = await createPostgresEventBus(database.url, log);
+    try {
+      const received: unknown[] = [];
+      bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
+      // What an administrator, a failover or a network cut does to both of its connections.
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name like 'lg-events-%'`,
+      );
+      await waitUntil(async () => (await countBusConnections(admin)) === 1, 'the listener to come back');
+      await bus.publish('jobs.enqueued', sample('jobs.enqueued', 7));
+      await waitUntil(() => received.length === 1, 'the event after the reconnect');
+      expect(received).toEqual([sample('jobs.enqueued', 7)]);
+      expect(await countBusConnections(admin)).toBe(2);
+    } finally {
+      await bus.close();
+      await admin.end();
+      await database.drop();
+    }
+  });
+});

@@ -17,24 +17,76 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** PostgreSQL LISTEN/NOTIFY: one listening client per process, publishing through a second one. */
+/** Waits after a lost connection before trying again: 100 ms doubling to 2 s. */
+function backoffMs(attempt: number): number {
+  return Math.min(2000, 100 * 2 ** attempt);
+}
+
+/**
+ * PostgreSQL LISTEN/NOTIFY: one listening client per process, publishing through a second one. A lost
+ * connection is reopened (with backoff) and LISTEN issued again; events sent while it was down are not
+ * replayed (delivery is at most once, see docs/events.md).
+ */
 export async function createPostgresEventBus(databaseUrl: string, log: FastifyBaseLogger): Promise<EventBus> {
   const listeners = new LocalListeners();
-  const listener = new Client({ connectionString: databaseUrl, application_name: 'lg-events-listen' });
-  const publisher = new Client({ connectionString: databaseUrl, application_name: 'lg-events-publish' });
-  await Promise.all([listener.connect(), publisher.connect()]);
-  listener.on('notification', (message) => listeners.receive(message.payload, log));
-  listener.on('error', (error) => log.error({ err: error }, 'event listener connection failed'));
-  publisher.on('error', (error) => log.error({ err: error }, 'event publisher connection failed'));
-  await listener.query(`listen ${EVENT_CHANNEL}`);
   let closed = false;
+
+  const open = async (role: 'listen' | 'publish', onLost: () => void): Promise<Client> => {
+    const client = new Client({ connectionString: databaseUrl, application_name: `lg-events-${role}` });
+    let lost = false;
+    const lose = (error?: Error) => {
+      if (lost || closed) return;
+      lost = true;
+      log.warn({ err: error }, `event ${role} connection lost; reconnecting`);
+      onLost();
+    };
+    client.on('error', lose);
+    client.on('end', () => lose());
+    await client.connect();
+    return client;
+  };
+
+  const openListener = async (): Promise<Client> => {
+    const client = await open('listen', () => void reopenListener(0));
+    client.on('notification', (message) => listeners.receive(message.payload, log));
+    await client.query(`listen ${EVENT_CHANNEL}`);
+    return client;
+  };
+  const reopenListener = async (attempt: number): Promise<void> => {
+    await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+    if (closed) return;
+    try {
+      listener = await openListener();
+      log.info('event listen connection restored');
+    } catch (error) {
+      log.warn({ err: error }, 'event listen connection: reconnect failed');
+      await reopenListener(attempt + 1);
+    }
+  };
+
+  // The publisher reconnects lazily: the next publish after a loss opens a new connection.
+  let publisherBroken = false;
+  const openPublisher = () => open('publish', () => (publisherBroken = true));
+
+  let listener = await openListener();
+  let publisher = await openPublisher().catch(async (error: unknown) => {
+    await listener.end();
+    throw error;
+  });
   // Publishes go out one at a time, in call order: pg deprecates queueing a query on a busy client.
   let previous: Promise<unknown> = Promise.resolve();
   return {
     async publish(topic, payload) {
       if (closed) return;
       const raw = encodeEvent(topic, payload);
-      const sent = previous.then(() => publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]));
+      const sent = previous.then(async () => {
+        if (publisherBroken) {
+          publisherBroken = false;
+          await publisher.end().catch(() => undefined);
+          publisher = await openPublisher();
+        }
+        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
+      });
       previous = sent.catch(() => undefined);
       await sent;
     },
