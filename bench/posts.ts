@@ -1,0 +1,727 @@
+/**
+ * bench/posts: posts per second from create to LIVE, create-to-LIVE latency, and commit-to-subscriber latency
+ * with 1 and with 1,000 graphql-ws subscribers, on a stack with zero sandbox latency. A benchmark: it prints
+ * figures and never asserts. `npm run bench:posts -- --help` lists the options; docs/benchmarks.md explains them.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
+import { fetchPattern, pendingPublishJobs, readTimelines, type FetchPattern, type PostTimeline } from './support/breakdown';
+import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { connectToStack, startOwnedStack, type BenchStack, type PostTarget } from './support/stack';
+import { ms, summarize, table, type Summary } from './support/stats';
+import { PhaseRecorder, SubscriberPool } from './support/subscribers';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+const USAGE = `Usage: npm run bench:posts -- [options]
+
+  --posts N            posts of the 1-subscriber run (default 2000)
+  --concurrency C      POST /post requests in flight (default 64)
+  --fanout-posts N     posts of the fan-out run, concurrency C (default 200)
+  --fanout-paced-posts N  posts of the paced fan-out run on the same sockets (default 50; 0 skips it)
+  --fanout-rate R      posts per second of the paced fan-out run, sent on a fixed schedule (default 5)
+  --subscribers S      subscribers of the fan-out runs, one socket each (default 1000)
+  --sequential-posts N posts of the unloaded run: 1 subscriber, one request at a time (default 100; 0 skips it)
+  --warmup N           posts created and awaited before the first run, not measured (default 20)
+  --scenarios LIST     comma-separated: sequential,fanout,fanout-paced,single (default all, run in this order)
+  --drain-idle-s S     stop waiting for events after S seconds without one (default 30)
+  --timeout-s S        global time limit: print what was measured and exit 2 (default 600)
+  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
+  --token TOKEN        with --url: an organization token
+  --database-url URL   with --url: its database, for the server-side breakdown (optional)
+  --json FILE          also write the results as JSON
+  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
+`;
+
+interface Options {
+  posts: number;
+  concurrency: number;
+  fanoutPosts: number;
+  fanoutPacedPosts: number;
+  fanoutRate: number;
+  subscribers: number;
+  sequentialPosts: number;
+  warmup: number;
+  scenarios: Set<string>;
+  drainIdleMs: number;
+  timeoutMs: number;
+  url: string | undefined;
+  token: string | undefined;
+  databaseUrl: string | undefined;
+  json: string | undefined;
+  profileServer: string | undefined;
+}
+
+const SCENARIOS = ['sequential', 'fanout', 'fanout-paced', 'single'];
+
+function readOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      posts: { type: 'string' },
+      concurrency: { type: 'string' },
+      'fanout-posts': { type: 'string' },
+      'fanout-paced-posts': { type: 'string' },
+      'fanout-rate': { type: 'string' },
+      subscribers: { type: 'string' },
+      'sequential-posts': { type: 'string' },
+      warmup: { type: 'string' },
+      scenarios: { type: 'string' },
+      'drain-idle-s': { type: 'string' },
+      'timeout-s': { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      'database-url': { type: 'string' },
+      json: { type: 'string' },
+      'profile-server': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const int = (name: string, raw: string | undefined, fallback: number, min: number) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, not ${raw}`);
+    return value;
+  };
+  const scenarios = new Set((values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+  for (const scenario of scenarios) {
+    if (!SCENARIOS.includes(scenario)) throw new Error(`--scenarios: unknown scenario ${scenario}`);
+  }
+  if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
+  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
+  return {
+    posts: int('posts', values.posts, 2000, 1),
+    concurrency: int('concurrency', values.concurrency, 64, 1),
+    fanoutPosts: int('fanout-posts', values['fanout-posts'], 200, 1),
+    fanoutPacedPosts: int('fanout-paced-posts', values['fanout-paced-posts'], 50, 0),
+    fanoutRate: int('fanout-rate', values['fanout-rate'], 5, 1),
+    subscribers: int('subscribers', values.subscribers, 1000, 1),
+    sequentialPosts: int('sequential-posts', values['sequential-posts'], 100, 0),
+    warmup: int('warmup', values.warmup, 20, 0),
+    scenarios,
+    drainIdleMs: int('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
+    timeoutMs: int('timeout-s', values['timeout-s'], 600, 10) * 1000,
+    url: values.url,
+    token: values.token,
+    databaseUrl: values['database-url'],
+    json: values.json,
+    profileServer: values['profile-server'],
+  };
+}
+
+interface Scenario {
+  name: string;
+  subscribers: number;
+  posts: number;
+  concurrency: number;
+  /** Posts per second on a fixed schedule (open loop), or undefined: as fast as `concurrency` allows. */
+  rate: number | undefined;
+}
+
+/** One POST /post as the client saw it. */
+interface CreateRecord {
+  index: number;
+  target: PostTarget;
+  /** performance.now() when the request was sent / its answer read. */
+  sentAt: number;
+  answeredAt: number;
+  /** Date.now() when sent: compared with the server's own timestamps. */
+  sentWallClock: number;
+  status: number;
+  id: string | undefined;
+  error: string | undefined;
+}
+
+interface Breakdown {
+  sentToTxStart: Summary;
+  txStartToJobFetched: Summary;
+  jobFetchedToLive: Summary;
+  liveToProbe: Summary;
+  fetches: FetchPattern;
+  gaps: Summary;
+  retried: number;
+}
+
+interface ScenarioResult {
+  scenario: Scenario;
+  complete: boolean;
+  requested: number;
+  created: number;
+  createErrors: Map<string, number>;
+  live: number;
+  /** Created posts not yet LIVE when the run stopped: they count in create-to-LIVE with their time so far. */
+  unfinished: number;
+  otherTerminal: Map<string, number>;
+  postsPerSecond: number | undefined;
+  createRatePerSecond: number | undefined;
+  createToLive: Summary;
+  postLatency: Summary;
+  commitToSubscriber: Summary;
+  fanoutSpread: Summary;
+  eventsReceived: number;
+  eventsExpected: number;
+  shortSubscribers: number;
+  subscriberErrors: string[];
+  wallSeconds: number;
+  cpu: { server: number | undefined; postgres: number | undefined; bench: number };
+  benchLoopDelayP99: number;
+  breakdown: Breakdown | undefined;
+}
+
+class Aborted extends Error {}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+class Bench {
+  private readonly runId = randomBytes(4).toString('hex');
+  private readonly wsUrl: string;
+  private warmedUp = false;
+
+  constructor(
+    private readonly stack: BenchStack,
+    private readonly options: Options,
+    private readonly signal: AbortSignal,
+  ) {
+    this.wsUrl = `${stack.baseUrl.replace(/^http/, 'ws')}/graphql`;
+  }
+
+  private prefix(phase: string): string {
+    return `bench ${this.runId} ${phase} `;
+  }
+
+  private async createOne(index: number, prefix: string): Promise<CreateRecord> {
+    const target = this.stack.targets[index % this.stack.targets.length]!;
+    const record: CreateRecord = {
+      index,
+      target,
+      sentAt: performance.now(),
+      answeredAt: 0,
+      sentWallClock: Date.now(),
+      status: 0,
+      id: undefined,
+      error: undefined,
+    };
+    try {
+      const response = await fetch(`${this.stack.baseUrl}/post?account_id=${encodeURIComponent(target.accountId)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.stack.token}` },
+        body: JSON.stringify({ location_id: target.locationId, params: { topicType: 'STANDARD', summary: `${prefix}#${index}` } }),
+        signal: this.signal,
+      });
+      const text = await response.text();
+      record.answeredAt = performance.now();
+      record.status = response.status;
+      // The documented envelope: { success, payload: <the post record> }.
+      const id = response.status === 202 ? (JSON.parse(text) as { payload?: { id?: unknown } }).payload?.id : undefined;
+      if (typeof id === 'string') record.id = id;
+      else record.error = `HTTP ${response.status} ${text.slice(0, 200)}`;
+    } catch (error) {
+      record.answeredAt = performance.now();
+      record.error = this.signal.aborted ? 'aborted' : error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+    }
+    return record;
+  }
+
+  /**
+   * `count` creates, at most `concurrency` in flight: each lane sends its next request when its previous one
+   * answered. With `rate`, request i also waits for its slot on a fixed schedule (i / rate seconds after the
+   * first), so a slow answer does not slow the arrivals down (an open loop).
+   */
+  private async createPosts(count: number, concurrency: number, prefix: string, rate?: number): Promise<CreateRecord[]> {
+    const records: CreateRecord[] = [];
+    let next = 0;
+    const start = performance.now();
+    const lane = async () => {
+      while (next < count && !this.signal.aborted) {
+        const index = next++;
+        if (rate !== undefined) await sleep(start + (index * 1000) / rate - performance.now(), this.signal);
+        if (this.signal.aborted) break;
+        records.push(await this.createOne(index, prefix));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+    return records;
+  }
+
+  /** Until `condition` holds, `idleMs` pass without a new event of the phase, or the run is aborted. */
+  private async drain(recorder: PhaseRecorder, condition: () => boolean, idleMs: number): Promise<boolean> {
+    while (!condition()) {
+      if (this.signal.aborted) return false;
+      if (performance.now() - recorder.lastEventAt > idleMs) return false;
+      await sleep(20, this.signal);
+    }
+    return true;
+  }
+
+  /**
+   * Subscriptions are acknowledged by nobody in graphql-ws: a subscriber is known to be listening once it got
+   * an event. One post at a time is created until every subscriber received an event of it.
+   */
+  private async awaitListening(pool: SubscriberPool, name: string): Promise<void> {
+    for (let attempt = 1; attempt <= 20; attempt++) {
+      const recorder = new PhaseRecorder(this.prefix(`${name}-ready-${attempt}`), pool.size);
+      pool.setRecorder(recorder);
+      const [created] = await this.createPosts(1, 1, recorder.prefix);
+      if (!created?.id) throw new Error(`could not create a post: ${created?.error ?? 'aborted'}`);
+      const started = performance.now();
+      recorder.lastEventAt = started;
+      if (await this.drain(recorder, () => recorder.short(1) === 0 && recorder.probeTerminal.size === 1, 5000)) return;
+      if (this.signal.aborted) throw new Aborted('aborted');
+    }
+    throw new Error(`${name}: subscribers did not all receive events after 20 attempts`);
+  }
+
+  /** Until the previous scenario's publish jobs are done (when the database is known), so runs stay apart. */
+  private async settle(maxMs = 120_000): Promise<void> {
+    if (!this.stack.databaseUrl) return;
+    const deadline = performance.now() + maxMs;
+    let pending = await pendingPublishJobs(this.stack.databaseUrl);
+    if (pending === 0) return;
+    log(`  waiting for ${pending} publish job(s) left from the previous run…`);
+    while (pending > 0 && performance.now() < deadline && !this.signal.aborted) {
+      await sleep(250, this.signal);
+      pending = await pendingPublishJobs(this.stack.databaseUrl);
+    }
+    if (pending > 0) log(`  ${pending} publish job(s) still pending: the next run shares the worker with them`);
+  }
+
+  /**
+   * Scenarios with the same subscribers, one after the other on the same sockets. Results are handed to `done`
+   * as each scenario ends, so a run stopped by the time limit still reports the scenarios it finished.
+   */
+  async runGroup(scenarios: Scenario[], done: (result: ScenarioResult) => void): Promise<void> {
+    const first = scenarios[0]!;
+    await this.settle();
+    const pool = new SubscriberPool({ wsUrl: this.wsUrl, token: this.stack.token, count: first.subscribers, signal: this.signal });
+    try {
+      const opened = performance.now();
+      await pool.open();
+      log(`  ${first.name}: ${first.subscribers} subscriber(s) connected in ${((performance.now() - opened) / 1000).toFixed(1)} s`);
+      await this.awaitListening(pool, first.name);
+      // JIT and pools warm up once per server process: the first group does it for all.
+      if (this.options.warmup > 0 && !this.warmedUp) {
+        this.warmedUp = true;
+        const warmup = new PhaseRecorder(this.prefix('warmup'), pool.size);
+        pool.setRecorder(warmup);
+        const created = (await this.createPosts(this.options.warmup, first.concurrency, warmup.prefix)).filter((r) => r.id).length;
+        warmup.lastEventAt = performance.now();
+        await this.drain(warmup, () => warmup.probeTerminal.size >= created && warmup.received >= 2 * created * pool.size, 10_000);
+      }
+      for (const scenario of scenarios) {
+        await this.settle();
+        if (this.signal.aborted) throw new Aborted('aborted');
+        const how = scenario.rate === undefined ? `concurrency ${scenario.concurrency}` : `${scenario.rate} posts/s`;
+        log(`  ${scenario.name}: measuring ${scenario.posts} posts, ${how}…`);
+        done(await this.measure(scenario, pool));
+      }
+    } finally {
+      pool.setRecorder(undefined);
+      await pool.close();
+    }
+  }
+
+  private async measure(scenario: Scenario, pool: SubscriberPool): Promise<ScenarioResult> {
+    const recorder = new PhaseRecorder(this.prefix(scenario.name), pool.size);
+    pool.setRecorder(recorder);
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const cpuBefore = this.cpu();
+    const started = performance.now();
+
+    const records = await this.createPosts(scenario.posts, scenario.concurrency, recorder.prefix, scenario.rate);
+    const created = records.filter((record) => record.id !== undefined);
+    const expectedEvents = 2 * created.length * pool.size; // SENDING at the create, LIVE when published
+    recorder.lastEventAt = Math.max(recorder.lastEventAt, performance.now());
+    const complete =
+      (await this.drain(
+        recorder,
+        () => recorder.probeTerminal.size >= created.length && recorder.received >= expectedEvents,
+        this.options.drainIdleMs,
+      )) && !this.signal.aborted;
+
+    const wallSeconds = (performance.now() - started) / 1000;
+    const cpuAfter = this.cpu();
+    loopDelay.disable();
+    pool.setRecorder(undefined);
+
+    const createErrors = new Map<string, number>();
+    for (const record of records) {
+      if (record.error) {
+        const key = record.error.slice(0, 160);
+        createErrors.set(key, (createErrors.get(key) ?? 0) + 1);
+      }
+    }
+    const createToLive: number[] = [];
+    const stoppedAt = performance.now();
+    let unfinished = 0;
+    const otherTerminal = new Map<string, number>();
+    let firstSent = Infinity;
+    let lastLive = -Infinity;
+    let lastAnswer = -Infinity;
+    for (const record of records) {
+      firstSent = Math.min(firstSent, record.sentAt);
+      if (record.id) lastAnswer = Math.max(lastAnswer, record.answeredAt);
+      if (!record.id) continue;
+      const terminal = recorder.probeTerminal.get(record.id);
+      if (!terminal) {
+        // Not LIVE yet: at least this slow. Leaving it out would flatter the percentiles.
+        unfinished += 1;
+        createToLive.push(stoppedAt - record.sentAt);
+      } else if (terminal.state === 'LIVE') {
+        createToLive.push(terminal.at - record.sentAt);
+        lastLive = Math.max(lastLive, terminal.at);
+      } else otherTerminal.set(terminal.state, (otherTerminal.get(terminal.state) ?? 0) + 1);
+    }
+    const live = createToLive.length - unfinished;
+    const spreads: number[] = [];
+    for (const spread of recorder.spreads.values()) if (spread.count === pool.size && pool.size > 1) spreads.push(spread.last - spread.first);
+
+    const result: ScenarioResult = {
+      scenario,
+      complete,
+      requested: scenario.posts,
+      created: created.length,
+      createErrors,
+      live,
+      unfinished,
+      otherTerminal,
+      postsPerSecond: live > 0 ? live / ((lastLive - firstSent) / 1000) : undefined,
+      createRatePerSecond: created.length > 0 ? created.length / ((lastAnswer - firstSent) / 1000) : undefined,
+      createToLive: summarize(createToLive),
+      postLatency: summarize(created.map((record) => record.answeredAt - record.sentAt)),
+      commitToSubscriber: summarize(recorder.commitToSubscriber.values()),
+      fanoutSpread: summarize(spreads),
+      eventsReceived: recorder.received,
+      eventsExpected: expectedEvents,
+      shortSubscribers: recorder.short(2 * created.length),
+      subscriberErrors: [...pool.errors],
+      wallSeconds,
+      cpu: {
+        server: diff(cpuAfter.server, cpuBefore.server),
+        postgres: diff(cpuAfter.postgres, cpuBefore.postgres),
+        bench: cpuAfter.bench - cpuBefore.bench,
+      },
+      benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
+      breakdown: undefined,
+    };
+    if (this.stack.databaseUrl && !this.signal.aborted) {
+      try {
+        result.breakdown = breakdownOf(await readTimelines(this.stack.databaseUrl, recorder.prefix), records, recorder);
+      } catch (error) {
+        log(`  (no server-side breakdown: ${error instanceof Error ? error.message : String(error)})`);
+      }
+    }
+    return result;
+  }
+
+  private cpu(): { server: number | undefined; postgres: number | undefined; bench: number } {
+    return {
+      server: processCpuSeconds(this.stack.serverPid),
+      postgres: processTreeCpuSeconds(this.stack.postmasterPid()),
+      bench: selfCpuSeconds(),
+    };
+  }
+}
+
+function diff(after: number | undefined, before: number | undefined): number | undefined {
+  return after === undefined || before === undefined ? undefined : after - before;
+}
+
+function breakdownOf(timelines: PostTimeline[], records: CreateRecord[], recorder: PhaseRecorder): Breakdown {
+  const sentWallClock = new Map(records.filter((r) => r.id).map((r) => [r.id!, r.sentWallClock]));
+  const sentToTxStart: number[] = [];
+  const txStartToJobFetched: number[] = [];
+  const jobFetchedToLive: number[] = [];
+  for (const timeline of timelines) {
+    const sent = sentWallClock.get(timeline.id);
+    if (sent !== undefined) sentToTxStart.push(timeline.createdAt - sent);
+    if (timeline.jobStartedOn !== undefined) txStartToJobFetched.push(timeline.jobStartedOn - timeline.createdAt);
+    if (timeline.jobStartedOn !== undefined && timeline.updatedAt !== undefined && timeline.state === 'LIVE') {
+      jobFetchedToLive.push(timeline.updatedAt - timeline.jobStartedOn);
+    }
+  }
+  const pattern = fetchPattern(timelines);
+  return {
+    sentToTxStart: summarize(sentToTxStart),
+    txStartToJobFetched: summarize(txStartToJobFetched),
+    jobFetchedToLive: summarize(jobFetchedToLive),
+    // The probe's own commit-to-subscriber figures: what the last stage of create-to-LIVE is made of.
+    liveToProbe: summarize(probeCommitLatencies(timelines, recorder)),
+    fetches: pattern,
+    gaps: summarize(pattern.gaps),
+    retried: timelines.filter((t) => t.retryCount > 0).length,
+  };
+}
+
+function probeCommitLatencies(timelines: PostTimeline[], recorder: PhaseRecorder): number[] {
+  // probeTerminal holds performance.now() arrivals; convert to the wall clock through the time origin.
+  const values: number[] = [];
+  for (const timeline of timelines) {
+    const arrival = recorder.probeTerminal.get(timeline.id);
+    if (arrival && timeline.updatedAt !== undefined) values.push(performance.timeOrigin + arrival.at - timeline.updatedAt);
+  }
+  return values;
+}
+
+function log(line: string): void {
+  console.log(line);
+}
+
+const TARGETS = { postsPerSecond: 500, createToLiveP50: 100, commitToSubscriberP95: 50 };
+
+function report(results: ScenarioResult[], options: Options, stack: BenchStack | undefined, aborted: string | undefined): void {
+  console.log('');
+  console.log('Figures (ms unless stated; create-to-LIVE at the first subscriber; commit-to-subscriber over all subscribers and events)');
+  const rows = [['scenario', 'subs', 'N', 'conc/rate', 'posts/s', 'c2L p50', 'c2L p95', 'c2S p50', 'c2S p95', 'events recv/expected', 'done']];
+  for (const r of results) {
+    // With unfinished posts a percentile may be one of their times so far: then it is a lower bound.
+    const c2l = (value: number | undefined) => `${r.unfinished > 0 ? '>=' : ''}${ms(value)}`;
+    rows.push([
+      r.scenario.name,
+      String(r.scenario.subscribers),
+      r.created === r.requested ? String(r.requested) : `${r.created}/${r.requested}`,
+      r.scenario.rate === undefined ? String(r.scenario.concurrency) : `${r.scenario.rate}/s`,
+      ms(r.postsPerSecond, 0),
+      c2l(r.createToLive.p50),
+      c2l(r.createToLive.p95),
+      ms(r.commitToSubscriber.p50),
+      ms(r.commitToSubscriber.p95),
+      `${r.eventsReceived}/${r.eventsExpected}`,
+      r.complete ? 'yes' : 'NO',
+    ]);
+  }
+  console.log(table(rows));
+  if (results.some((r) => r.unfinished > 0)) {
+    console.log('  >= : some posts were not LIVE when the run stopped; they count with their time so far (a lower bound).');
+  }
+
+  console.log('');
+  console.log('Details');
+  const details = [['scenario', 'LIVE', 'POST p50', 'POST p95', 'creates/s', 'c2L max', 'c2S max', 'fan-out spread p50/p95', 'CPU s server/pg/bench', 'wall s', 'bench loop p99']];
+  for (const r of results) {
+    details.push([
+      r.scenario.name,
+      `${r.live}/${r.created}`,
+      ms(r.postLatency.p50),
+      ms(r.postLatency.p95),
+      ms(r.createRatePerSecond, 0),
+      `${r.unfinished > 0 ? '>=' : ''}${ms(r.createToLive.max)}`,
+      ms(r.commitToSubscriber.max),
+      r.scenario.subscribers > 1 ? `${ms(r.fanoutSpread.p50)}/${ms(r.fanoutSpread.p95)}` : '-',
+      `${ms(r.cpu.server)}/${ms(r.cpu.postgres)}/${ms(r.cpu.bench)}`,
+      ms(r.wallSeconds),
+      ms(r.benchLoopDelayP99),
+    ]);
+  }
+  console.log(table(details));
+
+  const withBreakdown = results.filter((r) => r.breakdown);
+  if (withBreakdown.length > 0) {
+    console.log('');
+    console.log('Where create-to-LIVE goes (server timestamps from the database; p50/p95 ms)');
+    const stages = [['scenario', 'sent->create tx', 'create tx->job fetched', 'job fetched->LIVE stamped', 'LIVE stamped->probe event', 'fetches', 'batch mean/max', 'fetch gap p50/p95/max', 'gaps>1s', 'retried']];
+    for (const r of withBreakdown) {
+      const b = r.breakdown!;
+      const pair = (s: Summary) => `${ms(s.p50)}/${ms(s.p95)}`;
+      stages.push([
+        r.scenario.name,
+        pair(b.sentToTxStart),
+        pair(b.txStartToJobFetched),
+        pair(b.jobFetchedToLive),
+        pair(b.liveToProbe),
+        String(b.fetches.fetches),
+        `${b.fetches.meanBatch.toFixed(1)}/${b.fetches.maxBatch}`,
+        `${ms(b.gaps.p50)}/${ms(b.gaps.p95)}/${ms(b.gaps.max)}`,
+        String(b.fetches.longGaps),
+        String(b.retried),
+      ]);
+    }
+    console.log(table(stages));
+  }
+
+  const problems: string[] = [];
+  for (const r of results) {
+    for (const [error, count] of r.createErrors) problems.push(`${r.scenario.name}: ${count} create(s) failed: ${error}`);
+    for (const [state, count] of r.otherTerminal) problems.push(`${r.scenario.name}: ${count} post(s) ended ${state}`);
+    if (r.shortSubscribers > 0) {
+      const why = r.complete ? '' : ' (the run stopped before they could arrive)';
+      problems.push(`${r.scenario.name}: ${r.shortSubscribers} subscriber(s) did not receive every event${why}`);
+    }
+    for (const error of r.subscriberErrors.slice(0, 5)) problems.push(`${r.scenario.name}: ${error}`);
+  }
+  const warnings = stack?.serverWarnings() ?? [];
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  if (problems.length > 0) {
+    console.log('');
+    console.log('Problems');
+    for (const problem of problems) console.log(`  - ${problem}`);
+  }
+
+  const single = results.find((r) => r.scenario.name === 'single');
+  const fanouts = results.filter((r) => r.scenario.subscribers > 1);
+  const verdict = (value: number | undefined, ok: (v: number) => boolean, complete: boolean | undefined) =>
+    value === undefined ? 'not measured' : `${ok(value) ? 'reached' : 'NOT reached'}${complete === false ? ' (incomplete run)' : ''}`;
+  console.log('');
+  console.log('Targets');
+  console.log(
+    `  >= ${TARGETS.postsPerSecond} posts/s create-to-LIVE (1 subscriber, N=${single?.created ?? '-'}): ${ms(single?.postsPerSecond, 0)} -> ` +
+      verdict(single?.postsPerSecond, (v) => v >= TARGETS.postsPerSecond, single?.complete),
+  );
+  console.log(
+    `  p50 create-to-LIVE < ${TARGETS.createToLiveP50} ms (1 subscriber, N=${single?.created ?? '-'}): ${ms(single?.createToLive.p50)} ms -> ` +
+      verdict(single?.createToLive.p50, (v) => v < TARGETS.createToLiveP50, single?.complete),
+  );
+  if (fanouts.length === 0) console.log(`  p95 commit-to-subscriber < ${TARGETS.commitToSubscriberP95} ms at ${options.subscribers} subscribers: not measured`);
+  for (const fanout of fanouts) {
+    const load = fanout.scenario.rate === undefined ? `concurrency ${fanout.scenario.concurrency}` : `${fanout.scenario.rate} posts/s`;
+    console.log(
+      `  p95 commit-to-subscriber < ${TARGETS.commitToSubscriberP95} ms at ${fanout.scenario.subscribers} subscribers (${fanout.scenario.name}, N=${fanout.created}, ${load}): ` +
+        `${ms(fanout.commitToSubscriber.p95)} ms -> ` +
+        verdict(fanout.commitToSubscriber.p95, (v) => v < TARGETS.commitToSubscriberP95, fanout.complete),
+    );
+  }
+  if (aborted) {
+    console.log('');
+    console.log(`Stopped early: ${aborted}. The figures above are what was measured until then.`);
+  }
+}
+
+function toJson(results: ScenarioResult[]): unknown {
+  return results.map((r) => ({
+    ...r,
+    createErrors: Object.fromEntries(r.createErrors),
+    otherTerminal: Object.fromEntries(r.otherTerminal),
+    breakdown: r.breakdown && { ...r.breakdown, fetches: { ...r.breakdown.fetches, gaps: undefined } },
+  }));
+}
+
+async function main(): Promise<number> {
+  let options: Options;
+  try {
+    options = readOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 64;
+  }
+
+  let stack: BenchStack | undefined;
+  const controller = new AbortController();
+  let abortReason: string | undefined;
+  const abort = (reason: string) => {
+    if (abortReason) return;
+    abortReason = reason;
+    console.log(`\n${reason}: stopping…`);
+    controller.abort();
+    // Cleaning up must not hang either: after another minute the process goes, whatever is left.
+    setTimeout(() => {
+      console.error('cleanup took over 60 s: exiting');
+      stack?.forceStop();
+      process.exit(3);
+    }, 60_000).unref();
+  };
+  const globalTimer = setTimeout(() => abort(`global timeout of ${options.timeoutMs / 1000} s reached`), options.timeoutMs);
+  process.once('SIGINT', () => abort('interrupted (SIGINT)'));
+  process.once('SIGTERM', () => abort('terminated (SIGTERM)'));
+
+  console.log('bench/posts');
+  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
+  // The server, PostgreSQL and these clients share the cores: other load on the machine shows in the figures.
+  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  let sandbox: AlphaSandboxControl | undefined;
+  let previousSandboxConfig: AlphaSandboxConfig | undefined;
+  const results: ScenarioResult[] = [];
+  let failed = false;
+  try {
+    if (options.url) {
+      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl });
+      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
+    } else {
+      const started = performance.now();
+      stack = await startOwnedStack({ root: ROOT, signal: controller.signal, profileDir: options.profileServer });
+      console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
+    }
+    console.log(`  posting to ${stack.targets.length} location(s) of ${new Set(stack.targets.map((t) => t.accountId)).size} account(s)`);
+
+    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
+    if (stack.owned) await sandbox.reset();
+    else previousSandboxConfig = (await sandbox.state()).config;
+    const config = await sandbox.configure({ latencyMs: 0, processingMs: 0 });
+    console.log(`  alpha sandbox: ${JSON.stringify(config)}`);
+
+    // Cheapest first: when the global time limit cuts a run short, it cuts the longest one. Each group shares
+    // its subscribers' sockets.
+    const groups: Scenario[][] = [];
+    const wanted = (name: string, posts: number) => options.scenarios.has(name) && posts > 0;
+    if (wanted('sequential', options.sequentialPosts)) {
+      groups.push([{ name: 'sequential', subscribers: 1, posts: options.sequentialPosts, concurrency: 1, rate: undefined }]);
+    }
+    const fanout: Scenario[] = [];
+    if (wanted('fanout', options.fanoutPosts)) {
+      fanout.push({ name: 'fanout', subscribers: options.subscribers, posts: options.fanoutPosts, concurrency: options.concurrency, rate: undefined });
+    }
+    if (wanted('fanout-paced', options.fanoutPacedPosts)) {
+      fanout.push({ name: 'fanout-paced', subscribers: options.subscribers, posts: options.fanoutPacedPosts, concurrency: options.concurrency, rate: options.fanoutRate });
+    }
+    if (fanout.length > 0) groups.push(fanout);
+    if (wanted('single', options.posts)) {
+      groups.push([{ name: 'single', subscribers: 1, posts: options.posts, concurrency: options.concurrency, rate: undefined }]);
+    }
+    const bench = new Bench(stack, options, controller.signal);
+    for (const group of groups) {
+      if (controller.signal.aborted) break;
+      try {
+        await bench.runGroup(group, (result) => results.push(result));
+      } catch (error) {
+        if (controller.signal.aborted) break;
+        throw error;
+      }
+      // The sandbox keeps every post in memory: start each group with an empty one.
+      if (stack.owned) await sandbox.reset().then(() => sandbox!.configure({ latencyMs: 0, processingMs: 0 }));
+    }
+  } catch (error) {
+    failed = true;
+    console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(globalTimer);
+    report(results, options, stack, abortReason);
+    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    if (options.json) writeFileSync(options.json, JSON.stringify({ options: { ...options, scenarios: [...options.scenarios] }, results: toJson(results) }, null, 2));
+    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
+    if (stack) {
+      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
+      if (stack.owned) console.log('\nstack stopped, its data directory removed');
+    }
+  }
+  return abortReason ? 2 : failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,61 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU seconds used by processes, read from /proc (Linux). On 2 cores the server, PostgreSQL and the benchmark's
+ * own clients share the machine: the split tells which of them the time went to. Undefined where /proc is absent.
+ */
+
+const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux the project targets.
+
+interface ProcStat {
+  ppid: number;
+  /** utime + stime of the process itself. */
+  own: number;
+  /** cutime + cstime: children that exited and were waited for (PostgreSQL's finished backends). */
+  reaped: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces: fields are counted after its closing parenthesis.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const num = (field: number) => Number(fields[field - 3]);
+    return { ppid: num(4), own: num(14) + num(15), reaped: num(16) + num(17) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds of one process (threads included). */
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const stat = readStat(pid);
+  return stat ? stat.own / TICKS_PER_SECOND : undefined;
+}
+
+/** CPU seconds of a process and all its live and reaped children: the postmaster and its backends. */
+export function processTreeCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const root = readStat(pid);
+  if (!root) return undefined;
+  let ticks = root.own + root.reaped;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat?.ppid === pid) ticks += stat.own;
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/** CPU seconds of this process (the benchmark's HTTP and WebSocket clients). */
+export function selfCpuSeconds(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+}

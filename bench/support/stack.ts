@@ -1,0 +1,258 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { DemoSeed } from '../../src/demo/demo.seed';
+
+/** Where the posts go: one account and one of its connected locations. */
+export interface PostTarget {
+  accountId: string;
+  locationId: string;
+}
+
+/** The stack a benchmark runs against: one it started (owned) or one already running (--url). */
+export interface BenchStack {
+  baseUrl: string;
+  /** An organization token: it may post to every account, and its subscriptions see every post. */
+  token: string;
+  targets: PostTarget[];
+  /** postgres:// URL of the application database, when known: enables the server-side breakdown. */
+  databaseUrl: string | undefined;
+  owned: boolean;
+  /** Pids whose CPU time is reported: the server process, and the embedded PostgreSQL's postmaster. */
+  serverPid: number | undefined;
+  postmasterPid(): number | undefined;
+  /** Lines the server wrote at warn level or above (LOG_LEVEL=warn), for the report. */
+  serverWarnings(): string[];
+  stop(): Promise<void>;
+  /** Last resort when stopping hangs: kill what this run started, at once. */
+  forceStop(): void;
+}
+
+/** The benchmark talks to this machine only. */
+export function assertLoopback(url: string): URL {
+  const parsed = new URL(url);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname)) {
+    throw new Error(`--url must point at this machine (127.0.0.1), not ${parsed.hostname}`);
+  }
+  if (parsed.protocol !== 'http:') throw new Error(`--url must be http://…, not ${parsed.protocol}`);
+  return parsed;
+}
+
+/** A port that was free a moment ago (the kernel's pick); good enough for a throwaway PostgreSQL. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPostmasterPid(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'pg', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+const BANNER = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
+
+/**
+ * Starts `node dist/src/main.js` (what `npm start` runs) on a throwaway DATA_DIR with its own embedded
+ * PostgreSQL, in development so the demo organization is seeded, with post limits out of the way.
+ */
+export async function startOwnedStack(options: {
+  root: string;
+  signal: AbortSignal;
+  startTimeoutMs?: number;
+  /** Write a V8 CPU profile of the server here (written when it stops); NODE_OPTIONS may not carry --cpu-prof. */
+  profileDir?: string;
+}): Promise<BenchStack> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
+  const pgPort = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Anything pointing the child elsewhere would make this stack not the throwaway one.
+  for (const name of ['DATABASE_URL', 'ALPHA_API_URL', 'REDIS_URL', 'ROLE', 'SANDBOX', 'PUBLIC_URL']) delete env[name];
+  Object.assign(env, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    EMBEDDED_PG_PORT: String(pgPort),
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    POST_RATE_LIMIT_PER_MINUTE: '1000000000',
+    POST_QUOTA_PER_MONTH: '1000000000',
+  });
+  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(options.profileDir)}`] : [];
+  const child = spawn(process.execPath, [...profile, path.join(options.root, 'dist/src/main.js')], {
+    cwd: options.root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const warnings: string[] = [];
+  let banner = false;
+  let onOutput: () => void = () => undefined;
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    // Before the banner everything is kept (to explain a failed start); after it, only pino's warn+ lines.
+    if (!banner) output += text;
+    else {
+      for (const line of text.split('\n')) if (line.trim() && warnings.length < 200) warnings.push(line);
+    }
+    onOutput();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    const postmaster = readPostmasterPid(dataDir);
+    if (child.exitCode === null && child.signalCode === null) {
+      // SIGTERM: the server drains, stops pg-boss and the embedded PostgreSQL cleanly.
+      child.kill('SIGTERM');
+      if (!(await waitForExit(child, 30_000))) {
+        child.kill('SIGKILL');
+        await waitForExit(child, 5_000);
+      }
+    }
+    // A server killed before it stopped its PostgreSQL leaves the postmaster running: stop it by its pid.
+    if (postmaster !== undefined && isAlive(postmaster)) {
+      process.kill(postmaster, 'SIGINT');
+      for (let i = 0; i < 50 && isAlive(postmaster); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (isAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  const forceStop = () => {
+    const postmaster = readPostmasterPid(dataDir);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (postmaster !== undefined && isAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new Error(`the stack did not start within ${(options.startTimeoutMs ?? 180_000) / 1000} s`)), options.startTimeoutMs ?? 180_000);
+      const onAbort = () => fail(new Error('aborted while starting the stack'));
+      const onExit = (code: number | null) => fail(new Error(`the stack exited (${code}) before it was up`));
+      function done() {
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        child.off('exit', onExit);
+        onOutput = () => undefined;
+      }
+      function fail(error: Error) {
+        done();
+        reject(new Error(`${error.message}; its output:\n${output}`));
+      }
+      onOutput = () => {
+        const match = BANNER.exec(output);
+        if (match) {
+          done();
+          banner = true;
+          resolve(match[1]!);
+        }
+      };
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      child.once('exit', onExit);
+      onOutput();
+    });
+    const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoSeed;
+    const cluster = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as { port: number; password: string };
+    return {
+      baseUrl,
+      token: demo.token,
+      targets: demo.accounts.flatMap((account) => account.location_ids.map((locationId) => ({ accountId: account.id, locationId }))),
+      databaseUrl: `postgres://postgres:${encodeURIComponent(cluster.password)}@127.0.0.1:${cluster.port}/listings_gateway`,
+      owned: true,
+      serverPid: child.pid,
+      postmasterPid: () => readPostmasterPid(dataDir),
+      serverWarnings: () => warnings,
+      stop,
+      forceStop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+interface GraphQLAnswer<T> {
+  data?: T;
+  errors?: { message: string }[];
+}
+
+async function graphql<T>(baseUrl: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const response = await fetch(`${baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const answer = (await response.json()) as GraphQLAnswer<T>;
+  if (!answer.data || answer.errors?.length) {
+    throw new Error(`GraphQL at ${baseUrl}: HTTP ${response.status} ${answer.errors?.map((e) => e.message).join('; ') ?? ''}`);
+  }
+  return answer.data;
+}
+
+/** A stack already running (--url/--token): the organization's connected locations are found through GraphQL. */
+export async function connectToStack(options: { url: string; token: string; databaseUrl?: string }): Promise<BenchStack> {
+  const baseUrl = assertLoopback(options.url).origin;
+  const { accounts } = await graphql<{ accounts: { id: string }[] }>(baseUrl, options.token, '{ accounts { id } }');
+  const targets: PostTarget[] = [];
+  for (const account of accounts) {
+    const { locations } = await graphql<{
+      locations: { edges: { node: { id: string; connected: boolean; alphaLocationName: string | null } }[] };
+    }>(
+      baseUrl,
+      options.token,
+      'query($a: ID) { locations(accountId: $a, first: 100) { edges { node { id connected alphaLocationName } } } }',
+      { a: account.id },
+    );
+    for (const { node } of locations.edges) {
+      if (node.connected && node.alphaLocationName) targets.push({ accountId: account.id, locationId: node.id });
+    }
+  }
+  if (targets.length === 0) throw new Error('the organization of --token has no location connected to the alpha provider');
+  return {
+    baseUrl,
+    token: options.token,
+    targets,
+    databaseUrl: options.databaseUrl,
+    owned: false,
+    serverPid: undefined,
+    postmasterPid: () => undefined,
+    serverWarnings: () => [],
+    stop: async () => undefined,
+    forceStop: () => undefined,
+  };
+}
