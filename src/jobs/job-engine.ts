@@ -104,9 +104,10 @@ export class JobEngine {
   }
 
   async work<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, options: { batchSize?: number } = {}): Promise<void> {
-    const workerId = await this.boss.work<QueuePayloads[Q]>(
+    const batchSize = options.batchSize ?? 8;
+    const workerId: string = await this.boss.work<QueuePayloads[Q]>(
       queue,
-      { includeMetadata: true, batchSize: options.batchSize ?? 8, pollingIntervalSeconds: 2 },
+      { includeMetadata: true, batchSize, pollingIntervalSeconds: 2 },
       async (jobs) => {
         // Jobs of one batch are independent: run them together and fail each one that threw on its own
         // (pg-boss then retries it with backoff). pg-boss completes the rest when this returns; completing
@@ -124,6 +125,9 @@ export class JobEngine {
             }),
           ),
         );
+        // A full batch means more may be waiting: fetch again at once instead of sleeping out the poll interval
+        // (wake-ups only come with new jobs, so a backlog would otherwise drain one batch per poll).
+        if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
       },
     );
     this.workerIds.set(queue, workerId);

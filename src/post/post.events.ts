@@ -60,8 +60,15 @@ function fromSnapshot(event: TopicPayloads['post.updated'], snapshot: PostSnapsh
 /** Loads for events without a snapshot, shared by the subscribers of one event in this process. */
 const inFlight = new Map<string, Promise<Post>>();
 
+/** The post of each event, built once however many subscribers it reaches (the event object is shared). */
+const fromEvent = new WeakMap<TopicPayloads['post.updated'], Promise<Post>>();
+
 export function loadPostForEvent(runtime: Runtime, event: TopicPayloads['post.updated']): Promise<Post> {
-  if (event.snapshot) return Promise.resolve(fromSnapshot(event, event.snapshot));
+  if (event.snapshot) {
+    let built = fromEvent.get(event);
+    if (!built) fromEvent.set(event, (built = Promise.resolve(fromSnapshot(event, event.snapshot))));
+    return built;
+  }
   const key = `${event.postId}:${event.version}`;
   let load = inFlight.get(key);
   if (!load) {
