@@ -32,15 +32,6 @@ export enum ActionType {
   CALL = 'CALL',
 }
 
-/** States a caller stops polling at. */
-export const TERMINAL_POST_STATES: readonly PostState[] = [
-  PostState.LIVE,
-  PostState.SCHEDULED,
-  PostState.REJECTED,
-  PostState.ERROR,
-  PostState.DELETED,
-];
-
 registerEnumType(PostState, { name: 'PostState' });
 registerEnumType(PostSource, {
   name: 'PostSource',

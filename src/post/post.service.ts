@@ -150,7 +150,7 @@ export async function createPostCampaign(
   return { campaignId, posts };
 }
 
-async function findPost(ctx: Context, em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
+async function findPost(em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
   const post = isId(id)
     ? await em.findOne(Post, { id, account: accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {})
     : null;
@@ -160,7 +160,7 @@ async function findPost(ctx: Context, em: EntityManager, accountId: string, id: 
 
 export async function getPost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<Post> {
   const accountId = await resolveAccountScope(ctx, args.accountId);
-  return findPost(ctx, ctx.em, accountId, args.id);
+  return findPost(ctx.em, accountId, args.id);
 }
 
 function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: string | null }): Record<string, unknown> {
@@ -215,7 +215,7 @@ export interface DeletePostResult {
 export async function deletePost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
   const accountId = await resolveAccountScope(ctx, args.accountId);
   const { post, changed } = await ctx.em.transactional(async (em) => {
-    const post = await findPost(ctx, em, accountId, args.id, true);
+    const post = await findPost(em, accountId, args.id, true);
     if (post.state === PostState.DELETED) return { post, changed: false };
     if (post.pendingAction === 'delete') return { post, changed: false };
     touchPost(post);
