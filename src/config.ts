@@ -22,6 +22,7 @@ const configSchema = z.object({
   JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(20).default(5),
   JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(600).default(2),
+  JOB_STOP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(600).default(10),
   POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
 });
@@ -33,6 +34,8 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** True when DATA_DIR was not set: the default may move where PostgreSQL (run as `postgres` by root) can reach. */
+  dataDirIsDefault: boolean;
   embeddedPgPort: number;
   logLevel: RawConfig['LOG_LEVEL'];
   nodeEnv: RawConfig['NODE_ENV'];
@@ -47,7 +50,14 @@ export interface Config {
   alphaAccessToken: string;
   /** Whether the provider sandboxes are mounted (default: everywhere but production). */
   sandbox: boolean;
-  jobs: { expireSeconds: number; maintenanceSeconds: number; retryLimit: number; retryDelaySeconds: number };
+  jobs: {
+    expireSeconds: number;
+    maintenanceSeconds: number;
+    retryLimit: number;
+    retryDelaySeconds: number;
+    /** How long a stop waits for running jobs before leaving them to be retried. */
+    stopTimeoutSeconds: number;
+  };
   limits: { postsPerMinute: number; postsPerMonth: number };
 }
 
@@ -70,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: raw.HOST,
     databaseUrl: raw.DATABASE_URL,
     dataDir: raw.DATA_DIR,
+    dataDirIsDefault: present.DATA_DIR === undefined,
     embeddedPgPort: raw.EMBEDDED_PG_PORT,
     logLevel: raw.LOG_LEVEL,
     nodeEnv: raw.NODE_ENV,
@@ -85,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,
       retryLimit: raw.JOB_RETRY_LIMIT,
       retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
+      stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
     },
     limits: { postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE, postsPerMonth: raw.POST_QUOTA_PER_MONTH },
   };

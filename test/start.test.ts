@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
+import { freePort } from './support/ports';
 import { startServerProcess } from './support/process';
 
 /** What `npm start` does after building: the whole stack in one process, as a user runs it. */
@@ -21,7 +22,7 @@ describe('npm start', () => {
       DATA_DIR: dataDir,
       PORT: '0',
       NODE_ENV: 'development',
-      EMBEDDED_PG_PORT: String(40000 + Math.floor(Math.random() * 20000)),
+      EMBEDDED_PG_PORT: String(await freePort()),
     };
     try {
       const first = startServerProcess(env);

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './ports';
 
 /**
  * Once per test run: build dist/ (the CLI and subprocess tests run it), start a PostgreSQL (DATABASE_URL when
@@ -21,7 +22,7 @@ export default async function globalSetup(): Promise<void> {
     adminUrl = process.env.DATABASE_URL;
   } else {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-test-pg-'));
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const embedded = await startEmbeddedDatabase({ dataDir, port, databaseName: 'postgres' });
     adminUrl = embedded.adminUrl;
     (globalThis as Record<string, unknown>).__LG_EMBEDDED__ = { embedded, dataDir };
