@@ -11,7 +11,8 @@ const swcConfig = {
 };
 
 module.exports = {
-  testEnvironment: 'node',
+  // Node, plus a check that each test file leaves nothing running (test/support/leak-checking-environment.ts).
+  testEnvironment: '<rootDir>/test/support/leak-checking-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // test/redis needs a Redis: it runs only when REDIS_URL is set (.ci/run sets it when one answers locally).

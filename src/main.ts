@@ -1,40 +1,49 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config';
-import { startStack } from './stack';
+import { DatabaseSetupError } from './db/embedded';
+import { startStack, type Stack } from './stack';
+
+/** sysexits EX_CONFIG: the setup (environment, directories) must change before a start can work. */
+const EXIT_CONFIG = 78;
 
 /** `npm start`: configuration -> database -> migrations -> server; a clean stop on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(78);
-    }
-    throw error;
-  }
-  const stack = await startStack(config);
-  console.log(stack.banner());
-
+  const config = loadConfig();
+  let stack: Stack | undefined;
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping…`);
-    try {
-      await stack.stop();
-      process.exit(0);
-    } catch (error) {
-      console.error('Unclean stop:', error);
-      process.exit(1);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // The second Ctrl-C: the user does not want to wait. Jobs left running are retried after the next start,
+      // and a PostgreSQL left running is adopted by it.
+      console.error(`\n${signal} again: stopping at once.`);
+      process.exit(130);
     }
+    stopping = true;
+    if (!stack) {
+      // Still starting: nothing to drain yet (a PostgreSQL already started is adopted by the next start).
+      process.exit(130);
+    }
+    console.log(`\n${signal}: stopping (Ctrl-C again to stop at once)…`);
+    stack.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        stack!.log.error({ err: error }, 'unclean stop');
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  stack = await startStack(config);
+  console.log(stack.banner());
 }
 
 main().catch((error: unknown) => {
+  // Problems the user must fix in the environment: one line, no stack trace.
+  if (error instanceof ConfigError || error instanceof DatabaseSetupError) {
+    console.error(error.message);
+    process.exit(EXIT_CONFIG);
+  }
   console.error('Listings Gateway failed to start:', error instanceof Error ? error.message : error);
   process.exit(1);
 });

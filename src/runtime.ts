@@ -3,6 +3,7 @@ import type { Database } from './db/orm';
 import type { EventBus } from './events/event-bus';
 import type { JobEngine } from './jobs/job-engine';
 import type { AlphaClient } from './providers/alpha/alpha.client';
+import type { Clock } from './shared/clock';
 
 /**
  * The long-lived parts of one process, built once at start-up (src/stack.ts) and reached by services through
@@ -14,4 +15,5 @@ export interface Runtime {
   events: EventBus;
   jobs: JobEngine;
   alpha: AlphaClient;
+  clock: Clock;
 }

@@ -10,6 +10,8 @@ import { limitRules, parseOptions } from './graphql/limits';
 import { gatewaySchema } from './graphql/schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
+import { RequestLogController } from './http/request-log';
+import { sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
@@ -37,17 +39,26 @@ export interface ServerOptions {
 
 export interface GatewayServer {
   app: FastifyInstance;
+  /** Stops accepting, answers 503 to requests that still arrive, drains HTTP requests and WebSockets. */
   close(): Promise<void>;
 }
+
+/** Seconds a client is told to wait when it reaches a server that is stopping. */
+const RETRY_AFTER_STOPPING_SECONDS = '5';
 
 /** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health and the IDE. */
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
   const { runtime } = options;
   const { config, database } = runtime;
+  let stopping = false;
   const app = Fastify({
     loggerInstance: options.log,
     // Request ids let one request's log lines be found together.
     requestIdHeader: 'x-request-id',
+    // One line per request: at debug in development (a terminal is for reading), info elsewhere.
+    logController: new RequestLogController(config.isDevelopment ? 'debug' : 'info'),
+    // Fastify's own 503 while closing is not in a documented shape: the onRequest hook below answers instead.
+    return503OnClosing: false,
   });
   const schema = await gatewaySchema();
   const errorOptions = { log: app.log, isDevelopment: config.isDevelopment };
@@ -61,6 +72,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     // Authentication is by bearer header, never cookies, so a cross-site request cannot carry credentials.
     csrfPrevention: false,
     includeStacktraceInErrorResponses: false,
+    // The stack owns the stop (src/stack.ts): Apollo's own signal handler would stop it early and raise the
+    // signal again, which reads as a second Ctrl-C.
+    stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(asGraphQLError(formatted, error), errorOptions),
     plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), responseHeadersPlugin],
   });
@@ -82,6 +96,12 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   registerHealth(app, database);
   registerIdeAssets(app);
   app.addHook('onRequest', async (request, reply) => {
+    if (stopping) {
+      return sendHttpError(request, reply, 503, 'The server is stopping; retry shortly', {
+        connection: 'close',
+        'retry-after': RETRY_AFTER_STOPPING_SECONDS,
+      });
+    }
     const [pathname, search] = request.url.split('?');
     if (request.method === 'GET' && pathname === '/graphql' && wantsIde(request.headers.accept, Boolean(search && /(^|&)query=/.test(search)))) {
       return reply.type('text/html; charset=utf-8').send(ideHtml(options.ideToken?.()));
@@ -97,7 +117,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
 
   registerRestRoutes(app, { runtime, schema }, routeTable);
   // The provider simulators speak the providers' own HTTP; development and tests reach them over the wire.
-  if (config.sandbox) await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha' });
+  if (config.sandbox) {
+    await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: () => runtime.clock.now().getTime() });
+  }
   const openApi = buildOpenApi(routeTable, config.publicUrl);
   app.get('/openapi.json', async () => openApi);
 
@@ -106,6 +128,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   return {
     app,
     async close() {
+      stopping = true;
+      // Sockets first (subscribers are told 1001 "going away"), then HTTP: stop listening and wait for
+      // requests in flight.
       await ws.close();
       await app.close();
     },

@@ -1,6 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config';
 import { locateDatabase } from './db/connect';
 import { migrate, openDatabase, type Database } from './db/orm';
@@ -8,12 +9,13 @@ import { seedDemo, type DemoSeed } from './demo/demo.seed';
 import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
-import { createLogger } from './logger';
+import { createLogger, type LoggerSetup } from './logger';
 import { Organization } from './organization/organization.entity';
 import { registerPostWorkers } from './post/post.worker';
 import { createAlphaClient } from './providers/alpha/alpha.client';
 import type { Runtime } from './runtime';
 import { buildServer, type GatewayServer } from './server';
+import { systemClock, type Clock } from './shared/clock';
 
 export interface Stack {
   /** The HTTP base URL; undefined for a worker-only process. */
@@ -21,22 +23,31 @@ export interface Stack {
   runtime: Runtime;
   server: GatewayServer | undefined;
   demo: DemoSeed | undefined;
+  log: FastifyBaseLogger;
   banner(): string;
+  /** Stops everything this process started, in the reverse order of starting; resolves when all has ended. */
   stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  seedDemo?: boolean;
+  /** The clock services, workers and the sandbox read (tests hold or move it). */
+  clock?: Clock;
+  log?: LoggerSetup;
 }
 
 const DEMO_FILE = 'demo.json';
 
 /**
  * The demo organization is seeded into a brand-new database (one with no organization) outside production,
- * and its tokens kept in DATA_DIR/demo.json (owner-only) so every start can print them again.
+ * and its tokens kept in <data dir>/demo.json (owner-only) so every start can print them again.
  */
-async function demoFor(config: Config, database: Database): Promise<DemoSeed | undefined> {
-  const file = path.resolve(config.dataDir, DEMO_FILE);
+async function demoFor(config: Config, dataDir: string, database: Database): Promise<DemoSeed | undefined> {
+  const file = path.resolve(dataDir, DEMO_FILE);
   const em = database.orm.em.fork() as EntityManager;
   if ((await em.count(Organization, {})) === 0 && config.nodeEnv !== 'production') {
     const demo = await seedDemo(em);
-    await fs.mkdir(config.dataDir, { recursive: true });
+    await fs.mkdir(dataDir, { recursive: true });
     await fs.writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
     return demo;
   }
@@ -46,30 +57,60 @@ async function demoFor(config: Config, database: Database): Promise<DemoSeed | u
   return (await em.count(Organization, { id: demo.organization_id })) > 0 ? demo : undefined;
 }
 
+/** One step of stopping: named for the log, run once. */
+interface StopStep {
+  name: string;
+  run(): Promise<unknown> | unknown;
+}
+
+/**
+ * Runs the stop steps last-started first. Every step runs even if an earlier one failed (a failed step is logged
+ * and reported at the end), so a problem in one part never leaves the others, or the database, running.
+ */
+async function runStopSteps(steps: StopStep[], log: FastifyBaseLogger): Promise<void> {
+  const failures: unknown[] = [];
+  for (const step of steps.splice(0).reverse()) {
+    try {
+      log.debug(`stopping: ${step.name}`);
+      await step.run();
+    } catch (error) {
+      log.error({ err: error }, `stopping ${step.name} failed`);
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} parts did not stop cleanly`);
+}
+
 /**
  * Brings the service up: database (embedded or DATABASE_URL), migrations, event bus, job engine, then per
- * ROLE the HTTP server (api), the workers (worker), or both (all). Stops in the reverse order.
+ * ROLE the HTTP server (api), the workers (worker), or both (all).
+ *
+ * The stop is the start reversed: stop taking jobs; stop accepting HTTP and drain requests and WebSockets; wait
+ * for running jobs (JOB_STOP_TIMEOUT_SECONDS, then they are left to be retried); pg-boss; the event bus; the
+ * ORM; the embedded PostgreSQL.
  */
-export async function startStack(config: Config, options: { seedDemo?: boolean } = {}): Promise<Stack> {
+export async function startStack(config: Config, options: StackOptions = {}): Promise<Stack> {
   if (config.role === 'worker' && !config.alphaApiUrl) {
     throw new Error('ROLE=worker needs ALPHA_API_URL (the sandbox is mounted by the API process)');
   }
-  const log = createLogger(config);
-  const location = await locateDatabase(config);
-  const database = await openDatabase(location.url);
-  const cleanups: (() => Promise<unknown>)[] = [() => location.release(), () => database.close()];
-  const stop = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  };
+  const log = createLogger(config, options.log);
+  const clock = options.clock ?? systemClock;
+  const steps: StopStep[] = [];
+  const stop = () => runStopSteps(steps, log);
   try {
+    const location = await locateDatabase(config, (message) => log.debug({ postgres: message.trim() }, 'embedded PostgreSQL'));
+    steps.push({ name: 'the embedded PostgreSQL', run: () => location.release() });
+    const database = await openDatabase(location.url);
+    steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
-    const demo = options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, database);
+    const demo =
+      options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, location.dataDir, database);
     const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log });
-    cleanups.push(() => events.close());
+    steps.push({ name: 'the event bus', run: () => events.close() });
     const unbridge = bridgeEventsToSubscriptions(events);
-    cleanups.push(async () => unbridge());
-    const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log });
-    cleanups.push(() => jobs.stop());
+    steps.push({ name: 'the subscription bridge', run: unbridge });
+    const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock });
+    steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
     let alphaBaseUrl = config.alphaApiUrl;
     const runtime: Runtime = {
@@ -77,8 +118,9 @@ export async function startStack(config: Config, options: { seedDemo?: boolean }
       database,
       events,
       jobs,
+      clock,
       alpha: createAlphaClient({
-        // Resolved per call: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
+        // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
         baseUrl: config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha',
         accessToken: () => config.alphaAccessToken,
       }),
@@ -88,24 +130,27 @@ export async function startStack(config: Config, options: { seedDemo?: boolean }
     let url: string | undefined;
     if (config.role !== 'worker') {
       server = await buildServer({ runtime, log, ideToken: () => (config.isDevelopment ? demo?.token : undefined) });
-      cleanups.push(() => server!.close());
+      steps.push({ name: 'the HTTP server', run: () => server!.close() });
       const address = await server.app.listen({ port: config.port, host: config.host });
       url = address.replace('[::1]', 'localhost');
       alphaBaseUrl ??= `${url}/sandbox/alpha`;
       runtime.alpha = createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken });
     }
     if (config.role !== 'api') await registerPostWorkers(runtime);
+    // Runs first: no job starts while the server drains (running ones go on, and are awaited after it).
+    steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });
 
     return {
       url,
       runtime,
       server,
       demo,
-      banner: () => bannerText(config, url, location.embedded, demo, applied, alphaBaseUrl),
+      log,
+      banner: () => bannerText(config, url, location.description, demo, applied, alphaBaseUrl, location.dataDir),
       stop,
     };
   } catch (error) {
-    await stop();
+    await stop().catch(() => undefined);
     throw error;
   }
 }
@@ -113,13 +158,14 @@ export async function startStack(config: Config, options: { seedDemo?: boolean }
 function bannerText(
   config: Config,
   url: string | undefined,
-  embedded: boolean,
+  databaseDescription: string,
   demo: DemoSeed | undefined,
   applied: string[],
   alphaBaseUrl: string | undefined,
+  dataDir: string,
 ): string {
   const database =
-    `  Database: ${embedded ? `embedded PostgreSQL under ${path.resolve(config.dataDir, 'pg')}` : 'DATABASE_URL'}` +
+    `  Database: ${databaseDescription}` +
     (applied.length > 0 ? `; migrations applied now: ${applied.join(', ')}` : '; schema up to date');
   if (!url) {
     return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaBaseUrl}.`, database].join('\n');
@@ -140,10 +186,11 @@ function bannerText(
   if (demo) {
     lines.push(
       '',
-      `Demo organization ${demo.organization_id}; its token (also in ${path.join(config.dataDir, DEMO_FILE)}):`,
+      `Demo organization ${demo.organization_id}; its token (also in ${path.join(dataDir, DEMO_FILE)}):`,
       `  ${demo.token}`,
       `Try: curl -H "Authorization: Bearer ${demo.token}" ${url}/organization`,
     );
   }
+  lines.push('', 'Stop with Ctrl-C (a second Ctrl-C stops at once).');
   return lines.join('\n');
 }

@@ -1,11 +1,17 @@
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
+import { TestClock } from './support/clock';
 import { startTestStack, type TestStack } from './support/stack';
 
 let t: TestStack;
+/** Held in the middle of a month, so the quota's calendar month is known exactly (and never ends mid-test). */
+const clock = new TestClock();
+const MID_MONTH = new Date('2031-03-15T12:00:00.000Z');
 beforeAll(async () => {
-  t = await startTestStack({ POST_RATE_LIMIT_PER_MINUTE: '3', POST_QUOTA_PER_MONTH: '5' });
+  clock.hold(MID_MONTH);
+  t = await startTestStack({ POST_RATE_LIMIT_PER_MINUTE: '3', POST_QUOTA_PER_MONTH: '5' }, { clock });
 });
+beforeEach(() => clock.hold(MID_MONTH));
 afterAll(() => t.close());
 
 function post(fixture: OrganizationFixture, account: number) {
@@ -60,12 +66,22 @@ describe('post creation limits', () => {
     const refused = await post(org, 1);
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ success: false, msg: 'QUOTA_REACHED', payload: { allowed: false, retryAfter: expect.any(Number) } });
-    const nextMonth = new Date();
-    nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1, 1);
-    nextMonth.setUTCHours(0, 0, 0, 0);
-    const expected = Math.ceil((nextMonth.getTime() - Date.now()) / 1000);
-    expect(Math.abs(refused.body.payload.retryAfter - expected)).toBeLessThan(60);
+    // From 2031-03-15T12:00Z to 2031-04-01T00:00Z.
+    expect(refused.body.payload.retryAfter).toBe(16.5 * 24 * 3600);
     expect(refused.headers.get('retry-after')).toBe(String(refused.body.payload.retryAfter));
+  });
+
+  it('counts the quota per calendar month (UTC): the next month starts from zero', async () => {
+    const org = await createOrganizationFixture(t.em(), { accounts: 2, locationsEach: 1, connected: true });
+    clock.hold(new Date('2031-03-31T23:59:58.000Z'));
+    for (const account of [0, 0, 0, 1, 1]) expect((await post(org, account)).status).toBe(202);
+    const refused = await post(org, 1);
+    expect(refused.status).toBe(429);
+    expect(refused.body.payload.retryAfter).toBe(2);
+    clock.advance(2000);
+    const april = await post(org, 1);
+    expect(april.status).toBe(202);
+    expect(april.body.payload.create_time).toBe(Date.parse('2031-04-01T00:00:00.000Z'));
   });
 
   it('does not count refused requests or idempotent replays', async () => {

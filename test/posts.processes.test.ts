@@ -5,7 +5,9 @@ import { http } from './support/http';
 import { pollPost, sandboxOf, eventually } from './support/posts';
 import { runCli, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
-import { subscribe } from './support/ws';
+import pino from 'pino';
+import { createPostgresEventBus, type EventBus } from '../src/events/event-bus';
+import { postProbe, subscribe } from './support/ws';
 
 /**
  * The deployment shape: an API process (ROLE=api) and a separate worker process (ROLE=worker), both started as
@@ -16,6 +18,8 @@ let dataDir: string;
 let api: ServerProcess;
 let apiUrl: string;
 let demo: { organization_id: string; token: string; accounts: { id: string; token: string; location_ids: string[] }[] };
+/** The test's own connection to the deployment's event bus, for probes. */
+let events: EventBus;
 const workers: ServerProcess[] = [];
 
 const common = () => ({
@@ -43,11 +47,13 @@ beforeAll(async () => {
   database = await createTestDatabase();
   dataDir = mkdtempSync(path.join(tmpdir(), 'lg-processes-'));
   demo = JSON.parse((await runCli(['demo'], { DATABASE_URL: database.url })).stdout);
+  events = await createPostgresEventBus(database.url, pino({ level: 'silent' }));
   api = startServerProcess({ ...common(), ROLE: 'api', PORT: '0' });
   [, apiUrl] = (await api.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 60000)) as unknown as [string, string];
 });
 
 afterAll(async () => {
+  await events?.close();
   for (const child of [api, ...workers]) {
     if (child && child.child.exitCode === null) {
       child.child.kill('SIGTERM');
@@ -69,14 +75,16 @@ function createPost(summary: string) {
 describe('an API process and a worker process', () => {
   it('publishes in the worker, and the worker’s changes reach subscribers of the API process', async () => {
     const worker = await startWorker();
-    const watcher = await subscribe(apiUrl, demo.token, 'subscription { postUpdated { id state } }');
+    const account = demo.accounts[0]!;
+    const probe = postProbe(events, { organizationId: demo.organization_id, accountId: account.id, locationId: account.location_ids[0]! });
+    const watcher = await subscribe(apiUrl, demo.token, 'subscription { postUpdated { id state version } }', undefined, probe);
     try {
       const created = await createPost('Across processes');
       expect(created.status).toBe(202);
-      const events = await watcher.waitFor(2);
-      expect(events.map((e) => e.postUpdated)).toEqual([
-        { id: created.body.payload.id, state: 'SENDING' },
-        { id: created.body.payload.id, state: 'LIVE' },
+      const received = await watcher.waitFor(2);
+      expect(received.map((e) => e.postUpdated)).toEqual([
+        { id: created.body.payload.id, state: 'SENDING', version: 1 },
+        { id: created.body.payload.id, state: 'LIVE', version: 2 },
       ]);
     } finally {
       await watcher.close();

@@ -1,9 +1,11 @@
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf } from './support/posts';
+import { TestClock } from './support/clock';
 import { startTestStack, type TestStack } from './support/stack';
 
 let t: TestStack;
+const clock = new TestClock();
 let org: OrganizationFixture;
 let other: OrganizationFixture;
 let token: string;
@@ -22,7 +24,7 @@ const standard = (summary = 'Fresh coffee every morning') => ({ summary, topicTy
 
 beforeAll(async () => {
   // Quick retries, so the retry and dead-letter paths finish within a test.
-  t = await startTestStack({ JOB_RETRY_DELAY_SECONDS: '1', JOB_RETRY_LIMIT: '2', POST_RATE_LIMIT_PER_MINUTE: '1000' });
+  t = await startTestStack({ JOB_RETRY_DELAY_SECONDS: '1', JOB_RETRY_LIMIT: '2', POST_RATE_LIMIT_PER_MINUTE: '1000' }, { clock });
   org = await createOrganizationFixture(t.em(), { accounts: 2, locationsEach: 3, connected: true });
   other = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 1, connected: true });
   token = org.token;
@@ -31,7 +33,17 @@ beforeAll(async () => {
   bareLocationId = org.accounts[0]!.locations[1]!.id;
 });
 beforeEach(() => sandbox().reset());
+afterEach(() => clock.release());
 afterAll(() => t.close());
+
+/** The states pg-boss holds for the jobs of one post in a queue. */
+async function jobStates(queue: string, postId: string): Promise<string[]> {
+  const rows = (await t.em().getConnection().execute(
+    `select state from pgboss.job where name = ? and data->>'postId' = ? order by created_on`,
+    [queue, postId],
+  )) as { state: string }[];
+  return rows.map((row) => row.state);
+}
 
 describe('POST /post and the post lifecycle', () => {
   it('answers 202 with the post in SENDING, then the post goes LIVE at the provider', async () => {
@@ -107,14 +119,19 @@ describe('POST /post and the post lifecycle', () => {
   });
 
   it('is SCHEDULED with a future scheduledTime, and LIVE once the time has come', async () => {
-    const at = new Date(Date.now() + 2500);
+    // Time is held, so however long the request takes, the scheduled time is still ahead when it is checked.
+    clock.hold();
+    const at = new Date(clock.now().getTime() + 3000);
     const res = await createPost({ location_id: locationId, params: { ...standard(), scheduledTime: at.toISOString() } });
     expect(res.status).toBe(202);
     expect(res.body.payload.scheduled_time).toBe(at.getTime());
     const scheduled = await pollPost(t.url, token, accountId, res.body.payload.id);
     expect(scheduled.state).toBe('SCHEDULED');
+    expect(scheduled.published_time).toBeNull();
+    // The time comes (for us and the provider alike): the check due at the scheduled time finds it live.
+    clock.advance(4000);
     const live = await pollPost(t.url, token, accountId, res.body.payload.id, (p) => p.state === 'LIVE', 30000);
-    expect(live.published_time).toBeGreaterThanOrEqual(at.getTime() - 1000);
+    expect(live.published_time).toBeGreaterThanOrEqual(at.getTime());
   });
 
   it('retries retryable provider failures with backoff and records the latest in last_error', async () => {
@@ -151,8 +168,8 @@ describe('DELETE /post/{id}', () => {
     const deleted = await http(t.url, 'DELETE', `/post/${id}?account_id=${accountId}`, { token });
     expect(deleted.status).toBe(202);
     expect(deleted.body).toEqual({ success: true, payload: { id, post_id: null, state: 'DELETED', message: 'Post deleted' } });
-    // Give the retry its chance: the post must stay deleted and unpublished.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The failed publish is retried: once that retry has run (its job completed), the post must still be deleted.
+    await eventually(async () => ((await jobStates('post-publish', id)).includes('completed') ? true : undefined), 30000, 'the retried publish');
     expect((await pollPost(t.url, token, accountId, id)).state).toBe('DELETED');
     expect(await atProvider(id)).toHaveLength(0);
   });
@@ -288,11 +305,15 @@ describe('validation', () => {
 describe('GET /post', () => {
   let listAccount: string;
   let listToken: string;
+  let listLocations: string[];
+  let campaignId: string;
+  let campaignPostIds: string[];
   beforeAll(async () => {
     const fixture = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 2, connected: true });
     listToken = fixture.token;
     listAccount = fixture.accounts[0]!.account.id;
     const [first, second] = fixture.accounts[0]!.locations;
+    listLocations = [first!.id, second!.id];
     const post = (location: string, summary: string, as = listToken) =>
       http(t.url, 'POST', `/post?account_id=${listAccount}`, { token: as, body: { location_id: location, params: standard(summary) } });
     await post(first!.id, 'Espresso tasting on Friday');
@@ -302,11 +323,13 @@ describe('GET /post', () => {
       token: fixture.accounts[0]!.token,
       variables: { l: first!.id },
     });
-    await graphql(
+    const campaign = await graphql(
       t.url,
       `mutation ($a: ID, $l: [ID!]!) { createPostCampaign(accountId: $a, input: { locationIds: $l, params: { summary: "Campaign espresso" } }) { campaignId posts { id } } }`,
       { token: listToken, variables: { a: listAccount, l: [first!.id, second!.id] } },
     );
+    campaignId = campaign.body.data.createPostCampaign.campaignId;
+    campaignPostIds = campaign.body.data.createPostCampaign.posts.map((p: { id: string }) => p.id);
   });
 
   const list = (query: string) => http(t.url, 'GET', `/post?account_id=${listAccount}${query}`, { token: listToken });
@@ -329,6 +352,11 @@ describe('GET /post', () => {
   });
 
   it('filters by location_id, source, state and full-text q', async () => {
+    const byLocation = await list(`&location_id=${listLocations[1]}`);
+    expect(byLocation.body.payload.posts.map((p: { params: { summary: string } }) => p.params.summary)).toEqual(['Espresso machine repaired']);
+    expect(byLocation.body.payload.posts.every((p: { location_id: string }) => p.location_id === listLocations[1])).toBe(true);
+    const byOtherLocation = await list(`&location_id=${listLocations[0]}&q=espresso`);
+    expect(byOtherLocation.body.payload.found).toBe(2);
     const byText = await list('&q=espresso');
     expect(byText.body.payload.found).toBe(3);
     const bySource = await list('&source=app');
@@ -353,13 +381,46 @@ describe('GET /post', () => {
   });
 
   it('shows campaign posts in GraphQL only when their campaign is asked for', async () => {
-    const campaigns = await graphql(t.url, `{ posts(accountId: "${listAccount}", q: "Campaign") { totalCount } }`, { token: listToken });
-    expect(campaigns.body.data.posts.totalCount).toBe(0);
+    const hidden = await graphql(t.url, `{ posts(accountId: "${listAccount}", q: "Campaign") { totalCount } }`, { token: listToken });
+    expect(hidden.body.data.posts.totalCount).toBe(0);
+    const asked = await graphql(t.url, `{ posts(accountId: "${listAccount}", campaignId: "${campaignId}") { totalCount edges { node { id campaignId params { summary } } } } }`, {
+      token: listToken,
+    });
+    expect(asked.body.data.posts.totalCount).toBe(2);
+    expect(new Set(asked.body.data.posts.edges.map((e: { node: { id: string } }) => e.node.id))).toEqual(new Set(campaignPostIds));
+    expect(asked.body.data.posts.edges.every((e: { node: { campaignId: string } }) => e.node.campaignId === campaignId)).toBe(true);
+    const rest = await list('&q=Campaign');
+    expect(rest.body.payload.found).toBe(0);
     const created = await graphql(
       t.url,
       `mutation ($a: ID) { createPostCampaign(accountId: $a, input: { locationIds: [], params: { summary: "x" } }) { campaignId } }`,
       { token: listToken, variables: { a: listAccount } },
     );
     expect(created.body.errors?.[0]?.message).toBe('locationIds must name at least one location');
+  });
+
+  it('pages the posts cursor backwards in time, newest first, each post once', async () => {
+    const page = (after?: string) =>
+      graphql(t.url, `query ($a: ID, $after: String) { posts(accountId: $a, first: 3, after: $after) { totalCount pageInfo { hasNextPage hasPreviousPage endCursor } edges { cursor node { id createTime } } } }`, {
+        token: listToken,
+        variables: { a: listAccount, after },
+      });
+    const first = (await page()).body.data.posts;
+    expect(first.totalCount).toBe(4);
+    expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, endCursor: first.edges[2].cursor });
+    // A post created while paging is newer than every cursor: it never shows on a later page.
+    const newer = await http(t.url, 'POST', `/post?account_id=${listAccount}`, { token: listToken, body: { location_id: listLocations[0], params: standard('Created while paging') } });
+    const second = (await page(first.pageInfo.endCursor)).body.data.posts;
+    expect(second.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    const ids = [...first.edges, ...second.edges].map((e: { node: { id: string } }) => e.node.id);
+    expect(ids).toHaveLength(4);
+    expect(new Set(ids).size).toBe(4);
+    expect(ids).not.toContain(newer.body.payload.id);
+    const times = [...first.edges, ...second.edges].map((e: { node: { createTime: string } }) => Date.parse(e.node.createTime));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    const restOrder = (await list('&per_page=4&page=2')).body.payload.posts;
+    expect(restOrder).toHaveLength(1);
+    const everything = (await list('&per_page=10')).body.payload.posts.map((p: { id: string }) => p.id);
+    expect(everything).toEqual([newer.body.payload.id, ...ids]);
   });
 });

@@ -1,8 +1,10 @@
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
-import { eventually, pollPost, sandboxOf } from './support/posts';
+import { pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
-import { subscribe } from './support/ws';
+import { postProbe, subscribe, type ProbeScope } from './support/ws';
 
 let t: TestStack;
 let org: OrganizationFixture;
@@ -20,6 +22,16 @@ beforeAll(async () => {
 beforeEach(() => sandboxOf(t.url).reset());
 afterAll(() => t.close());
 
+/** Probes that look like a post of `fixture`'s account `account`, location `location`. */
+function probeOf(fixture: OrganizationFixture, account = 0, location = 0, extra: Partial<ProbeScope> = {}) {
+  return postProbe(t.stack.runtime.events, {
+    organizationId: fixture.organization.id,
+    accountId: fixture.accounts[account]!.account.id,
+    locationId: fixture.accounts[account]!.locations[location]!.id,
+    ...extra,
+  });
+}
+
 function createPost(fixture: OrganizationFixture, account: number, location: number, summary: string) {
   return http(t.url, 'POST', `/post?account_id=${fixture.accounts[account]!.account.id}`, {
     token: fixture.token,
@@ -27,10 +39,12 @@ function createPost(fixture: OrganizationFixture, account: number, location: num
   });
 }
 
+const idsOf = (events: { postUpdated: { id: string } }[]) => events.map((e) => e.postUpdated.id);
+
 describe('postUpdated over graphql-ws', () => {
   it('delivers the whole post after each change, every transition in order', async () => {
     await sandboxOf(t.url).configure({ processingMs: 300 });
-    const watcher = await subscribe(t.url, org.token, POST_UPDATED, {});
+    const watcher = await subscribe(t.url, org.token, POST_UPDATED, {}, probeOf(org));
     try {
       const created = await createPost(org, 0, 0, 'Watched post');
       const id = created.body.payload.id;
@@ -53,55 +67,100 @@ describe('postUpdated over graphql-ws', () => {
     }
   });
 
-  it('filters by postId and locationId', async () => {
-    const byLocation = await subscribe(t.url, org.token, POST_UPDATED, { locationId: org.accounts[0]!.locations[1]!.id });
+  it('filters by locationId', async () => {
+    const here = org.accounts[0]!.locations[1]!.id;
+    const byLocation = await subscribe(t.url, org.token, POST_UPDATED, { locationId: here }, probeOf(org, 0, 1));
     try {
       const elsewhere = await createPost(org, 0, 0, 'Not this location');
-      const here = await createPost(org, 0, 1, 'This location');
+      const mine = await createPost(org, 0, 1, 'This location');
       await pollPost(t.url, org.token, org.accounts[0]!.account.id, elsewhere.body.payload.id);
-      await pollPost(t.url, org.token, org.accounts[0]!.account.id, here.body.payload.id);
-      await byLocation.waitFor(2);
-      expect(new Set(byLocation.events.map((e) => e.postUpdated.id))).toEqual(new Set([here.body.payload.id]));
+      await pollPost(t.url, org.token, org.accounts[0]!.account.id, mine.body.payload.id);
+      // Both posts are terminal: every event of theirs was published before this probe.
+      await byLocation.sync();
+      expect(new Set(idsOf(byLocation.events))).toEqual(new Set([mine.body.payload.id]));
+      expect(byLocation.events.map((e) => e.postUpdated.state)).toEqual(['SENDING', 'LIVE']);
     } finally {
       await byLocation.close();
     }
   });
 
-  it('ends a running subscription when its token is revoked (the socket closes with 4403)', async () => {
+  it('filters by postId', async () => {
+    const first = await createPost(org, 0, 0, 'Followed');
+    const second = await createPost(org, 0, 0, 'Not followed');
+    const firstId = first.body.payload.id;
+    await pollPost(t.url, org.token, org.accounts[0]!.account.id, firstId);
+    await pollPost(t.url, org.token, org.accounts[0]!.account.id, second.body.payload.id);
+    const byPost = await subscribe(t.url, org.token, POST_UPDATED, { postId: firstId }, probeOf(org, 0, 0, { postId: firstId }));
+    try {
+      // A change of each, after the subscription is live: only the followed post's reaches it.
+      for (const id of [second.body.payload.id, firstId]) {
+        expect((await http(t.url, 'DELETE', `/post/${id}?account_id=${org.accounts[0]!.account.id}`, { token: org.token })).status).toBe(202);
+      }
+      await pollPost(t.url, org.token, org.accounts[0]!.account.id, firstId, (p) => p.state === 'DELETED');
+      await pollPost(t.url, org.token, org.accounts[0]!.account.id, second.body.payload.id, (p) => p.state === 'DELETED');
+      await byPost.sync();
+      expect(new Set(idsOf(byPost.events))).toEqual(new Set([firstId]));
+      expect(byPost.events.map((e) => e.postUpdated.state)).toEqual(['SENDING', 'DELETED']);
+    } finally {
+      await byPost.close();
+    }
+  });
+
+  it('ends a running subscription when its token is revoked (4403), and the token cannot subscribe again', async () => {
     const created = await graphql(t.url, `mutation ($a: ID!) { createAccountToken(accountId: $a) { token apiToken { id } } }`, {
       token: org.token,
       variables: { a: org.accounts[0]!.account.id },
     });
     const { token, apiToken } = created.body.data.createAccountToken;
-    const watcher = await subscribe(t.url, token, POST_UPDATED, {});
+    const watcher = await subscribe(t.url, token, POST_UPDATED, {}, probeOf(org));
     try {
       await graphql(t.url, `mutation { revokeApiToken(id: "${apiToken.id}") { id } }`, { token: org.token });
-      await eventually(async () => (watcher.errors.length > 0 ? true : undefined), 10000, 'the socket to close');
+      await expect(watcher.waitFor(1, 10000)).rejects.toThrow(/subscription failed/);
       expect((watcher.errors[0] as { code?: number }).code).toBe(4403);
-      await createPost(org, 0, 0, 'After revocation');
-      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      // A fresh socket with the revoked token is refused at connection_init, so a later post reaches nobody.
+      const fresh = createClient({
+        url: `${t.url.replace(/^http/, 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+      });
+      const delivered: unknown[] = [];
+      const refused = await new Promise<{ code?: number }>((resolve) => {
+        fresh.subscribe({ query: POST_UPDATED }, { next: (value) => void delivered.push(value), error: (error) => resolve(error as { code?: number }), complete: () => resolve({}) });
+      });
+      expect(refused.code).toBe(4403);
+      const after = await createPost(org, 0, 0, 'After revocation');
+      await pollPost(t.url, org.token, org.accounts[0]!.account.id, after.body.payload.id);
+      expect(delivered).toEqual([]);
       expect(watcher.events).toEqual([]);
+      await fresh.dispose();
     } finally {
       await watcher.close();
     }
   });
 
   it('never delivers events of another organization, nor of another account to an account token', async () => {
-    const outsider = await subscribe(t.url, other.token, POST_UPDATED, {});
-    const otherAccount = await subscribe(t.url, org.accounts[1]!.token, POST_UPDATED, {});
-    const sameAccount = await subscribe(t.url, org.accounts[0]!.token, POST_UPDATED, {});
+    const outsider = await subscribe(t.url, other.token, POST_UPDATED, {}, probeOf(other));
+    const otherAccount = await subscribe(t.url, org.accounts[1]!.token, POST_UPDATED, {}, probeOf(org, 1));
+    const sameAccount = await subscribe(t.url, org.accounts[0]!.token, POST_UPDATED, {}, probeOf(org));
     try {
       const created = await createPost(org, 0, 0, 'Private news');
-      // Guessing the id does not help either.
-      const guesser = await subscribe(t.url, other.token, POST_UPDATED, { postId: created.body.payload.id });
-      await pollPost(t.url, org.token, org.accounts[0]!.account.id, created.body.payload.id);
-      await sameAccount.waitFor(2);
-      // The outsiders had every chance: the owner already has SENDING and LIVE.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(outsider.events).toEqual([]);
-      expect(otherAccount.events).toEqual([]);
-      expect(guesser.events).toEqual([]);
-      await guesser.close();
+      const id = created.body.payload.id;
+      // Guessing the id does not help either (its probes claim the id, in the guesser's own organization).
+      const guesser = await subscribe(t.url, other.token, POST_UPDATED, { postId: id }, probeOf(other, 0, 0, { postId: id }));
+      try {
+        await pollPost(t.url, org.token, org.accounts[0]!.account.id, id);
+        await sameAccount.waitFor(2);
+        // Every event of the post was published before these probes: had one been delivered, it would be here.
+        await Promise.all([outsider.sync(), otherAccount.sync(), guesser.sync()]);
+        expect(outsider.events).toEqual([]);
+        expect(otherAccount.events).toEqual([]);
+        expect(guesser.events).toEqual([]);
+        expect(idsOf(sameAccount.events)).toEqual([id, id]);
+      } finally {
+        await guesser.close();
+      }
     } finally {
       await Promise.all([outsider.close(), otherAccount.close(), sameAccount.close()]);
     }

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError, loadConfig } from '../config';
 import { locateDatabase } from '../db/connect';
+import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase } from '../db/orm';
 import { seedDemo } from '../demo/demo.seed';
 import { AppError } from '../graphql/errors';
@@ -60,14 +61,17 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const location = await locateDatabase(config);
-  const database = await openDatabase(location.url);
   try {
-    await migrate(database);
-    const result = await command(database.orm.em.fork() as EntityManager, argv.slice(name.split(' ').length));
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    return 0;
+    const database = await openDatabase(location.url);
+    try {
+      await migrate(database);
+      const result = await command(database.orm.em.fork() as EntityManager, argv.slice(name.split(' ').length));
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return 0;
+    } finally {
+      await database.close();
+    }
   } finally {
-    await database.close();
     await location.release();
   }
 }
@@ -79,7 +83,12 @@ main(process.argv.slice(2)).then(
       console.error(`${(error as Error).message}\n${USAGE}`);
       process.exit(2);
     }
-    console.error(error instanceof AppError || error instanceof ConfigError ? error.message : error);
+    // Problems of the environment, as `npm start` reports them: one line, exit 78 (EX_CONFIG).
+    if (error instanceof ConfigError || error instanceof DatabaseSetupError) {
+      console.error(error.message);
+      process.exit(78);
+    }
+    console.error(error instanceof AppError ? error.message : error);
     process.exit(1);
   },
 );

@@ -23,18 +23,27 @@ interface CatalogueEntry {
 
 export const errorCatalogue = {
   BAD_USER_INPUT: { status: 400, shape: 'generic' },
+  /** A request HTTP itself refuses: malformed, bad percent-encoding, unreadable body. */
+  BAD_REQUEST: { status: 400, shape: 'generic' },
   ACCOUNT_ID_REQUIRED: { status: 400, shape: 'generic' },
   OPERATION_LIMIT_EXCEEDED: { status: 400, shape: 'generic' },
   UNAUTHENTICATED: { status: 401, shape: 'generic' },
   FORBIDDEN: { status: 403, shape: 'generic' },
   ORGANIZATION_TOKEN_REQUIRED: { status: 403, shape: 'generic' },
   NOT_FOUND: { status: 404, shape: 'generic' },
+  METHOD_NOT_ALLOWED: { status: 405, shape: 'generic' },
+  REQUEST_TIMEOUT: { status: 408, shape: 'generic' },
   ORGANIZATION_NOT_FOUND: { status: 404, shape: 'organization' },
   CONFLICT: { status: 409, shape: 'generic' },
+  PAYLOAD_TOO_LARGE: { status: 413, shape: 'generic' },
+  URI_TOO_LONG: { status: 414, shape: 'generic' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, shape: 'generic' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, shape: 'generic' },
   RATE_LIMIT_EXCEEDED: { status: 429, shape: 'msgPayload' },
   QUOTA_REACHED: { status: 429, shape: 'msgPayload' },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431, shape: 'generic' },
   INTERNAL_SERVER_ERROR: { status: 500, shape: 'generic' },
+  SERVICE_UNAVAILABLE: { status: 503, shape: 'generic' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
@@ -69,6 +78,26 @@ export class AppError extends GraphQLError {
 }
 
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/** Catalogue codes of the statuses the transport itself produces (Fastify's and Node's refusals). */
+const TRANSPORT_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEADERS_TOO_LARGE',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+export function errorCodeForStatus(status: number): ErrorCode {
+  return TRANSPORT_CODES[status] ?? (status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST');
+}
 
 /** Finds our AppError behind a GraphQLError that wraps a resolver's throw. */
 export function appErrorOf(error: unknown): AppError | undefined {

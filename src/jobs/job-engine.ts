@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';
-import { DEAD_LETTER_QUEUE, QUEUES, type QueueName, type QueuePayloads } from './queues';
+import type { Clock } from '../shared/clock';
+import { DEAD_LETTER_QUEUE, isQueuePayload, QUEUES, type QueueName, type QueuePayloads } from './queues';
 
 export interface JobContext {
   id: string;
@@ -12,9 +13,22 @@ export interface JobContext {
   retryLimit: number;
   /** True when a failure now would not be retried. */
   isLastAttempt: boolean;
+  /**
+   * Aborted when the process stops and gives up waiting for this job: the job is then left to be retried, so a
+   * handler seeing it aborted must not record the interruption as the job's own failure.
+   */
+  signal: AbortSignal;
+  log: FastifyBaseLogger;
 }
 
 export type JobHandler<Q extends QueueName> = (payload: QueuePayloads[Q], job: JobContext) => Promise<void>;
+
+export interface WorkOptions {
+  /** Jobs taken (and run together) per fetch. */
+  batchSize?: number;
+  /** How long an idle worker waits before looking again when no wake-up comes. */
+  pollingIntervalMs?: number;
+}
 
 /** pg-boss writes `$1`-style SQL; MikroORM's knex transaction takes `?` bindings. */
 function toKnexBindings(text: string, values: unknown[]): { sql: string; bindings: unknown[] } {
@@ -26,24 +40,81 @@ function toKnexBindings(text: string, values: unknown[]): { sql: string; binding
   return { sql, bindings };
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
- * pg-boss on the application database. Jobs are enqueued inside the caller's transaction (no job without the
- * state change, no change without the job); workers are woken through the event bus on enqueue instead of
- * waiting for their poll; retryable failures back off exponentially with jitter (pg-boss's retryBackoff);
- * exhausted jobs go to the dead-letter queue.
+ * Where an idle worker waits: until its polling interval ends, a wake-up arrives, or the engine stops. A wake-up
+ * that arrives while the worker is busy is remembered, so the next wait ends at once and no job waits a whole
+ * interval.
+ */
+class IdleWait {
+  private pending = false;
+  private release: (() => void) | undefined;
+
+  wake(): void {
+    if (this.release) this.release();
+    else this.pending = true;
+  }
+
+  wait(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.release = undefined;
+        resolve();
+      }
+      this.release = done;
+    });
+  }
+}
+
+interface RunningJob {
+  queue: QueueName;
+  id: string;
+  controller: AbortController;
+}
+
+/**
+ * pg-boss on the application database, with workers of our own. Jobs are enqueued inside the caller's transaction
+ * (no job without the state change, no change without the job); workers are woken through the event bus on enqueue
+ * instead of waiting for their poll; retryable failures back off exponentially with jitter (pg-boss's
+ * retryBackoff); exhausted jobs go to the dead-letter queue.
+ *
+ * The fetch loops are ours (pg-boss `fetch`, `complete`, `fail`) rather than pg-boss `work()`: its workers keep a
+ * detached one-second polling loop alive after `stop()` resolves, and complete jobs without awaiting it. Owning the
+ * loop lets `stop()` wait for every fetch, handler and completion before the connections close.
  */
 export class JobEngine {
-  private readonly workerIds = new Map<QueueName, string>();
+  private readonly loops = new Map<QueueName, { idle: IdleWait; done: Promise<void> }>();
+  private readonly running = new Set<RunningJob>();
   private unsubscribeWake: (() => void) | undefined;
+  private taking = true;
+  /** Jobs given up at stop: whatever their handlers do later is not recorded (they are retried instead). */
+  private readonly abandoned = new WeakSet<RunningJob>();
 
   private constructor(
     private readonly boss: PgBoss,
     private readonly events: EventBus,
     private readonly config: Config['jobs'],
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
   ) {}
 
-  static async start(options: { databaseUrl: string; events: EventBus; config: Config['jobs']; log: FastifyBaseLogger }): Promise<JobEngine> {
+  static async start(options: {
+    databaseUrl: string;
+    events: EventBus;
+    config: Config['jobs'];
+    log: FastifyBaseLogger;
+    clock: Clock;
+  }): Promise<JobEngine> {
     const boss = new PgBoss({
       connectionString: options.databaseUrl,
       schema: 'pgboss',
@@ -52,30 +123,37 @@ export class JobEngine {
       maintenanceIntervalSeconds: options.config.maintenanceSeconds,
       // Jobs whose worker died are retried once they expire; the provider's requestId makes the retry safe.
       expireInSeconds: options.config.expireSeconds,
+      // No cron schedules here: pg-boss's timekeeper would only add a polling worker of its own.
+      schedule: false,
     });
     boss.on('error', (error) => options.log.error({ err: error }, 'job engine error'));
     await boss.start();
-    await boss.createQueue(DEAD_LETTER_QUEUE);
-    for (const name of QUEUES) {
-      const policy = {
-        retryLimit: options.config.retryLimit,
-        retryDelay: options.config.retryDelaySeconds,
-        retryBackoff: true,
-        expireInSeconds: options.config.expireSeconds,
-        deadLetter: DEAD_LETTER_QUEUE,
-      };
-      // createQueue leaves an existing queue as it was: update it, so the configuration in force applies.
-      await boss.createQueue(name, { name, ...policy });
-      await boss.updateQueue(name, { name, ...policy });
+    try {
+      await boss.createQueue(DEAD_LETTER_QUEUE);
+      for (const name of QUEUES) {
+        const policy = {
+          retryLimit: options.config.retryLimit,
+          retryDelay: options.config.retryDelaySeconds,
+          retryBackoff: true,
+          expireInSeconds: options.config.expireSeconds,
+          deadLetter: DEAD_LETTER_QUEUE,
+        };
+        // createQueue leaves an existing queue as it was: update it, so the configuration in force applies.
+        await boss.createQueue(name, { name, ...policy });
+        await boss.updateQueue(name, { name, ...policy });
+      }
+    } catch (error) {
+      await boss.stop({ graceful: false, wait: true });
+      throw error;
     }
-    const engine = new JobEngine(boss, options.events, options.config, options.log);
+    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock);
     engine.unsubscribeWake = options.events.subscribe('jobs.enqueued', ({ queue }) => engine.wakeLocal(queue));
     return engine;
   }
 
   /**
    * Adds a job in the transaction of `em` (which must be inside `em.transactional`). Call `wake` after the
-   * commit so workers start at once.
+   * commit so workers start at once. `startAfter` is a time of the runtime's clock.
    */
   async enqueue<Q extends QueueName>(em: EntityManager, queue: Q, payload: QueuePayloads[Q], options: { startAfter?: Date } = {}): Promise<string> {
     const trx = em.getTransactionContext();
@@ -87,7 +165,11 @@ export class JobEngine {
         return { rows: Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []) };
       },
     };
-    const id = await this.boss.send(queue, payload, { db, ...(options.startAfter ? { startAfter: options.startAfter } : {}) });
+    // The clock may be held or moved (tests); pg-boss compares start times with real time: keep the delay.
+    const startAfter = options.startAfter
+      ? new Date(Date.now() + Math.max(0, options.startAfter.getTime() - this.clock.now().getTime()))
+      : undefined;
+    const id = await this.boss.send(queue, payload, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
     if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
     return id;
@@ -99,49 +181,101 @@ export class JobEngine {
   }
 
   private wakeLocal(queue: string): void {
-    const workerId = this.workerIds.get(queue as QueueName);
-    if (workerId) this.boss.notifyWorker(workerId);
+    this.loops.get(queue as QueueName)?.idle.wake();
   }
 
-  async work<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, options: { batchSize?: number } = {}): Promise<void> {
-    const batchSize = options.batchSize ?? 8;
-    const workerId: string = await this.boss.work<QueuePayloads[Q]>(
-      queue,
-      { includeMetadata: true, batchSize, pollingIntervalSeconds: 2 },
-      async (jobs) => {
-        // Jobs of one batch are independent: run them together and fail each one that threw on its own
-        // (pg-boss then retries it with backoff). pg-boss completes the rest when this returns; completing
-        // only touches jobs still active, so the failed ones stay failed.
-        await Promise.all(
-          jobs.map((job) =>
-            handler(job.data, {
-              id: job.id,
-              retryCount: job.retryCount,
-              retryLimit: job.retryLimit,
-              isLastAttempt: job.retryCount >= job.retryLimit,
-            }).catch(async (error: unknown) => {
-              this.log.warn({ err: error, queue, jobId: job.id, retryCount: job.retryCount }, 'job failed');
-              await this.boss.fail(queue, job.id, { message: error instanceof Error ? error.message : String(error) });
-            }),
-          ),
-        );
-        // A full batch means more may be waiting: fetch again at once instead of sleeping out the poll interval
-        // (wake-ups only come with new jobs, so a backlog would otherwise drain one batch per poll).
-        if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
-      },
-    );
-    this.workerIds.set(queue, workerId);
+  /** Starts this process's worker for `queue`: it takes jobs in batches until `stop()`. */
+  async work<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, options: WorkOptions = {}): Promise<void> {
+    if (this.loops.has(queue)) throw new Error(`a worker for ${queue} is already running`);
+    const idle = new IdleWait();
+    const done = this.fetchLoop(queue, handler, idle, options.batchSize ?? 8, options.pollingIntervalMs ?? 2000);
+    this.loops.set(queue, { idle, done });
   }
 
-  /** Counts of jobs per state in a queue (for tests, benchmarks and health). */
+  private async fetchLoop<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
+    while (this.taking) {
+      let jobs: PgBoss.JobWithMetadata<unknown>[] = [];
+      try {
+        jobs = await this.boss.fetch<unknown>(queue, { batchSize, includeMetadata: true });
+      } catch (error) {
+        this.log.error({ err: error, queue }, 'fetching jobs failed');
+      }
+      if (jobs.length > 0) {
+        // Jobs of one batch are independent: run them together; each is completed or failed on its own.
+        await Promise.all(jobs.map((job) => this.runJob(queue, job, handler)));
+      }
+      // A full batch means more may be waiting: fetch again at once instead of sleeping out the interval.
+      if (jobs.length < batchSize && this.taking) await idle.wait(pollingMs);
+    }
+  }
+
+  private async runJob<Q extends QueueName>(queue: Q, job: PgBoss.JobWithMetadata<unknown>, handler: JobHandler<Q>): Promise<void> {
+    const running: RunningJob = { queue, id: job.id, controller: new AbortController() };
+    this.running.add(running);
+    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
+    try {
+      // Payloads come back from the database as `unknown`: checked once here, typed from here on.
+      if (!isQueuePayload(queue, job.data)) throw new Error(`${queue} job with a malformed payload`);
+      await handler(job.data, {
+        id: job.id,
+        retryCount: job.retryCount,
+        retryLimit: job.retryLimit,
+        isLastAttempt: job.retryCount >= job.retryLimit,
+        signal: running.controller.signal,
+        log,
+      });
+      if (!this.abandoned.has(running)) await this.boss.complete(queue, job.id);
+    } catch (error) {
+      if (this.abandoned.has(running)) {
+        log.debug({ err: error }, 'abandoned job ended after the stop');
+        return;
+      }
+      log.warn({ err: error }, 'job failed');
+      // pg-boss retries it with backoff, or moves it to the dead-letter queue after the last attempt.
+      await this.boss.fail(queue, job.id, { message: messageOf(error) }).catch((failError: unknown) => {
+        log.error({ err: failError }, 'could not record a job failure; the job is retried when it expires');
+      });
+    } finally {
+      this.running.delete(running);
+    }
+  }
+
+  /** Jobs in a queue that are not finished yet (for tests, benchmarks and health). */
   async queueSize(queue: QueueName | typeof DEAD_LETTER_QUEUE): Promise<number> {
     return this.boss.getQueueSize(queue);
   }
 
-  /** Stops taking jobs and lets running ones finish (up to `timeoutMs`). */
-  async stop(timeoutMs = 20000): Promise<void> {
+  /** No job starts from now on; running ones go on (and `stop()` waits for them). */
+  stopTaking(): void {
+    this.taking = false;
     this.unsubscribeWake?.();
-    await this.boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
+    for (const { idle } of this.loops.values()) idle.wake();
+  }
+
+  /**
+   * Stops taking jobs, waits for the running ones up to `timeoutMs`, then stops pg-boss. Jobs still running then
+   * are abandoned: their handlers are told (`signal`), nothing they do afterwards is recorded, and pg-boss retries
+   * them once they expire. Resolves when every loop, handler awaited here and pg-boss connection has ended.
+   */
+  async stop(timeoutMs = this.config.stopTimeoutSeconds * 1000): Promise<void> {
+    this.stopTaking();
+    const loopsDone = Promise.all([...this.loops.values()].map((loop) => loop.done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      loopsDone.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      const left = [...this.running];
+      for (const job of left) {
+        this.abandoned.add(job);
+        job.controller.abort();
+      }
+      this.log.warn({ jobs: left.map(({ queue, id }) => ({ queue, id })) }, `${left.length} running jobs left to be retried after the stop`);
+    }
+    this.loops.clear();
+    await this.boss.stop({ graceful: false, wait: true });
   }
 
   get retryLimit(): number {

@@ -13,14 +13,28 @@ export interface QueuePayloads {
 
 export type QueueName = keyof QueuePayloads;
 
-export const QUEUES: readonly QueueName[] = ['post-publish', 'post-check', 'post-delete'];
-
 /** Jobs whose retries are exhausted land here, for inspection; nothing consumes it automatically. */
 export const DEAD_LETTER_QUEUE = 'dead-letter';
 
-/** Payloads come back from the database as `unknown`: these guards are the only way to a typed payload. */
-export function isPostJobPayload(data: unknown): data is { postId: string; attempt?: number } {
-  if (typeof data !== 'object' || data === null) return false;
-  const { postId, attempt } = data as { postId?: unknown; attempt?: unknown };
-  return typeof postId === 'string' && (attempt === undefined || typeof attempt === 'number');
+function isRecord(data: unknown): data is Record<string, unknown> {
+  return typeof data === 'object' && data !== null && !Array.isArray(data);
+}
+
+const hasPostId = (data: unknown): data is { postId: string } => isRecord(data) && typeof data.postId === 'string';
+
+/**
+ * Payloads come back from the database as `unknown`: these guards, one per queue, are the only way to a typed
+ * payload. The mapped type makes a new queue fail to compile until it has its guard.
+ */
+const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayloads[Q] } = {
+  'post-publish': hasPostId,
+  'post-check': (data): data is QueuePayloads['post-check'] =>
+    hasPostId(data) && typeof (data as { attempt?: unknown }).attempt === 'number',
+  'post-delete': hasPostId,
+};
+
+export const QUEUES = Object.keys(payloadGuards) as QueueName[];
+
+export function isQueuePayload<Q extends QueueName>(queue: Q, data: unknown): data is QueuePayloads[Q] {
+  return payloadGuards[queue](data);
 }

@@ -20,7 +20,7 @@ import { preparePostParams } from './post.rules';
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Every change of a post goes through here: the version and update time move together. */
-export function touchPost(post: Post, now = new Date()): void {
+export function touchPost(post: Post, now: Date): void {
   post.version += 1;
   post.updatedAt = now;
 }
@@ -73,10 +73,16 @@ async function newPost(
 }
 
 /** Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation. */
-async function enforcePostLimits(ctx: Context, em: EntityManager, principal: Principal, accountId: string, newPosts: number): Promise<void> {
+async function enforcePostLimits(
+  ctx: Context,
+  em: EntityManager,
+  principal: Principal,
+  accountId: string,
+  newPosts: number,
+  now: Date,
+): Promise<void> {
   const { limits } = ctx.runtime.config;
   await consumeRateLimit(ctx, em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
-  const now = new Date();
   const used = await em.count(Post, { organization: principal.organizationId, createdAt: { $gte: startOfMonth(now) } });
   enforceMonthlyQuota(ctx, used + newPosts - 1, limits.postsPerMonth, now);
 }
@@ -93,7 +99,7 @@ export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ 
   const requestHash = key ? createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex') : null;
 
   const outcome = await ctx.em.transactional(async (em) => {
-    const now = new Date();
+    const now = ctx.runtime.clock.now();
     if (key) {
       await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
       const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
@@ -106,7 +112,7 @@ export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ 
       }
       if (existing) em.remove(existing);
     }
-    await enforcePostLimits(ctx, em, principal, accountId, 1);
+    await enforcePostLimits(ctx, em, principal, accountId, 1, now);
     const post = await newPost(ctx, em, principal, accountId, args.input.locationId, args.input, now, null);
     if (key) {
       em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
@@ -135,8 +141,8 @@ export async function createPostCampaign(
   const locationIds = [...new Set(args.input.locationIds)];
   const campaignId = newId();
   const posts = await ctx.em.transactional(async (em) => {
-    await enforcePostLimits(ctx, em, principal, accountId, locationIds.length);
-    const now = new Date();
+    const now = ctx.runtime.clock.now();
+    await enforcePostLimits(ctx, em, principal, accountId, locationIds.length, now);
     const created: Post[] = [];
     for (const locationId of locationIds) {
       created.push(await newPost(ctx, em, principal, accountId, locationId, args.input, now, campaignId));
@@ -218,7 +224,7 @@ export async function deletePost(ctx: Context, args: { accountId?: string | null
     const post = await findPost(em, accountId, args.id, true);
     if (post.state === PostState.DELETED) return { post, changed: false };
     if (post.pendingAction === 'delete') return { post, changed: false };
-    touchPost(post);
+    touchPost(post, ctx.runtime.clock.now());
     if (!post.providerName) {
       // A publish job still running will see DELETED and remove what it created.
       post.state = PostState.DELETED;

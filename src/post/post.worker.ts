@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobContext } from '../jobs/job-engine';
-import { isPostJobPayload } from '../jobs/queues';
+import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
@@ -15,7 +15,7 @@ export function checkDelayMs(attempt: number): number {
   return Math.min(60, 2 ** attempt) * 1000;
 }
 
-function lastErrorOf(error: AlphaProviderError, now = new Date()): PostLastError {
+function lastErrorOf(error: AlphaProviderError, now: Date): PostLastError {
   return { status: error.status, reason: error.reason, message: error.message, details: error.details, at: now.toISOString() };
 }
 
@@ -40,7 +40,7 @@ async function changePost(
     const post = await tx.findOne(Post, postId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!post) return null;
     const changed = await change(post, tx);
-    if (changed) touchPost(post);
+    if (changed) touchPost(post, runtime.clock.now());
     return { post, changed };
   });
   if (result?.changed) await announcePostChange(runtime, result.post);
@@ -52,11 +52,12 @@ async function changePost(
  * retries with backoff, until the last attempt, which (like a non-retryable error) ends the post in ERROR.
  */
 async function recordProviderFailure(runtime: Runtime, postId: string, error: unknown, job: JobContext): Promise<void> {
-  if (!(error instanceof AlphaProviderError)) throw error;
+  // Interrupted by a stop: not the provider's failure, so the post keeps its state and the job is retried.
+  if (!(error instanceof AlphaProviderError) || job.signal.aborted) throw error;
   const final = !error.retryable || job.isLastAttempt;
   await changePost(runtime, postId, (post) => {
     if (post.state === PostState.DELETED) return false;
-    post.lastError = lastErrorOf(error);
+    post.lastError = lastErrorOf(error, runtime.clock.now());
     if (final) {
       post.state = PostState.ERROR;
       post.pendingAction = null;
@@ -74,8 +75,8 @@ function stateFromProvider(remote: AlphaLocalPost, post: Post, now: Date): PostS
   return post.scheduledTime && post.scheduledTime > now ? PostState.SCHEDULED : PostState.PROCESSING;
 }
 
-async function applyProviderState(runtime: Runtime, postId: string, remote: AlphaLocalPost, attempt: number): Promise<void> {
-  const now = new Date();
+async function applyProviderState(runtime: Runtime, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
+  const now = runtime.clock.now();
   let followUp: Date | null = null;
   let orphan: string | null = null;
   await changePost(runtime, postId, async (post, em) => {
@@ -98,11 +99,15 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
     }
     return changed;
   });
-  if (orphan) await runtime.alpha.deleteLocalPost(orphan).catch(() => undefined);
+  if (orphan) {
+    // The post is DELETED either way; a provider copy that could not be removed is worth an operator's look.
+    await runtime.alpha.deleteLocalPost(orphan, { signal: job.signal }).catch((error: unknown) => {
+      job.log.warn({ err: error, providerName: orphan }, 'could not delete the provider copy of a post deleted while it was published');
+    });
+  }
 }
 
-export async function publishPost(runtime: Runtime, payload: unknown, job: JobContext): Promise<void> {
-  if (!isPostJobPayload(payload)) throw new Error('post-publish job without a postId');
+export async function publishPost(runtime: Runtime, payload: QueuePayloads['post-publish'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
@@ -113,34 +118,32 @@ export async function publishPost(runtime: Runtime, payload: unknown, job: JobCo
       ...providerIds(post.location.alphaLocationName!),
       post: post.params as AlphaLocalPost,
       requestId: post.id,
-    });
+    }, { signal: job.signal });
   } catch (error) {
     return recordProviderFailure(runtime, post.id, error, job);
   }
-  await applyProviderState(runtime, post.id, remote, 0);
+  await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
-export async function checkPost(runtime: Runtime, payload: unknown, job: JobContext): Promise<void> {
-  if (!isPostJobPayload(payload)) throw new Error('post-check job without a postId');
+export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-check'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   let remote: AlphaLocalPost;
   try {
-    remote = await runtime.alpha.getLocalPost(post.providerName);
+    remote = await runtime.alpha.getLocalPost(post.providerName, { signal: job.signal });
   } catch (error) {
     return recordProviderFailure(runtime, post.id, error, job);
   }
-  await applyProviderState(runtime, post.id, remote, payload.attempt ?? 1);
+  await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
-export async function deletePostAtProvider(runtime: Runtime, payload: unknown, job: JobContext): Promise<void> {
-  if (!isPostJobPayload(payload)) throw new Error('post-delete job without a postId');
+export async function deletePostAtProvider(runtime: Runtime, payload: QueuePayloads['post-delete'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
   try {
-    await runtime.alpha.deleteLocalPost(post.providerName);
+    await runtime.alpha.deleteLocalPost(post.providerName, { signal: job.signal });
   } catch (error) {
     // Already gone at the provider is what we wanted.
     if (!(error instanceof AlphaProviderError && error.status === 404)) return recordProviderFailure(runtime, post.id, error, job);

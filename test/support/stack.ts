@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { loadConfig } from '../../src/config';
-import { startStack, type Stack } from '../../src/stack';
+import type { Clock } from '../../src/shared/clock';
+import { startStack, type Stack, type StackOptions } from '../../src/stack';
 
 export interface TestStack {
   /** http://127.0.0.1:<port> of a server on this file's own fresh database. */
@@ -40,8 +41,14 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
 }
 
-/** A fresh database cloned from the migrated template, and the whole service on it, on a free port. */
-export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+/**
+ * A fresh database cloned from the migrated template, and the whole service on it, on a free port. `clock` is the
+ * time the service reads (default real time); `log` receives its log lines (default: TEST_LOG_LEVEL, silent).
+ */
+export async function startTestStack(
+  env: Record<string, string> = {},
+  options: { clock?: Clock; log?: StackOptions['log'] } = {},
+): Promise<TestStack> {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-test-data-'));
   const config = loadConfig({
@@ -49,11 +56,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.log ? 'debug' : 'silent'),
     NODE_ENV: 'test',
     ...env,
   });
-  const stack = await startStack(config, { seedDemo: false });
+  const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log });
   return {
     url: stack.url!,
     databaseUrl: database.url,

@@ -1,73 +1,164 @@
+import { randomUUID } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import type { EventBus } from '../../src/events/event-bus';
+
+/**
+ * A probe proves that a subscription is live, and orders negative checks: an event published through the real
+ * event bus that the subscription's filter lets through. Events travel in publish order, so once a probe
+ * published after some event has arrived, that event would have arrived before it.
+ */
+export interface Probe {
+  /** Publishes one probe event; returns its post id. */
+  send(): Promise<string>;
+}
+
+/** What a probe claims to be: a post of this organization, account and location (any may be chosen to match a filter). */
+export interface ProbeScope {
+  organizationId: string;
+  accountId: string;
+  locationId: string;
+  /** A fixed post id, for subscriptions filtered by postId; default a new id per probe. */
+  postId?: string;
+}
+
+/** Probe events are posts in SENDING at version 0, which no real post ever has. */
+export function postProbe(events: EventBus, scope: ProbeScope): Probe {
+  return {
+    async send() {
+      const id = scope.postId ?? randomUUID();
+      const now = new Date().toISOString();
+      await events.publish('post.updated', {
+        postId: id,
+        organizationId: scope.organizationId,
+        accountId: scope.accountId,
+        locationId: scope.locationId,
+        version: 0,
+        snapshot: {
+          id,
+          state: 'SENDING',
+          source: 'app',
+          params: { summary: 'probe' },
+          campaignId: null,
+          providerName: null,
+          searchUrl: null,
+          lastError: null,
+          publishedTime: null,
+          scheduledTime: null,
+          createdAt: now,
+          updatedAt: null,
+          version: 0,
+        },
+      });
+      return id;
+    },
+  };
+}
 
 export interface Recorder<T> {
+  /** Every event but probes, in arrival order. */
   events: T[];
   errors: unknown[];
   /** Resolves once `count` events arrived (rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<T[]>;
+  /** Sends a probe and resolves when it arrives: every event published before it has been delivered by then. */
+  sync(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
+/** Reads the post id of an event of `postUpdated`, the subscription the probes speak (its query must select `id` and `version`). */
+function probeIdOf(event: unknown): string | undefined {
+  const post = (event as { postUpdated?: { id?: string; version?: number } }).postUpdated;
+  return post?.version === 0 ? post.id : undefined;
+}
+
 /**
- * A graphql-ws subscriber as a dashboard would run it: authenticated in connection_init, recording every
- * event. Resolves once the server has had time to register the subscription.
+ * A graphql-ws subscriber as a dashboard would run it: authenticated in connection_init, recording every event.
+ * Resolves once the subscription is live, proven by a probe arriving through it.
  */
 export async function subscribe<T = any>(
   baseUrl: string,
   token: string,
   query: string,
-  variables?: Record<string, unknown>,
+  variables: Record<string, unknown> | undefined,
+  probe: Probe,
 ): Promise<Recorder<T>> {
   const events: T[] = [];
   const errors: unknown[] = [];
-  const waiters: (() => void)[] = [];
-  let connected!: () => void;
-  const isConnected = new Promise<void>((resolve) => (connected = resolve));
+  const probesSeen = new Set<string>();
+  const waiters = new Set<() => void>();
+  const notify = () => waiters.forEach((wake) => wake());
   const client: Client = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: { authorization: `Bearer ${token}` },
     retryAttempts: 0,
-    on: { connected: () => connected() },
   });
   const dispose = client.subscribe<T>(
     { query, variables },
     {
       next: (result) => {
         if (result.errors) errors.push(...result.errors);
-        if (result.data) events.push(result.data as T);
-        waiters.forEach((wake) => wake());
+        const probeId = result.data ? probeIdOf(result.data) : undefined;
+        if (probeId) probesSeen.add(probeId);
+        else if (result.data) events.push(result.data as T);
+        notify();
       },
       error: (error) => {
         errors.push(error);
-        waiters.forEach((wake) => wake());
+        notify();
       },
       complete: () => undefined,
     },
   );
-  await isConnected;
-  // The subscription is registered just after the socket is acknowledged; give the server that moment.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  return {
+
+  /** Waits until `done` holds, re-checking on every message; `every` runs at most each `everyMs` meanwhile. */
+  const until = (done: () => boolean, what: string, timeoutMs: number, every?: () => void, everyMs = 100) =>
+    new Promise<void>((resolve, reject) => {
+      let repeat: NodeJS.Timeout | undefined;
+      const finish = (error?: Error) => {
+        clearTimeout(timer);
+        clearInterval(repeat);
+        waiters.delete(check);
+        if (error) reject(error);
+        else resolve();
+      };
+      const check = () => {
+        if (done()) finish();
+        else if (errors.length > 0) finish(new Error(`${what}: the subscription failed: ${JSON.stringify(errors)}`));
+      };
+      const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}; events: ${events.length}, errors: ${JSON.stringify(errors)}`)), timeoutMs);
+      waiters.add(check);
+      if (every) {
+        every();
+        repeat = setInterval(every, everyMs);
+      }
+      check();
+    });
+
+  const recorder: Recorder<T> = {
     events,
     errors,
-    waitFor(count, timeoutMs = 20000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (events.length >= count) {
-            clearTimeout(timer);
-            resolve(events);
-          }
-        };
-        const timer = setTimeout(() => reject(new Error(`got ${events.length} of ${count} events; errors: ${JSON.stringify(errors)}`)), timeoutMs);
-        waiters.push(check);
-        check();
-      });
+    waitFor: async (count, timeoutMs = 20000) => {
+      await until(() => events.length >= count, `${count} events`, timeoutMs);
+      return events;
+    },
+    async sync(timeoutMs = 20000) {
+      const id = await probe.send();
+      await until(() => probesSeen.has(id), 'the probe', timeoutMs);
     },
     async close() {
       dispose();
       await client.dispose();
     },
   };
+  // The subscription is registered a little after the socket is acknowledged: probe until one comes through.
+  let sent = new Set<string>();
+  await until(
+    () => [...sent].some((id) => probesSeen.has(id)),
+    'the subscription to go live',
+    20000,
+    () => void probe.send().then((id) => (sent = new Set([...sent, id]))),
+  );
+  return recorder;
 }

@@ -3,6 +3,11 @@ import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetry
 import { LOCAL_POST_NAME, errorEnvelopeSchema, localPostListSchema, servedLocalPostSchema } from './alpha.schemas';
 import type { AlphaLocalPost } from './alpha.types';
 
+/** Per call: `signal` cancels the call (a stopping worker uses it); the client's own timeout still applies. */
+export interface AlphaCallOptions {
+  signal?: AbortSignal;
+}
+
 /**
  * The alpha provider's local-post API. Every method either returns checked data or throws an AlphaProviderError;
  * none retries (the job engine does, guided by `retryable`). Posts returned always carry `name` and `state`.
@@ -12,18 +17,21 @@ export interface AlphaClient {
    * Publishes a post. `requestId` is ours and must be the same on every attempt for one post: the provider answers a
    * repeated requestId with the post it already created, so a retried create never publishes twice.
    */
-  createLocalPost(input: { accountId: string; locationId: string; post: AlphaLocalPost; requestId: string }): Promise<AlphaLocalPost>;
+  createLocalPost(
+    input: { accountId: string; locationId: string; post: AlphaLocalPost; requestId: string },
+    options?: AlphaCallOptions,
+  ): Promise<AlphaLocalPost>;
   /** `name` is the resource name `accounts/{a}/locations/{l}/localPosts/{p}`. */
-  getLocalPost(name: string): Promise<AlphaLocalPost>;
+  getLocalPost(name: string, options?: AlphaCallOptions): Promise<AlphaLocalPost>;
   /** Newest first; pass `nextPageToken` back as `pageToken` for the next page. */
   listLocalPosts(input: {
     accountId: string;
     locationId: string;
     pageSize?: number;
     pageToken?: string;
-  }): Promise<{ localPosts: AlphaLocalPost[]; nextPageToken?: string }>;
+  }, options?: AlphaCallOptions): Promise<{ localPosts: AlphaLocalPost[]; nextPageToken?: string }>;
   /** Resolves once the provider has deleted it; a post already gone fails with status 404, reason NOT_FOUND. */
-  deleteLocalPost(name: string): Promise<void>;
+  deleteLocalPost(name: string, options?: AlphaCallOptions): Promise<void>;
 }
 
 export interface AlphaClientOptions {
@@ -52,7 +60,8 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     query: Record<string, string | number | undefined>,
-    body?: unknown,
+    body: unknown,
+    callOptions: AlphaCallOptions = {},
   ): Promise<Answer> {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
@@ -63,7 +72,13 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
 
-    const signal = AbortSignal.timeout(timeoutMs);
+    // A timer of our own, cleared when the call ends: AbortSignal.timeout would leave one behind per call.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const cancel = () => controller.abort();
+    callOptions.signal?.addEventListener('abort', cancel, { once: true });
+    if (callOptions.signal?.aborted) controller.abort();
+    const { signal } = controller;
     let response: Response;
     let text: string;
     try {
@@ -77,34 +92,37 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
       });
       text = await response.text();
     } catch (error) {
-      throw transportError(error, signal, timeoutMs, `${method} ${path}`);
+      throw transportError(error, signal, callOptions.signal, timeoutMs, `${method} ${path}`);
+    } finally {
+      clearTimeout(timer);
+      callOptions.signal?.removeEventListener('abort', cancel);
     }
     if (response.status < 200 || response.status > 299) throw answerError(response, text);
     return { status: response.status, text };
   }
 
   return {
-    async createLocalPost({ accountId, locationId, post, requestId }) {
+    async createLocalPost({ accountId, locationId, post, requestId }, callOptions) {
       requireNonEmpty({ accountId, locationId, requestId });
-      const answer = await send('POST', `${locationPath(accountId, locationId)}/localPosts`, { requestId }, post);
+      const answer = await send('POST', `${locationPath(accountId, locationId)}/localPosts`, { requestId }, post, callOptions);
       return parseAnswer(servedLocalPostSchema, answer, 'create local post');
     },
 
-    async getLocalPost(name) {
-      const answer = await send('GET', resourcePath(name), {});
+    async getLocalPost(name, callOptions) {
+      const answer = await send('GET', resourcePath(name), {}, undefined, callOptions);
       return parseAnswer(servedLocalPostSchema, answer, 'get local post');
     },
 
-    async listLocalPosts({ accountId, locationId, pageSize, pageToken }) {
+    async listLocalPosts({ accountId, locationId, pageSize, pageToken }, callOptions) {
       requireNonEmpty({ accountId, locationId });
-      const answer = await send('GET', `${locationPath(accountId, locationId)}/localPosts`, { pageSize, pageToken });
+      const answer = await send('GET', `${locationPath(accountId, locationId)}/localPosts`, { pageSize, pageToken }, undefined, callOptions);
       const page = parseAnswer(localPostListSchema, answer, 'list local posts');
       return page.nextPageToken === undefined ? { localPosts: page.localPosts } : page;
     },
 
-    async deleteLocalPost(name) {
+    async deleteLocalPost(name, callOptions) {
       // The answer's body ({}) carries nothing: success is the 2xx status.
-      await send('DELETE', resourcePath(name), {});
+      await send('DELETE', resourcePath(name), {}, undefined, callOptions);
     },
   };
 }
@@ -132,7 +150,23 @@ function clientRefusal(message: string): AlphaProviderError {
   return new AlphaProviderError({ status: 0, code: 0, reason: ALPHA_CLIENT_REASONS.invalidArgument, message, retryable: false });
 }
 
-function transportError(error: unknown, signal: AbortSignal, timeoutMs: number, call: string): AlphaProviderError {
+function transportError(
+  error: unknown,
+  signal: AbortSignal,
+  callerSignal: AbortSignal | undefined,
+  timeoutMs: number,
+  call: string,
+): AlphaProviderError {
+  if (callerSignal?.aborted) {
+    return new AlphaProviderError({
+      status: 0,
+      code: 0,
+      reason: ALPHA_CLIENT_REASONS.cancelled,
+      message: `The call ${call} to the alpha provider was cancelled`,
+      retryable: true,
+      cause: error,
+    });
+  }
   if (signal.aborted) {
     return new AlphaProviderError({
       status: 0,

@@ -4,6 +4,8 @@ export const ALPHA_CLIENT_REASONS = {
   network: 'NETWORK_ERROR',
   /** No complete answer within the client's timeout. */
   timeout: 'TIMEOUT',
+  /** Cancelled by the caller (a worker stopping) before an answer arrived. */
+  cancelled: 'CANCELLED',
   /** An answer we cannot read as the documented shape. */
   badResponse: 'BAD_RESPONSE',
   /** A call we refused to send (for example a malformed resource name). */

@@ -1,0 +1,66 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, restErrorBody, type ErrorCode } from '../graphql/errors';
+
+/**
+ * Every answer the HTTP server gives outside the GraphQL and REST adapters (Fastify's and Node's own refusals,
+ * unknown paths and methods, a stopping server) in a documented shape: the document's generic
+ * `{error: <status>, message}` on REST paths, a GraphQL error list with `extensions.code` on /graphql.
+ */
+
+export function isGraphQLPath(url: string): boolean {
+  const pathname = url.split('?')[0];
+  return pathname === '/graphql' || pathname === '/graphql/';
+}
+
+export function errorBody(url: string, code: ErrorCode, message: string): { status: number; body: Record<string, unknown> } {
+  const rendered = restErrorBody(code, message);
+  if (!isGraphQLPath(url)) return rendered;
+  return { status: rendered.status, body: { errors: [{ message, extensions: { code } }] } };
+}
+
+export function sendHttpError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): FastifyReply {
+  const { body } = errorBody(request.url, errorCodeForStatus(status), message);
+  return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
+}
+
+/** Fastify's messages of its 4xx refusals are written for clients; a 5xx never shows its internals. */
+export function messageForFastifyError(error: FastifyError, status: number): string {
+  return status >= 500 ? INTERNAL_ERROR_MESSAGE : error.message;
+}
+
+/** Fastify's router refusals (bad percent-encoding, over-long path parameter), in the documented shape. */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 400;
+  void sendHttpError(request, reply, status, messageForFastifyError(error, status));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (headers over 16 KB, malformed request lines,
+ * time-outs). The socket gets one JSON answer in the generic shape and is closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    status === 431
+      ? 'Request headers are larger than 16 KB'
+      : status === 408
+        ? 'The request did not arrive in time'
+        : 'The request is not valid HTTP';
+  const body = JSON.stringify(restErrorBody(errorCodeForStatus(status), message).body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
