@@ -4,14 +4,16 @@ import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastif
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { createContext, type Context } from './graphql/context';
-import { restErrorBody } from './graphql/errors';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
-import { limitRules, parseOptions } from './graphql/limits';
+import { parseOptions } from './graphql/limits';
+import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
 import { gatewaySchema } from './graphql/schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
+import { AllowedMethods } from './http/allowed-methods';
+import { guardRequestInput } from './http/input-guard';
 import { RequestLogController } from './http/request-log';
-import { sendHttpError } from './http/transport-errors';
+import { clientErrorHandler, frameworkErrorHandler, isGraphQLPath, messageForFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
@@ -50,6 +52,7 @@ const RETRY_AFTER_STOPPING_SECONDS = '5';
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
   const { runtime } = options;
   const { config, database } = runtime;
+  const production = config.nodeEnv === 'production';
   let stopping = false;
   const app = Fastify({
     loggerInstance: options.log,
@@ -59,13 +62,18 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     logController: new RequestLogController(config.isDevelopment ? 'debug' : 'info'),
     // Fastify's own 503 while closing is not in a documented shape: the onRequest hook below answers instead.
     return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
+  const allowed = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowed.add(route.url, route.method));
   const schema = await gatewaySchema();
-  const errorOptions = { log: app.log, isDevelopment: config.isDevelopment };
+  const hideSuggestions = production;
+  const errorOptions = { log: app.log, hideSuggestions };
 
   const apollo = new ApolloServer<Context>({
     schema,
-    validationRules: limitRules,
+    validationRules: requestValidationRules,
     parseOptions,
     allowBatchedHttpRequests: false,
     introspection: true,
@@ -76,25 +84,34 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     // signal again, which reads as a second Ctrl-C.
     stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(asGraphQLError(formatted, error), errorOptions),
-    plugins: [fastifyApolloDrainPlugin(app), ApolloServerPluginLandingPageDisabled(), responseHeadersPlugin],
+    plugins: [
+      fastifyApolloDrainPlugin(app),
+      ApolloServerPluginLandingPageDisabled(),
+      responseHeadersPlugin,
+      // In production the schema is for callers with a token (the IDE sends one).
+      requestGuardsPlugin({ schemaNeedsToken: production }),
+    ],
   });
   await apollo.start();
 
-  // Bad JSON and other request errors Fastify raises before a handler: the documented generic body on REST
-  // paths, a GraphQL error list on /graphql.
+  // Errors Fastify raises before a handler (bad JSON, body too large, unsupported media type): the documented
+  // generic body on REST paths, a GraphQL error list on /graphql.
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unexpected error');
-    const message = status === 500 ? 'Internal server error' : error.message;
-    if (request.url.startsWith('/graphql')) return reply.code(status).send({ errors: [{ message }] });
-    return reply.code(status).send(status === 500 ? restErrorBody('INTERNAL_SERVER_ERROR', message).body : { error: status, message });
+    return sendHttpError(request, reply, status, messageForFastifyError(error, status));
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: 404, message: `No route ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const pathname = request.url.split('?')[0]!;
+    const methods = allowed.for(pathname);
+    if (methods.length > 0) {
+      return sendHttpError(request, reply, 405, `${request.method} is not allowed on ${pathname}; use ${methods.join(', ')}`, {
+        allow: methods.join(', '),
+      });
+    }
+    return sendHttpError(request, reply, 404, `No route ${request.method} ${pathname}`);
+  });
 
-  registerHealth(app, database);
-  registerIdeAssets(app);
   app.addHook('onRequest', async (request, reply) => {
     if (stopping) {
       return sendHttpError(request, reply, 503, 'The server is stopping; retry shortly', {
@@ -108,6 +125,15 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     }
     return undefined;
   });
+  // Input text and depth of every REST and other non-GraphQL request (GraphQL checks its variables itself).
+  app.addHook('preHandler', async (request, reply) => {
+    if (isGraphQLPath(request.url) || request.url.startsWith('/sandbox/')) return undefined;
+    const problem = guardRequestInput(request);
+    return problem ? sendHttpError(request, reply, 400, problem) : undefined;
+  });
+
+  registerHealth(app, database);
+  registerIdeAssets(app);
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
     method: ['GET', 'POST'],
@@ -123,7 +149,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   const openApi = buildOpenApi(routeTable, config.publicUrl);
   app.get('/openapi.json', async () => openApi);
 
-  const ws = attachGraphQLWebSocket({ server: app.server, schema, runtime, log: app.log, isDevelopment: config.isDevelopment });
+  const ws = attachGraphQLWebSocket({ server: app.server, schema, runtime, log: app.log, hideSuggestions });
 
   return {
     app,

@@ -1,4 +1,4 @@
-import { IsNotEmpty, MaxLength } from 'class-validator';
+import { MaxLength } from 'class-validator';
 import { ArgsType, Field, ID, InputType } from 'type-graphql';
 
 /** How an account is found: by its id, by the caller's reference id, or both (then both must match). */
@@ -13,6 +13,7 @@ export class AccountLookupArgs implements AccountLookup {
   id?: string | null;
 
   @Field(() => String, { nullable: true })
+  @MaxLength(255, { message: 'reference_id must be at most 255 characters' })
   referenceId?: string | null;
 }
 
@@ -22,20 +23,18 @@ export class AccountLookupInput implements AccountLookup {
   id?: string | null;
 
   @Field(() => String, { nullable: true })
+  @MaxLength(255, { message: 'reference_id must be at most 255 characters' })
   referenceId?: string | null;
 }
 
 @InputType()
 export class UpdateAccountInput {
-  @Field(() => String, { nullable: true })
-  @IsNotEmpty({ message: 'name must not be empty' })
-  @MaxLength(200, { message: 'name must be at most 200 characters' })
+  @Field(() => String, { nullable: true, description: 'Trimmed; 1 to 200 characters.' })
   name?: string | null;
 
   @Field(() => String, {
     nullable: true,
-    description: 'New reference id; null clears it. Only allowed when the account is looked up by id.',
+    description: 'New reference id (trimmed, at most 255 characters); null or empty clears it. Only allowed when the account is looked up by id.',
   })
-  @MaxLength(255, { message: 'reference_id must be at most 255 characters' })
   referenceId?: string | null;
 }

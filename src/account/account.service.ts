@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal';
 import type { Context } from '../graphql/context';
 import { AppError } from '../graphql/errors';
 import { isId } from '../shared/ids';
+import { trimmedText } from '../shared/text';
 import { Account } from './account.entity';
 import type { AccountLookup, UpdateAccountInput } from './account.inputs';
 
@@ -41,13 +42,14 @@ export async function updateAccount(ctx: Context, lookup: AccountLookup, input: 
     throw AppError.badInput('Nothing to update: send name and/or reference_id');
   }
   if (input.name === null) throw AppError.badInput('name must not be null');
+  const name = input.name === undefined ? undefined : trimmedText(input.name, 'name', { min: 1, max: 200 });
+  const newReference = input.referenceId ? trimmedText(input.referenceId, 'reference_id', { min: 0, max: 255 }) || null : null;
   const account = await findAccount(ctx, principal, lookup);
-  const newReference = input.referenceId === '' ? null : input.referenceId;
   if (changesReference && newReference !== account.referenceId && !lookup.id) {
     throw AppError.badInput('reference_id can only be changed when the account is looked up by account_id');
   }
-  if (input.name !== undefined) account.name = input.name.trim();
-  if (changesReference) account.referenceId = newReference ?? null;
+  if (name !== undefined) account.name = name;
+  if (changesReference) account.referenceId = newReference;
   try {
     await ctx.em.flush();
   } catch (error) {

@@ -100,8 +100,9 @@ export type TopicType =
   | 'STANDARD';
 
 export type UpdateAccountInput = {
+  /** Trimmed; 1 to 200 characters. */
   name?: string | null | undefined;
-  /** New reference id; null clears it. Only allowed when the account is looked up by id. */
+  /** New reference id (trimmed, at most 255 characters); null or empty clears it. Only allowed when the account is looked up by id. */
   referenceId?: string | null | undefined;
 };
 

@@ -17,13 +17,27 @@ const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION
 
 const MASKED: ClassifiedError = { code: 'INTERNAL_SERVER_ERROR', message: INTERNAL_ERROR_MESSAGE, extensions: {}, masked: true };
 
-export function classifyError(error: unknown): ClassifiedError {
+/** graphql-js's "Did you mean …?" hints name fields and enum values: schema details, hidden in production. */
+const SUGGESTION = / ?Did you mean (.+?)\?$/;
+
+export interface ClassifyOptions {
+  hideSuggestions?: boolean;
+}
+
+export function classifyError(error: unknown, options: ClassifyOptions = {}): ClassifiedError {
+  const classified = classifyUnmasked(error);
+  if (options.hideSuggestions && !classified.masked) classified.message = classified.message.replace(SUGGESTION, '');
+  return classified;
+}
+
+function classifyUnmasked(error: unknown): ClassifiedError {
   const appError = appErrorOf(error);
   if (appError) {
-    const { code: _code, ...extensions } = appError.extensions as unknown as AppErrorExtensions;
+    // `http` is Apollo's instruction for the response status, not something to show.
+    const { code: _code, http: _http, ...extensions } = appError.extensions as unknown as AppErrorExtensions & { http?: unknown };
     return { code: appError.code, message: appError.message, extensions, masked: false };
   }
-  if (!(error instanceof GraphQLError)) return MASKED;
+  if (!(error instanceof GraphQLError)) return { ...MASKED };
   if (isTokenLimitError(error)) {
     return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, extensions: {}, masked: false };
   }
@@ -37,24 +51,23 @@ export function classifyError(error: unknown): ClassifiedError {
     const kind = error.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'BAD_USER_INPUT';
     return { code: kind, message: error.message, extensions: {}, masked: false };
   }
-  return MASKED;
+  return { ...MASKED };
 }
 
 /**
  * The one error formatter of every GraphQL transport: catalogue codes pass, request errors pass, anything else
- * becomes a masked INTERNAL_SERVER_ERROR and a log line with its cause. Never a stack trace or SQL text;
- * in development the original message is added as `extensions.detail`.
+ * becomes a masked INTERNAL_SERVER_ERROR and a log line with its cause. Never a stack trace or SQL text, in any
+ * mode: the cause is in the log, found by the request id.
  */
 export function formatGraphQLError(
   error: GraphQLError,
-  options: { log: FastifyBaseLogger; isDevelopment: boolean },
+  options: { log: FastifyBaseLogger; hideSuggestions: boolean },
 ): GraphQLFormattedError {
-  const classified = classifyError(error);
+  const classified = classifyError(error, options);
   if (classified.masked) {
     options.log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL operation');
   }
   const extensions: Record<string, unknown> = { code: classified.code, ...classified.extensions };
-  if (classified.masked && options.isDevelopment) extensions.detail = error.message;
   return {
     message: classified.message,
     ...(error.locations ? { locations: error.locations } : {}),

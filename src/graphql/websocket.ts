@@ -18,17 +18,19 @@ import type { Runtime } from '../runtime';
 import { createContext } from './context';
 import { AppError, appErrorOf, INTERNAL_ERROR_MESSAGE } from './errors';
 import { formatGraphQLError } from './format-error';
-import { limitRules, parseOptions } from './limits';
+import { parseOptions } from './limits';
+import { requestValidationRules, variablesProblem } from './request-guards';
 
 export interface WebSocketDependencies {
   server: Server;
   schema: GraphQLSchema;
   runtime: Runtime;
   log: FastifyBaseLogger;
-  isDevelopment: boolean;
+  /** Production hides graphql-js's "Did you mean" hints (they name schema fields). */
+  hideSuggestions: boolean;
 }
 
-const validationRules = [...specifiedRules, ...limitRules];
+const validationRules = [...specifiedRules, ...requestValidationRules];
 
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
@@ -60,7 +62,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   const stopWatchingRevocations = deps.runtime.events.subscribe('token.revoked', ({ tokenId }) => {
     for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(CloseCode.Forbidden, 'Forbidden');
   });
-  const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, isDevelopment: deps.isDevelopment });
+  const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, hideSuggestions: deps.hideSuggestions });
   const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
 
   const cleanup = useServer(
@@ -99,6 +101,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         }
         const errors = validate(deps.schema, document, validationRules);
         if (errors.length > 0) return errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
+        const problem = variablesProblem(payload.variables);
+        if (problem) return [problem];
         const operation = getOperationAST(document, payload.operationName);
         if (!operation) {
           return [AppError.badInput('Unable to identify the operation to run')];
@@ -130,8 +134,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
       onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
         result.errors ? { ...result, errors: result.errors.map(format) } : undefined,
-      // Close reasons of unexpected failures carry the error's message unless isProd: only development sees it.
-      isProd: !deps.isDevelopment,
+      // Close reasons of unexpected failures would carry the error's message otherwise: never, in any mode.
+      isProd: true,
     },
     wss,
   );

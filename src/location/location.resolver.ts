@@ -1,3 +1,4 @@
+import { MaxLength } from 'class-validator';
 import { Args, ArgsType, Ctx, Field, ID, Query, Resolver } from 'type-graphql';
 import { ConnectionArgs, ConnectionType, type Connection } from '../graphql/connection';
 import type { Context } from '../graphql/context';
@@ -12,6 +13,7 @@ export class LocationsArgs extends ConnectionArgs {
   accountId?: string | null;
 
   @Field(() => String, { nullable: true, description: "Only the location with this store code (reference id)." })
+  @MaxLength(255, { message: 'storeCode must be at most 255 characters' })
   storeCode?: string | null;
 }
 

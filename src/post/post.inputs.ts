@@ -17,6 +17,7 @@ abstract class PostContentInput {
 
   @Field(() => String, { nullable: true, description: 'Comma-separated placeholder names replaced in params.summary.' })
   @IsOptional()
+  @MaxLength(2000, { message: 'parameterMask must be at most 2000 characters' })
   @Matches(/^\s*[A-Za-z0-9_]+(\s*,\s*[A-Za-z0-9_]+)*\s*$/, { message: 'parameterMask must be comma-separated placeholder names' })
   parameterMask?: string | null;
 

@@ -5,23 +5,45 @@ import { ActionType, TopicType } from './post.enums';
 
 const SUMMARY_MAX = 1500;
 
-/** Replaces each {name} of the mask in the summary with parameters[name]; a masked name without a value is a 400. */
+/** More names than any summary of 1500 characters can use sensibly. */
+export const MAX_MASK_NAMES = 50;
+
+const PLACEHOLDER = /\{([A-Za-z0-9_]+)\}/g;
+
+/**
+ * Replaces each {name} of the mask in the summary with parameters[name]; a masked name without a value is a 400.
+ * One pass over the summary as written: a value is inserted as it is and never searched for placeholders again,
+ * so no input can make the text grow by more than its own size. The length of the result is computed before it
+ * is built, and refused (400) above `maxLength`.
+ */
 export function applyParameterMask(
   summary: string | null | undefined,
   mask: string | null | undefined,
   parameters: Record<string, unknown> | null | undefined,
+  maxLength: number,
 ): string | null | undefined {
   if (!mask) return summary;
   const names = mask.split(',').map((name) => name.trim()).filter(Boolean);
-  let result = summary ?? '';
+  if (names.length > MAX_MASK_NAMES) throw AppError.badInput(`parameterMask may name at most ${MAX_MASK_NAMES} placeholders`);
+  const values = new Map<string, string>();
   for (const name of names) {
-    const value = parameters?.[name];
+    if (values.has(name)) throw AppError.badInput(`parameterMask names ${name} more than once`);
+    const value = parameters && Object.hasOwn(parameters, name) ? parameters[name] : undefined;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       throw AppError.badInput(`parameters.${name} is required by parameterMask (a string or number)`);
     }
-    result = result.split(`{${name}}`).join(String(value));
+    values.set(name, String(value));
   }
-  return result;
+  const text = summary ?? '';
+  let length = text.length;
+  for (const match of text.matchAll(PLACEHOLDER)) {
+    const value = values.get(match[1]!);
+    if (value !== undefined) length += value.length - match[0].length;
+  }
+  if (length > maxLength) {
+    throw AppError.badInput(`params.summary must be at most ${maxLength} characters after placeholders are replaced`);
+  }
+  return text.replace(PLACEHOLDER, (placeholder, name: string) => values.get(name) ?? placeholder);
 }
 
 /**
@@ -35,10 +57,7 @@ export function preparePostParams(
 ): { params: PostParams; scheduledTime: Date | null } {
   const params: PostParams = structuredClone({ ...input.params });
   params.topicType ??= TopicType.STANDARD;
-  params.summary = applyParameterMask(params.summary, input.parameterMask, input.parameters);
-  if (params.summary && params.summary.length > SUMMARY_MAX) {
-    throw AppError.badInput(`params.summary must be at most ${SUMMARY_MAX} characters after placeholders are replaced`);
-  }
+  params.summary = applyParameterMask(params.summary, input.parameterMask, input.parameters, SUMMARY_MAX);
   if (params.topicType === TopicType.STANDARD && !params.summary?.trim()) {
     throw AppError.badInput('params.summary is required for STANDARD posts');
   }

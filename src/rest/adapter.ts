@@ -170,7 +170,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           }
           return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) }, ctx.responseHeaders);
         } catch (error) {
-          const classified = classifyError(error as GraphQLError);
+          const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
           if (classified.masked) request.log.error({ err: error }, 'unexpected error in a REST route');
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
