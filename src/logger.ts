@@ -84,7 +84,9 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'role' | 'isDevel
   };
   if (setup.destination) return pino(options, setup.destination);
   if (config.isDevelopment && process.stdout.isTTY) {
-    return pino(options, pinoPretty({ colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,role', sync: true }));
+    // One line per entry; a request's fields are already in its message.
+    const ignore = 'pid,hostname,role,method,url,statusCode,responseTime';
+    return pino(options, pinoPretty({ colorize: true, translateTime: 'HH:MM:ss.l', ignore, singleLine: true, sync: true }));
   }
   return pino(options);
 }

@@ -1,9 +1,13 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
-import { startServerProcess } from './support/process';
+import { childEnv, ROOT, startServerProcess } from './support/process';
+import { createTestDatabase } from './support/stack';
+
+const UP = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
 
 /** What `npm start` does after building: the whole stack in one process, as a user runs it. */
 describe('npm start', () => {
@@ -56,3 +60,62 @@ describe('npm start', () => {
     }
   }, 180000);
 });
+
+/** Every process below `pid` (children, grandchildren), newest last. */
+function descendants(pid: number): number[] {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=']).toString().trim().split('\n').map((row) => row.trim().split(/\s+/).map(Number));
+  const below = (parent: number): number[] => rows.filter(([, ppid]) => ppid === parent).flatMap(([child]) => [child!, ...below(child!)]);
+  return below(pid);
+}
+
+describe('logs', () => {
+  it('are readable lines on a terminal in development, one per request at debug; JSON lines when piped', async () => {
+    const database = await createTestDatabase();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-tty-'));
+    // `script` gives the server a real terminal (a pseudo-terminal) as its stdout.
+    const terminal = spawn('script', ['-qfec', `${process.execPath} dist/src/main.js`, '/dev/null'], {
+      cwd: ROOT,
+      env: childEnv({ DATABASE_URL: database.url, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'debug', PORT: '0' }),
+    });
+    let output = '';
+    const seen = new Set<() => void>();
+    terminal.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      seen.forEach((check) => check());
+    });
+    const exited = new Promise((resolve) => terminal.on('exit', resolve));
+    const waitFor = (pattern: RegExp) =>
+      new Promise<RegExpMatchArray>((resolve) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) {
+            seen.delete(check);
+            resolve(match);
+          }
+        };
+        seen.add(check);
+        check();
+      });
+    try {
+      const [, url] = await waitFor(UP);
+      expect((await http(url!, 'GET', '/healthz')).status).toBe(200);
+      const [line] = await waitFor(/^.*GET \/healthz 200.*$/m);
+      expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] .*DEBUG.*: .*GET \/healthz 200 \d+ ms/);
+      expect(output).not.toMatch(/^\{"level"/m);
+    } finally {
+      for (const pid of descendants(terminal.pid!).reverse()) process.kill(pid, 'SIGTERM');
+      await exited;
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    // The same server with its output piped (every other test): one JSON object a line.
+    const piped = startServerProcess({ DATABASE_URL: (await createTestDatabase().then((db) => ((pipedDb = db), db))).url, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0' });
+    await piped.waitFor(UP);
+    expect(piped.output()).toMatch(/^\{"level":30,.*"msg":"Server listening at http/m);
+    piped.child.kill('SIGTERM');
+    expect(await piped.exited()).toBe(0);
+    await pipedDb?.drop();
+  }, 120000);
+});
+
+let pipedDb: { drop(): Promise<void> } | undefined;

@@ -10,10 +10,22 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+export interface ProcessOptions {
+  /** The project directory to run in (a copy of this one, for layout tests); default this checkout. */
+  root?: string;
+  /** In a process group of its own, so a test can signal the group as a terminal's Ctrl-C does. */
+  detached?: boolean;
+}
+
 /** Runs the built CLI (dist/, built by the global setup) and collects its output. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  options: ProcessOptions = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const root = options.root ?? ROOT;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/main.js'), ...args], { cwd: ROOT, env: childEnv(env) });
+    const child = spawn(process.execPath, [path.join(root, 'dist/src/cli/main.js'), ...args], { cwd: root, env: childEnv(env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -32,8 +44,13 @@ export interface ServerProcess {
 }
 
 /** Starts `node dist/src/main.js`, as `npm start` does after building. */
-export function startServerProcess(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: childEnv(env) });
+export function startServerProcess(env: Record<string, string>, options: ProcessOptions = {}): ServerProcess {
+  const root = options.root ?? ROOT;
+  const child = spawn(process.execPath, [path.join(root, 'dist/src/main.js')], {
+    cwd: root,
+    env: childEnv(env),
+    detached: options.detached ?? false,
+  });
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
