@@ -6,7 +6,9 @@ export const ROOT = path.resolve(__dirname, '../..');
 /** Environment for a subprocess of ours: quiet logs, and nothing of the test runner's database settings. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'test' };
+  // Where the runner's own shell keeps its data is not the subprocess's business.
   delete env.DATABASE_URL;
+  delete env.DATA_DIR;
   return { ...env, ...extra };
 }
 
