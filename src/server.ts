@@ -11,9 +11,8 @@ import { gatewaySchema } from './graphql/schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
-import { guardRequestInput } from './http/input-guard';
 import { RequestLogController } from './http/request-log';
-import { clientErrorHandler, frameworkErrorHandler, isGraphQLPath, messageForFastifyError, sendHttpError } from './http/transport-errors';
+import { clientErrorHandler, frameworkErrorHandler, messageForFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
@@ -124,12 +123,6 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       return reply.type('text/html; charset=utf-8').send(ideHtml(options.ideToken?.()));
     }
     return undefined;
-  });
-  // Input text and depth of every REST and other non-GraphQL request (GraphQL checks its variables itself).
-  app.addHook('preHandler', async (request, reply) => {
-    if (isGraphQLPath(request.url) || request.url.startsWith('/sandbox/')) return undefined;
-    const problem = guardRequestInput(request);
-    return problem ? sendHttpError(request, reply, 400, problem) : undefined;
   });
 
   registerHealth(app, database);

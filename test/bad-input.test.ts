@@ -94,6 +94,12 @@ describe('text PostgreSQL cannot store is refused at the edge, naming the field'
     expect(answer.body).toEqual({ error: 400, message });
   });
 
+  it('still checks the token first: bad text without a token answers 401', async () => {
+    const answer = await http(t.url, 'GET', `/post?account_id=${accountId}&q=%00`);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual({ error: 401, message: 'Missing, unknown or revoked bearer token' });
+  });
+
   it('the GraphQL twins refuse the same, as BAD_USER_INPUT naming the variable path, or the literal', async () => {
     const summary = await graphql(t.url, CREATE_POST, {
       token: org.token,

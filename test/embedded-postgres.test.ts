@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
+import { eventually } from './support/posts';
 import { ROOT, runCli, startServerProcess, type ProcessOptions, type ServerProcess } from './support/process';
 
 /** `node dist/src/main.js` in `root`, remembered so afterAll can end it if a test failed halfway. */
@@ -59,11 +60,6 @@ function fallbackDataDirOf(checkout: string): string {
   return path.join(SHARED_ROOT, `data-${createHash('sha256').update(realpathSync(checkout)).digest('hex').slice(0, 12)}`);
 }
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  return condition();
-}
 
 /** A 0700 directory (as /root or `mktemp -d`) holding a checkout: node_modules hard-linked, dist/ and migrations/ copied. */
 let privateDir: string;
@@ -90,7 +86,7 @@ afterAll(async () => {
     const pid = postmasterPid(clusterDir);
     if (pid !== undefined && isAlive(pid)) {
       process.kill(pid, 'SIGINT');
-      await until(() => !existsSync(path.join(clusterDir, 'postmaster.pid')), 30000);
+      await eventually(async () => (existsSync(path.join(clusterDir, 'postmaster.pid')) ? undefined : true), 30000, `${clusterDir} to stop`);
     }
   }
   for (const directory of removeAtEnd) rmSync(directory, { recursive: true, force: true });

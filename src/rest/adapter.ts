@@ -12,6 +12,7 @@ import type { Runtime } from '../runtime';
 import { createContext } from '../graphql/context';
 import { AppError, appErrorOf, restErrorBody } from '../graphql/errors';
 import { classifyError } from '../graphql/format-error';
+import { guardRequestInput } from '../http/input-guard';
 import type { RestRoute, ValueSource } from './route';
 
 interface VariableSpec {
@@ -150,6 +151,9 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
         try {
           // Every documented path requires a token: say so before judging the request's parameters.
           if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
+          // Then the input text rule over path, query and body, in the REST names (GraphQL checks its variables).
+          const problem = guardRequestInput(request);
+          if (problem) throw AppError.badInput(problem);
           const read: Record<string, unknown> = {};
           for (const [name, source] of Object.entries(route.variables) as [string, ValueSource][]) {
             const value = readValue(request, source, specs.get(name)!);
