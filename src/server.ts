@@ -3,6 +3,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { ApolloServerPlugin } from '@apollo/server';
+import { domainErrorOf } from './errors/domain-error';
 import { createContext, type Context } from './graphql/context';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
@@ -11,6 +12,7 @@ import { gatewaySchema } from './graphql/schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
+import { limitHeaders } from './http/limit-headers';
 import { RequestLogController } from './http/request-log';
 import { clientErrorHandler, frameworkErrorHandler, messageForFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
@@ -20,12 +22,20 @@ import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
 import { alphaSandboxPlugin } from './sandbox/alpha/alpha-sandbox';
 
-/** Headers an operation asked for (rate limits, idempotent replay) go on the GraphQL HTTP response too. */
+/**
+ * The headers of an operation go on the GraphQL HTTP response too: those resolvers derived from services' results
+ * (rate limits, idempotent replay), and those of a refusal (a rate limit's or quota's Retry-After).
+ */
 const responseHeadersPlugin: ApolloServerPlugin<Context> = {
   async requestDidStart() {
     return {
-      async willSendResponse({ contextValue, response }) {
-        for (const [name, value] of contextValue.responseHeaders) response.http.headers.set(name.toLowerCase(), value);
+      async willSendResponse({ contextValue, response, errors }) {
+        const headers = new Map(contextValue.responseHeaders);
+        for (const error of errors ?? []) {
+          const refusal = domainErrorOf(error);
+          if (refusal) for (const [name, value] of limitHeaders(refusal.data)) headers.set(name, value);
+        }
+        for (const [name, value] of headers) response.http.headers.set(name.toLowerCase(), value);
       },
     };
   },
@@ -131,7 +141,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     path: '/graphql',
     method: ['GET', 'POST'],
     context: async (request) =>
-      createContext({ runtime, authorization: request.headers.authorization, log: request.log, surface: 'graphql' }),
+      createContext({ runtime, authorization: request.headers.authorization, log: request.log, source: 'app' }),
   });
 
   registerRestRoutes(app, { runtime, schema }, routeTable);

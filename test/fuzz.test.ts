@@ -17,7 +17,7 @@ import {
   type IntrospectionQuery,
 } from 'graphql';
 import WebSocket from 'ws';
-import { errorCatalogue } from '../src/graphql/errors';
+import { errorCatalogue } from '../src/errors/domain-error';
 import { routeTable } from '../src/rest/routes';
 import type { RestRoute, ValueSource } from '../src/rest/route';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';

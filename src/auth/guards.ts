@@ -1,20 +1,20 @@
 import { Account } from '../account/account.entity';
-import { AppError } from '../graphql/errors';
-import type { Context } from '../graphql/context';
+import { DomainError } from '../errors/domain-error';
+import type { RequestScope } from '../request-scope';
 import { isId } from '../shared/ids';
 import type { Principal } from './principal';
 
 /** Every operation but introspection needs a valid token (401 otherwise). */
-export function requirePrincipal(ctx: Context): Principal {
-  if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
-  return ctx.principal;
+export function requirePrincipal(scope: RequestScope): Principal {
+  if (!scope.principal) throw new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
+  return scope.principal;
 }
 
 /** Operations the document reserves for organization tokens answer 403 to account tokens. */
-export function requireOrganizationToken(ctx: Context): Principal {
-  const principal = requirePrincipal(ctx);
+export function requireOrganizationToken(scope: RequestScope): Principal {
+  const principal = requirePrincipal(scope);
   if (principal.kind !== 'organization') {
-    throw new AppError('ORGANIZATION_TOKEN_REQUIRED', 'This operation requires an organization token');
+    throw new DomainError('ORGANIZATION_TOKEN_REQUIRED', 'This operation requires an organization token');
   }
   return principal;
 }
@@ -24,20 +24,20 @@ export function requireOrganizationToken(ctx: Context): Principal {
  * organization token the required account_id, which must belong to the organization. An account of another
  * organization is "not found", never "forbidden", so its existence is not revealed.
  */
-export async function resolveAccountScope(ctx: Context, accountId: string | null | undefined): Promise<string> {
-  const principal = requirePrincipal(ctx);
+export async function resolveAccountScope(scope: RequestScope, accountId: string | null | undefined): Promise<string> {
+  const principal = requirePrincipal(scope);
   if (principal.accountId) return principal.accountId;
   if (!accountId) {
-    throw new AppError('ACCOUNT_ID_REQUIRED', 'account_id is required with an organization token');
+    throw new DomainError('ACCOUNT_ID_REQUIRED', 'account_id is required with an organization token');
   }
-  await findAccountOfOrganization(ctx, principal, accountId);
+  await findAccountOfOrganization(scope, principal, accountId);
   return accountId;
 }
 
-export async function findAccountOfOrganization(ctx: Context, principal: Principal, accountId: string): Promise<Account> {
+export async function findAccountOfOrganization(scope: RequestScope, principal: Principal, accountId: string): Promise<Account> {
   const account = isId(accountId)
-    ? await ctx.em.findOne(Account, { id: accountId, organization: principal.organizationId })
+    ? await scope.em.findOne(Account, { id: accountId, organization: principal.organizationId })
     : null;
-  if (!account) throw AppError.notFound('Account');
+  if (!account) throw DomainError.notFound('Account');
   return account;
 }

@@ -1,18 +1,18 @@
 import { findAccountOfOrganization, requireOrganizationToken } from './guards';
-import type { Context } from '../graphql/context';
-import { AppError } from '../graphql/errors';
+import type { RequestScope } from '../request-scope';
+import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
 import { isId } from '../shared/ids';
 import { ApiToken } from './api-token.entity';
 import { issueToken } from './token.service';
 
 export async function listAccountTokens(
-  ctx: Context,
+  scope: RequestScope,
   filter: { accountId?: string | null; includeRevoked: boolean },
 ): Promise<ApiToken[]> {
-  const principal = requireOrganizationToken(ctx);
-  if (filter.accountId) await findAccountOfOrganization(ctx, principal, filter.accountId);
-  return ctx.em.find(
+  const principal = requireOrganizationToken(scope);
+  if (filter.accountId) await findAccountOfOrganization(scope, principal, filter.accountId);
+  return scope.em.find(
     ApiToken,
     {
       organization: principal.organizationId,
@@ -24,28 +24,28 @@ export async function listAccountTokens(
 }
 
 export async function createAccountToken(
-  ctx: Context,
+  scope: RequestScope,
   args: { accountId: string; label?: string | null },
 ): Promise<{ token: string; apiToken: ApiToken }> {
-  const principal = requireOrganizationToken(ctx);
-  const account = await findAccountOfOrganization(ctx, principal, args.accountId);
-  const { secret, token } = issueToken(ctx.em, ctx.em.getReference(Organization, principal.organizationId), {
+  const principal = requireOrganizationToken(scope);
+  const account = await findAccountOfOrganization(scope, principal, args.accountId);
+  const { secret, token } = issueToken(scope.em, scope.em.getReference(Organization, principal.organizationId), {
     account,
     label: args.label ?? null,
   });
-  await ctx.em.flush();
+  await scope.em.flush();
   return { token: secret, apiToken: token };
 }
 
 /** Revocation is immediate: the next request with the token answers 401. Revoking twice is a no-op. */
-export async function revokeAccountToken(ctx: Context, id: string): Promise<ApiToken> {
-  const principal = requireOrganizationToken(ctx);
+export async function revokeAccountToken(scope: RequestScope, id: string): Promise<ApiToken> {
+  const principal = requireOrganizationToken(scope);
   const token = isId(id)
-    ? await ctx.em.findOne(ApiToken, { id, organization: principal.organizationId, account: { $ne: null } })
+    ? await scope.em.findOne(ApiToken, { id, organization: principal.organizationId, account: { $ne: null } })
     : null;
-  if (!token) throw AppError.notFound('Account token');
+  if (!token) throw DomainError.notFound('Account token');
   token.revokedAt ??= new Date();
-  await ctx.em.flush();
-  await ctx.runtime.events.publish('token.revoked', { tokenId: token.id });
+  await scope.em.flush();
+  await scope.runtime.events.publish('token.revoked', { tokenId: token.id });
   return token;
 }

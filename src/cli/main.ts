@@ -14,7 +14,7 @@ import { locateDatabase } from '../db/connect';
 import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase } from '../db/orm';
 import { seedDemo } from '../demo/demo.seed';
-import { AppError } from '../graphql/errors';
+import { DomainError } from '../errors/domain-error';
 import { createOrganization, createToken } from '../organization/organization.bootstrap';
 
 const USAGE = `Usage:
@@ -88,7 +88,7 @@ main(process.argv.slice(2)).then(
       console.error(error.message);
       process.exit(78);
     }
-    console.error(error instanceof AppError ? error.message : error);
+    console.error(error instanceof DomainError ? error.message : error);
     process.exit(1);
   },
 );

@@ -1,7 +1,8 @@
 import { Max, Min } from 'class-validator';
 import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
 import { isId } from '../shared/ids';
-import { AppError } from './errors';
+import type { Slice, SliceRequest } from '../shared/slice';
+import { DomainError } from '../errors/domain-error';
 
 /** The largest page any list returns; asking for more is a BAD_USER_INPUT error, not a silent cut. */
 export const MAX_PAGE_SIZE = 100;
@@ -83,26 +84,26 @@ export function encodeCursor(id: string): string {
 
 export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!isId(id)) throw AppError.badInput('after: not a cursor returned by this API');
+  if (!isId(id)) throw DomainError.badInput('after: not a cursor returned by this API');
   return id;
 }
 
-/** Builds a connection from one page fetched with `first + 1` rows (the extra row tells hasNextPage). */
-export function toConnection<T extends { id: string }>(
-  rows: T[],
-  args: { first: number; after?: string | null },
-  totalCount: number,
-): Connection<T> {
-  const page = rows.slice(0, args.first);
-  const edges = page.map((node) => ({ cursor: encodeCursor(node.id), node }));
+/** The connection GraphQL shows for a slice a service returned (`after` is the cursor the slice was asked after). */
+export function toConnection<T extends { id: string }>(slice: Slice<T>, after: string | null | undefined): Connection<T> {
+  const edges = slice.nodes.map((node) => ({ cursor: encodeCursor(node.id), node }));
   return {
     edges,
-    totalCount,
+    totalCount: slice.totalCount,
     pageInfo: {
-      hasNextPage: rows.length > args.first,
-      hasPreviousPage: Boolean(args.after),
+      hasNextPage: slice.hasMore,
+      hasPreviousPage: Boolean(after),
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges.at(-1)?.cursor ?? null,
     },
   };
+}
+
+/** The slice request of connection arguments, the cursor decoded to the id it stands for. */
+export function sliceRequestOf(args: { first: number; after?: string | null }): SliceRequest {
+  return { first: args.first, ...(args.after ? { afterId: decodeCursor(args.after) } : {}) };
 }

@@ -1,23 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Principal } from '../auth/principal';
 import { authenticate } from '../auth/token.service';
+import { createLoaders } from '../loaders';
+import type { RequestScope, RequestSource } from '../request-scope';
 import type { Runtime } from '../runtime';
-import { createLoaders, type Loaders } from './loaders';
 
-/** Which surface an operation arrived by; posts record it as their source. */
-export type Surface = 'graphql' | 'rest';
-
-/** Everything a resolver may use, built per request (or per WebSocket operation) by `createContext` only. */
-export interface Context {
-  em: EntityManager;
-  principal: Principal | null;
-  loaders: Loaders;
-  log: FastifyBaseLogger;
-  surface: Surface;
-  /** The process-wide parts services use: configuration, job engine, event bus, provider clients. */
-  runtime: Runtime;
-  /** Headers the operation wants on the HTTP response (rate limits, idempotent replay); both transports send them. */
+/**
+ * What a resolver gets: the transport-free request scope services take, plus what only transports use. Built per
+ * request (or per WebSocket operation) by `createContext` only, for GraphQL and for REST (which runs GraphQL).
+ */
+export interface Context extends RequestScope {
+  /** Headers resolvers derive from what services report (rate limits, idempotent replay); both transports send them. */
   responseHeaders: Map<string, string>;
 }
 
@@ -25,7 +18,7 @@ export interface ContextInput {
   runtime: Runtime;
   authorization: unknown;
   log: FastifyBaseLogger;
-  surface: Surface;
+  source: RequestSource;
 }
 
 export async function createContext(input: ContextInput): Promise<Context> {
@@ -36,8 +29,13 @@ export async function createContext(input: ContextInput): Promise<Context> {
     principal,
     loaders: createLoaders(em),
     log: input.log,
-    surface: input.surface,
+    source: input.source,
     runtime: input.runtime,
     responseHeaders: new Map(),
   };
+}
+
+/** Adds headers for the HTTP response of this operation (both transports send `responseHeaders`). */
+export function addResponseHeaders(ctx: Context, headers: Map<string, string>): void {
+  for (const [name, value] of headers) ctx.responseHeaders.set(name, value);
 }

@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { appErrorOf, INTERNAL_ERROR_MESSAGE, type AppErrorExtensions, type ErrorCode } from './errors';
+import { domainErrorOf, INTERNAL_ERROR_MESSAGE, type DomainErrorData, type ErrorCode } from '../errors/domain-error';
 import { isTokenLimitError, TOKEN_LIMIT_CLIENT_MESSAGE } from './limits';
 
-/** What a client may learn of an error: the catalogue code, a message, and the extra data of its shape. */
+/** What a client may learn of an error: the catalogue code, a message, and the data its shape carries. */
 export interface ClassifiedError {
   code: ErrorCode | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED';
   message: string;
-  extensions: Omit<AppErrorExtensions, 'code'>;
+  data: DomainErrorData;
   /** True when the error was not meant for clients: it is masked and logged. */
   masked: boolean;
 }
@@ -15,7 +15,7 @@ export interface ClassifiedError {
 /** Codes that graphql-js and Apollo give to problems of the request itself (they carry no internals). */
 const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
 
-const MASKED: ClassifiedError = { code: 'INTERNAL_SERVER_ERROR', message: INTERNAL_ERROR_MESSAGE, extensions: {}, masked: true };
+const MASKED: ClassifiedError = { code: 'INTERNAL_SERVER_ERROR', message: INTERNAL_ERROR_MESSAGE, data: {}, masked: true };
 
 /** graphql-js's "Did you mean …?" hints name fields and enum values: schema details, hidden in production. */
 const SUGGESTION = / ?Did you mean (.+?)\?$/;
@@ -24,6 +24,10 @@ export interface ClassifyOptions {
   hideSuggestions?: boolean;
 }
 
+/**
+ * What any error of an operation means for a client, for both transports (GraphQL formats it, REST renders its
+ * body): DomainErrors pass with their code and data, graphql-js's request errors pass, everything else is masked.
+ */
 export function classifyError(error: unknown, options: ClassifyOptions = {}): ClassifiedError {
   const classified = classifyUnmasked(error);
   if (options.hideSuggestions && !classified.masked) classified.message = classified.message.replace(SUGGESTION, '');
@@ -31,25 +35,21 @@ export function classifyError(error: unknown, options: ClassifyOptions = {}): Cl
 }
 
 function classifyUnmasked(error: unknown): ClassifiedError {
-  const appError = appErrorOf(error);
-  if (appError) {
-    // `http` is Apollo's instruction for the response status, not something to show.
-    const { code: _code, http: _http, ...extensions } = appError.extensions as unknown as AppErrorExtensions & { http?: unknown };
-    return { code: appError.code, message: appError.message, extensions, masked: false };
-  }
+  const domainError = domainErrorOf(error);
+  if (domainError) return { code: domainError.code, message: domainError.message, data: domainError.data, masked: false };
   if (!(error instanceof GraphQLError)) return { ...MASKED };
   if (isTokenLimitError(error)) {
-    return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, extensions: {}, masked: false };
+    return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, data: {}, masked: false };
   }
   const code = error.extensions?.code;
   if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
     const mapped = code === 'BAD_USER_INPUT' || code === 'BAD_REQUEST' ? 'BAD_USER_INPUT' : code;
-    return { code: mapped as ClassifiedError['code'], message: error.message, extensions: {}, masked: false };
+    return { code: mapped as ClassifiedError['code'], message: error.message, data: {}, masked: false };
   }
   // graphql-js reports bad variables and documents before execution: those errors have no path and no cause.
   if (!error.path && !error.originalError) {
     const kind = error.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'BAD_USER_INPUT';
-    return { code: kind, message: error.message, extensions: {}, masked: false };
+    return { code: kind, message: error.message, data: {}, masked: false };
   }
   return { ...MASKED };
 }
@@ -67,7 +67,13 @@ export function formatGraphQLError(
   if (classified.masked) {
     options.log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL operation');
   }
-  const extensions: Record<string, unknown> = { code: classified.code, ...classified.extensions };
+  // The data a REST body carries (rate limit figures, missing fields), under the same names; never headers' data.
+  const { payload, missingFields } = classified.data;
+  const extensions: Record<string, unknown> = {
+    code: classified.code,
+    ...(payload ? { payload } : {}),
+    ...(missingFields ? { missingFields } : {}),
+  };
   return {
     message: classified.message,
     ...(error.locations ? { locations: error.locations } : {}),

@@ -18,7 +18,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { MAX_PAGE_SIZE } from './connection';
-import { AppError } from './errors';
+import { DomainError } from '../errors/domain-error';
+import { toGraphQLError } from './errors';
 
 /**
  * Limits on every GraphQL document from outside, whichever way it arrives (HTTP POST, HTTP GET, graphql-ws).
@@ -43,7 +44,7 @@ export const parseOptions: ParseOptions = { maxTokens: operationLimits.maxTokens
 const TOKEN_LIMIT_MESSAGE = /Document contains more that? \d+ tokens/;
 
 function reject(context: ValidationContext | null, error: GraphQLError): void {
-  context?.reportError(new AppError('OPERATION_LIMIT_EXCEEDED', error.message.replace(/^Syntax Error: /, '')));
+  context?.reportError(toGraphQLError(new DomainError('OPERATION_LIMIT_EXCEEDED', error.message.replace(/^Syntax Error: /, ''))));
 }
 
 const armor = { propagateOnRejection: false, onReject: [reject], exposeLimits: true };
@@ -133,7 +134,7 @@ export function costLimitRule(maxCost: number): ValidationRule {
         const cost = selectionCost(operation.selectionSet, root, 1);
         if (cost > maxCost) {
           context.reportError(
-            new AppError('OPERATION_LIMIT_EXCEEDED', `Query cost limit of ${maxCost} exceeded, found ${cost}.`),
+            toGraphQLError(new DomainError('OPERATION_LIMIT_EXCEEDED', `Query cost limit of ${maxCost} exceeded, found ${cost}.`)),
           );
         }
       },

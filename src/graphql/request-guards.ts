@@ -1,8 +1,9 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { BREAK, GraphQLError, visit, type ASTVisitor, type DocumentNode, type ValidationContext, type ValidationRule } from 'graphql';
+import { BREAK, visit, type ASTVisitor, type DocumentNode, type ValidationContext, type ValidationRule } from 'graphql';
 import { describeInputProblem, findInputProblem, textProblem } from '../shared/input-text';
 import type { Context } from './context';
-import { AppError } from './errors';
+import { DomainError } from '../errors/domain-error';
+import { toGraphQLError } from './errors';
 import { limitRules } from './limits';
 
 /**
@@ -14,7 +15,7 @@ import { limitRules } from './limits';
 export const inputTextRule: ValidationRule = (context: ValidationContext): ASTVisitor => ({
   StringValue(node) {
     const problem = textProblem(node.value);
-    if (problem) context.reportError(AppError.badInput(describeInputProblem({ field: 'A string literal', ...problem })));
+    if (problem) context.reportError(toGraphQLError(DomainError.badInput(describeInputProblem({ field: 'A string literal', ...problem }))));
   },
 });
 
@@ -22,10 +23,10 @@ export const inputTextRule: ValidationRule = (context: ValidationContext): ASTVi
 export const requestValidationRules: ValidationRule[] = [...limitRules, inputTextRule];
 
 /** A BAD_USER_INPUT error naming the variable path (`$input.params.summary`), or undefined when all are fine. */
-export function variablesProblem(variables: Record<string, unknown> | null | undefined): AppError | undefined {
+export function variablesProblem(variables: Record<string, unknown> | null | undefined): DomainError | undefined {
   for (const [name, value] of Object.entries(variables ?? {})) {
     const problem = findInputProblem(value, `$${name}`);
-    if (problem) return AppError.badInput(describeInputProblem(problem));
+    if (problem) return DomainError.badInput(describeInputProblem(problem));
   }
   return undefined;
 }
@@ -45,12 +46,6 @@ export function asksForSchema(document: DocumentNode): boolean {
   return found;
 }
 
-/** Apollo answers an error thrown before execution with this status (its default would be 500). */
-function withHttpStatus(error: GraphQLError, status: number): GraphQLError {
-  (error.extensions as Record<string, unknown>).http = { status };
-  return error;
-}
-
 /**
  * The checks above on GraphQL over HTTP (POST and GET). graphql-ws runs the same `variablesProblem` in its
  * onSubscribe, and its sockets are always authenticated.
@@ -61,9 +56,9 @@ export function requestGuardsPlugin(options: { schemaNeedsToken: boolean }): Apo
       return {
         async didResolveOperation({ request, document, contextValue }) {
           const problem = variablesProblem(request.variables);
-          if (problem) throw withHttpStatus(problem, 400);
+          if (problem) throw toGraphQLError(problem, { httpStatus: 400 });
           if (options.schemaNeedsToken && !contextValue.principal && asksForSchema(document)) {
-            throw withHttpStatus(new AppError('UNAUTHENTICATED', 'Introspection needs a bearer token'), 401);
+            throw toGraphQLError(new DomainError('UNAUTHENTICATED', 'Introspection needs a bearer token'), { httpStatus: 401 });
           }
         },
       };

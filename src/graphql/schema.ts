@@ -9,7 +9,7 @@ import { LocationResolver } from '../location/location.resolver';
 import { OrganizationResolver } from '../organization/organization.resolver';
 import { PostResolver } from '../post/post.resolver';
 import { subscriptionPubSub } from '../events/graphql-pubsub';
-import { AppError } from './errors';
+import { DomainError } from '../errors/domain-error';
 
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
@@ -29,7 +29,7 @@ async function validateArgument(value: unknown): Promise<void> {
   for (const item of values) {
     if (item === null || typeof item !== 'object') continue;
     const errors = await validate(item, { forbidUnknownValues: false, skipMissingProperties: true });
-    if (errors.length > 0) throw AppError.badInput(describe(errors).join('; '));
+    if (errors.length > 0) throw DomainError.badInput(describe(errors).join('; '));
   }
 }
 

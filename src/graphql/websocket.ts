@@ -16,7 +16,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { authenticate } from '../auth/token.service';
 import type { Runtime } from '../runtime';
 import { createContext } from './context';
-import { AppError, appErrorOf, INTERNAL_ERROR_MESSAGE } from './errors';
+import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
+import { toGraphQLError } from './errors';
 import { formatGraphQLError } from './format-error';
 import { parseOptions } from './limits';
 import { requestValidationRules, variablesProblem } from './request-guards';
@@ -37,7 +38,7 @@ export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 
 /** Apollo's codes for a document that does not parse or validate, so both transports answer alike. */
 function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED'): GraphQLError {
-  if (appErrorOf(error)) return error;
+  if (domainErrorOf(error)) return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
@@ -102,10 +103,10 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         const errors = validate(deps.schema, document, validationRules);
         if (errors.length > 0) return errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
         const problem = variablesProblem(payload.variables);
-        if (problem) return [problem];
+        if (problem) return [toGraphQLError(problem)];
         const operation = getOperationAST(document, payload.operationName);
         if (!operation) {
-          return [AppError.badInput('Unable to identify the operation to run')];
+          return [toGraphQLError(DomainError.badInput('Unable to identify the operation to run'))];
         }
         let contextValue;
         try {
@@ -113,7 +114,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
             runtime: deps.runtime,
             authorization: authorizations.get(ctx),
             log: deps.log,
-            surface: 'graphql',
+            source: 'app',
           });
         } catch (error) {
           // Reported through the formatter, which masks and logs it; the socket stays usable.
@@ -121,7 +122,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         }
         if (!contextValue.principal) {
           socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
-          return [new AppError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token')];
+          return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
         }
         return {
           schema: deps.schema,

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, restErrorBody, type ErrorCode } from '../graphql/errors';
+import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../errors/domain-error';
+import { restErrorBody } from '../rest/error-body';
 
 /**
  * Every answer the HTTP server gives outside the GraphQL and REST adapters (Fastify's and Node's own refusals,

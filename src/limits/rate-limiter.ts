@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Context } from '../graphql/context';
-import { AppError } from '../graphql/errors';
+import { DomainError, type RateLimitState } from '../errors/domain-error';
 
 export interface RateLimit {
   /** Names the limit in the RateLimit headers, e.g. "posts". */
@@ -19,32 +18,31 @@ interface WindowState {
 
 /**
  * Counts one request against a rolling window (a sliding log in PostgreSQL, serialized per bucket by an
- * advisory lock held until the caller's transaction ends). Over the limit: 429 RATE_LIMIT_EXCEEDED with the
- * documented payload. Either way the response carries RateLimit-Policy and RateLimit headers (IETF httpapi
- * draft) and, when refused, Retry-After. Must run inside the caller's transaction, so a request that fails
- * later is not counted.
+ * advisory lock held until the caller's transaction ends). Over the limit: RATE_LIMIT_EXCEEDED with the
+ * documented payload. Returns the limit's state (the transports turn it into RateLimit headers; a refusal carries
+ * it too). Must run inside the caller's transaction, so a request that fails later is not counted.
  */
-export async function consumeRateLimit(ctx: Context, em: EntityManager, rule: RateLimit): Promise<void> {
+export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<RateLimitState> {
   const connection = em.getConnection();
   const trx = em.getTransactionContext();
   await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [rule.bucket], 'all', trx);
-  const [state] = (await connection.execute(
+  const [window] = (await connection.execute(
     `select count(*)::int as count, min(at) as oldest, now() as now from rate_limit_event
       where bucket = ? and at > now() - make_interval(secs => ?)`,
     [rule.bucket, rule.windowSeconds],
     'all',
     trx,
   )) as WindowState[];
-  const { count, oldest, now } = state!;
+  const { count, oldest, now } = window!;
   const resetSeconds = oldest
     ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(now).getTime()) / 1000))
     : rule.windowSeconds;
-  ctx.responseHeaders.set('RateLimit-Policy', `"${rule.name}";q=${rule.limit};w=${rule.windowSeconds}`);
+  const state = { name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds, resetSeconds };
   if (count >= rule.limit) {
-    ctx.responseHeaders.set('RateLimit', `"${rule.name}";r=0;t=${resetSeconds}`);
-    ctx.responseHeaders.set('Retry-After', String(resetSeconds));
-    throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rule.limit} per ${rule.windowSeconds} s exceeded`, {
+    throw new DomainError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rule.limit} per ${rule.windowSeconds} s exceeded`, {
       payload: { allowed: false, limit: rule.limit, remaining: 0, retryAfter: resetSeconds },
+      rateLimit: { ...state, remaining: 0 },
+      retryAfterSeconds: resetSeconds,
     });
   }
   await connection.execute(
@@ -54,7 +52,7 @@ export async function consumeRateLimit(ctx: Context, em: EntityManager, rule: Ra
     trx,
   );
   await connection.execute('insert into rate_limit_event (bucket, at) values (?, now())', [rule.bucket], 'all', trx);
-  ctx.responseHeaders.set('RateLimit', `"${rule.name}";r=${rule.limit - count - 1};t=${resetSeconds}`);
+  return { ...state, remaining: rule.limit - count - 1 };
 }
 
 /** Seconds from `now` to the first instant of the next calendar month (UTC). */
@@ -67,10 +65,12 @@ export function startOfMonth(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
-/** QUOTA_REACHED (429) when `used` has reached `quota` this calendar month. */
-export function enforceMonthlyQuota(ctx: Context, used: number, quota: number, now = new Date()): void {
+/** QUOTA_REACHED when `used` has reached `quota` this calendar month (UTC). */
+export function enforceMonthlyQuota(used: number, quota: number, now: Date): void {
   if (used < quota) return;
   const retryAfter = secondsToNextMonth(now);
-  ctx.responseHeaders.set('Retry-After', String(retryAfter));
-  throw new AppError('QUOTA_REACHED', `Monthly quota of ${quota} posts reached`, { payload: { allowed: false, retryAfter } });
+  throw new DomainError('QUOTA_REACHED', `Monthly quota of ${quota} posts reached`, {
+    payload: { allowed: false, retryAfter },
+    retryAfterSeconds: retryAfter,
+  });
 }

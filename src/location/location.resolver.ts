@@ -1,6 +1,6 @@
 import { MaxLength } from 'class-validator';
 import { Args, ArgsType, Ctx, Field, ID, Query, Resolver } from 'type-graphql';
-import { ConnectionArgs, ConnectionType, type Connection } from '../graphql/connection';
+import { ConnectionArgs, ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
 import type { Context } from '../graphql/context';
 import { Location } from './location.entity';
 import { listLocations } from './location.service';
@@ -20,7 +20,7 @@ export class LocationsArgs extends ConnectionArgs {
 @Resolver(() => Location)
 export class LocationResolver {
   @Query(() => LocationConnection, { description: 'Locations of an account, in creation order.' })
-  locations(@Args() args: LocationsArgs, @Ctx() ctx: Context): Promise<Connection<Location>> {
-    return listLocations(ctx, args);
+  async locations(@Args() args: LocationsArgs, @Ctx() ctx: Context): Promise<Connection<Location>> {
+    return toConnection(await listLocations(ctx, args, sliceRequestOf(args)), args.after);
   }
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
 import { issueToken } from '../auth/token.service';
-import { AppError } from '../graphql/errors';
+import { DomainError } from '../errors/domain-error';
 import { isId } from '../shared/ids';
 import { Organization } from './organization.entity';
 
@@ -14,7 +14,7 @@ export async function createOrganization(
   input: { name: string; betaApi?: boolean; citationsApi?: boolean },
 ): Promise<{ organization: Organization; token: string }> {
   const name = input.name.trim();
-  if (!name) throw AppError.badInput('--name must not be empty');
+  if (!name) throw DomainError.badInput('--name must not be empty');
   const organization = em.create(Organization, {
     name,
     betaApi: input.betaApi ?? false,
@@ -31,11 +31,11 @@ export async function createToken(
   input: { organizationId: string; accountId?: string },
 ): Promise<{ token: string }> {
   const organization = isId(input.organizationId) ? await em.findOne(Organization, input.organizationId) : null;
-  if (!organization) throw AppError.notFound('Organization');
+  if (!organization) throw DomainError.notFound('Organization');
   let account: Account | null = null;
   if (input.accountId) {
     account = isId(input.accountId) ? await em.findOne(Account, { id: input.accountId, organization }) : null;
-    if (!account) throw AppError.notFound('Account');
+    if (!account) throw DomainError.notFound('Account');
   }
   const { secret } = issueToken(em, organization, { account, label: 'created by the CLI' });
   await em.flush();

@@ -1,11 +1,11 @@
 import { requireOrganizationToken } from '../auth/guards';
-import type { Context } from '../graphql/context';
-import { AppError } from '../graphql/errors';
+import type { RequestScope } from '../request-scope';
+import { DomainError } from '../errors/domain-error';
 import { Organization } from './organization.entity';
 
-export async function getOrganization(ctx: Context): Promise<Organization> {
-  const principal = requireOrganizationToken(ctx);
-  const organization = await ctx.em.findOne(Organization, principal.organizationId);
-  if (!organization) throw new AppError('ORGANIZATION_NOT_FOUND', 'Organization not found');
+export async function getOrganization(scope: RequestScope): Promise<Organization> {
+  const principal = requireOrganizationToken(scope);
+  const organization = await scope.em.findOne(Organization, principal.organizationId);
+  if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
   return organization;
 }

@@ -1,7 +1,8 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../auth/guards';
-import { ConnectionType, type Connection } from '../graphql/connection';
-import type { Context } from '../graphql/context';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { addResponseHeaders, type Context } from '../graphql/context';
+import { limitHeaders } from '../http/limit-headers';
 import type { TopicPayloads } from '../events/topics';
 import { CreatePostArgs, CreatePostCampaignInput, PostRefArgs, PostsArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
@@ -75,8 +76,8 @@ export class PostResolver {
   }
 
   @Query(() => PostConnection, { description: 'Posts of the account, newest first. Campaign posts only with campaignId.' })
-  posts(@Args() args: PostsArgs, @Ctx() ctx: Context): Promise<Connection<Post>> {
-    return listPosts(ctx, args);
+  async posts(@Args() args: PostsArgs, @Ctx() ctx: Context): Promise<Connection<Post>> {
+    return toConnection(await listPosts(ctx, args, sliceRequestOf(args)), args.after);
   }
 
   @Query(() => PostPage, { description: 'Posts of the account by page number, newest first (the GET /post list).' })
@@ -85,17 +86,22 @@ export class PostResolver {
   }
 
   @Mutation(() => CreatePostPayload, { description: 'Creates a post in SENDING; it is published by a job.' })
-  createPost(@Args() args: CreatePostArgs, @Ctx() ctx: Context): Promise<CreatePostPayload> {
-    return createPost(ctx, args);
+  async createPost(@Args() args: CreatePostArgs, @Ctx() ctx: Context): Promise<CreatePostPayload> {
+    const outcome = await createPost(ctx, args);
+    addResponseHeaders(ctx, limitHeaders(outcome));
+    if (outcome.replayed) ctx.responseHeaders.set('Idempotent-Replayed', 'true');
+    return outcome;
   }
 
   @Mutation(() => PostCampaign, { description: 'One post per location under one campaign id.' })
-  createPostCampaign(
+  async createPostCampaign(
     @Arg('input', () => CreatePostCampaignInput) input: CreatePostCampaignInput,
     @Arg('accountId', () => ID, { nullable: true }) accountId: string | null,
     @Ctx() ctx: Context,
   ): Promise<PostCampaign> {
-    return createPostCampaign(ctx, { accountId, input });
+    const outcome = await createPostCampaign(ctx, { accountId, input });
+    addResponseHeaders(ctx, limitHeaders(outcome));
+    return outcome;
   }
 
   @Mutation(() => DeletePostPayload, { description: 'Deletes a post: at once, or queued when it is at the provider.' })

@@ -1,4 +1,4 @@
-import { AppError } from '../graphql/errors';
+import { DomainError } from '../errors/domain-error';
 import type { Location } from '../location/location.entity';
 import type { PostParams } from './post-params.types';
 import { ActionType, TopicType } from './post.enums';
@@ -24,13 +24,13 @@ export function applyParameterMask(
 ): string | null | undefined {
   if (!mask) return summary;
   const names = mask.split(',').map((name) => name.trim()).filter(Boolean);
-  if (names.length > MAX_MASK_NAMES) throw AppError.badInput(`parameterMask may name at most ${MAX_MASK_NAMES} placeholders`);
+  if (names.length > MAX_MASK_NAMES) throw DomainError.badInput(`parameterMask may name at most ${MAX_MASK_NAMES} placeholders`);
   const values = new Map<string, string>();
   for (const name of names) {
-    if (values.has(name)) throw AppError.badInput(`parameterMask names ${name} more than once`);
+    if (values.has(name)) throw DomainError.badInput(`parameterMask names ${name} more than once`);
     const value = parameters && Object.hasOwn(parameters, name) ? parameters[name] : undefined;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-      throw AppError.badInput(`parameters.${name} is required by parameterMask (a string or number)`);
+      throw DomainError.badInput(`parameters.${name} is required by parameterMask (a string or number)`);
     }
     values.set(name, String(value));
   }
@@ -41,7 +41,7 @@ export function applyParameterMask(
     if (value !== undefined) length += value.length - match[0].length;
   }
   if (length > maxLength) {
-    throw AppError.badInput(`params.summary must be at most ${maxLength} characters after placeholders are replaced`);
+    throw DomainError.badInput(`params.summary must be at most ${maxLength} characters after placeholders are replaced`);
   }
   return text.replace(PLACEHOLDER, (placeholder, name: string) => values.get(name) ?? placeholder);
 }
@@ -59,33 +59,33 @@ export function preparePostParams(
   params.topicType ??= TopicType.STANDARD;
   params.summary = applyParameterMask(params.summary, input.parameterMask, input.parameters, SUMMARY_MAX);
   if (params.topicType === TopicType.STANDARD && !params.summary?.trim()) {
-    throw AppError.badInput('params.summary is required for STANDARD posts');
+    throw DomainError.badInput('params.summary is required for STANDARD posts');
   }
   if ((params.topicType === TopicType.EVENT || params.topicType === TopicType.OFFER) && !params.event?.schedule) {
-    throw AppError.badInput(`params.event.schedule is required for ${params.topicType} posts`);
+    throw DomainError.badInput(`params.event.schedule is required for ${params.topicType} posts`);
   }
   if (params.topicType === TopicType.EVENT && !params.event?.title) {
-    throw AppError.badInput('params.event.title is required for EVENT posts');
+    throw DomainError.badInput('params.event.title is required for EVENT posts');
   }
   if (params.topicType === TopicType.ALERT && !params.alertType) {
-    throw AppError.badInput('params.alertType is required for ALERT posts');
+    throw DomainError.badInput('params.alertType is required for ALERT posts');
   }
   if (input.useLocationWebsiteUrl) {
-    if (!location.websiteUri) throw AppError.badInput('use_location_website_url is true but the location has no website');
+    if (!location.websiteUri) throw DomainError.badInput('use_location_website_url is true but the location has no website');
     params.callToAction = { actionType: params.callToAction?.actionType ?? ActionType.LEARN_MORE, url: location.websiteUri };
   }
   if (params.callToAction) {
     const { actionType, url } = params.callToAction;
-    if (actionType === ActionType.CALL && url) throw AppError.badInput('params.callToAction.url must be absent for CALL');
-    if (actionType !== ActionType.CALL && !url) throw AppError.badInput(`params.callToAction.url is required for ${actionType}`);
+    if (actionType === ActionType.CALL && url) throw DomainError.badInput('params.callToAction.url must be absent for CALL');
+    if (actionType !== ActionType.CALL && !url) throw DomainError.badInput(`params.callToAction.url is required for ${actionType}`);
   }
   let scheduledTime: Date | null = null;
   if (params.scheduledTime) {
     const time = Date.parse(params.scheduledTime);
     if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(params.scheduledTime) || Number.isNaN(time)) {
-      throw AppError.badInput('params.scheduledTime must be an RFC 3339 timestamp');
+      throw DomainError.badInput('params.scheduledTime must be an RFC 3339 timestamp');
     }
-    if (time <= now.getTime()) throw AppError.badInput('params.scheduledTime must be in the future');
+    if (time <= now.getTime()) throw DomainError.badInput('params.scheduledTime must be in the future');
     scheduledTime = new Date(time);
     params.scheduledTime = scheduledTime.toISOString();
   }

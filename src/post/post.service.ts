@@ -3,15 +3,16 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal, resolveAccountScope } from '../auth/guards';
 import type { Principal } from '../auth/principal';
-import { decodeCursor, toConnection, type Connection } from '../graphql/connection';
-import type { Context } from '../graphql/context';
-import { AppError } from '../graphql/errors';
+import { DomainError } from '../errors/domain-error';
+import type { RateLimitState } from '../errors/domain-error';
 import { consumeRateLimit, enforceMonthlyQuota, startOfMonth } from '../limits/rate-limiter';
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
+import type { RequestScope } from '../request-scope';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
+import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { IdempotencyKey } from './idempotency-key.entity';
-import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsArgs, PostsPageArgs } from './post.inputs';
+import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
 import { announcePostChange } from './post.events';
@@ -36,20 +37,20 @@ function canonicalJson(value: unknown): string {
 
 async function findLocationForPost(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
   const location = isId(locationId) ? await em.findOne(Location, { id: locationId, account: accountId }) : null;
-  if (!location) throw AppError.notFound('Location');
+  if (!location) throw DomainError.notFound('Location');
   if (!location.connected || !location.alphaLocationName) {
-    throw AppError.badInput('The location is not connected to the alpha provider');
+    throw DomainError.badInput('The location is not connected to the alpha provider');
   }
   return location;
 }
 
-function sourceOf(ctx: Context): PostSource {
-  return ctx.surface === 'rest' ? PostSource.EXTERNAL_API : PostSource.APP;
+function sourceOf(scope: RequestScope): PostSource {
+  return scope.source === 'external_api' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
 /** A new SENDING post for one location of the account, its content checked and prepared (not flushed yet). */
 async function newPost(
-  ctx: Context,
+  scope: RequestScope,
   em: EntityManager,
   principal: Principal,
   accountId: string,
@@ -64,7 +65,7 @@ async function newPost(
     organization: em.getReference(Organization, principal.organizationId),
     account: location.account,
     location,
-    source: sourceOf(ctx),
+    source: sourceOf(scope),
     params,
     scheduledTime,
     campaignId,
@@ -74,17 +75,18 @@ async function newPost(
 
 /** Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation. */
 async function enforcePostLimits(
-  ctx: Context,
+  scope: RequestScope,
   em: EntityManager,
   principal: Principal,
   accountId: string,
   newPosts: number,
   now: Date,
-): Promise<void> {
-  const { limits } = ctx.runtime.config;
-  await consumeRateLimit(ctx, em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
+): Promise<RateLimitState> {
+  const { limits } = scope.runtime.config;
+  const rateLimit = await consumeRateLimit(em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
   const used = await em.count(Post, { organization: principal.organizationId, createdAt: { $gte: startOfMonth(now) } });
-  enforceMonthlyQuota(ctx, used + newPosts - 1, limits.postsPerMonth, now);
+  enforceMonthlyQuota(used + newPosts - 1, limits.postsPerMonth, now);
+  return rateLimit;
 }
 
 /**
@@ -92,38 +94,44 @@ async function enforcePostLimits(
  * the (account, key) pair is locked first, so concurrent requests with one key create exactly one post; a
  * replay returns the original post, a changed body is refused with 422.
  */
-export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ post: Post; replayed: boolean }> {
-  const principal = requirePrincipal(ctx);
-  const accountId = await resolveAccountScope(ctx, args.accountId);
+/** What a create did: the post, whether it was an idempotent replay, and the rate limit's state (not for replays). */
+export interface CreatePostOutcome {
+  post: Post;
+  replayed: boolean;
+  rateLimit?: RateLimitState;
+}
+
+export async function createPost(scope: RequestScope, args: CreatePostArgs): Promise<CreatePostOutcome> {
+  const principal = requirePrincipal(scope);
+  const accountId = await resolveAccountScope(scope, args.accountId);
   const key = args.idempotencyKey?.trim() || null;
   const requestHash = key ? createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex') : null;
 
-  const outcome = await ctx.em.transactional(async (em) => {
-    const now = ctx.runtime.clock.now();
+  const outcome = await scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
+    const now = scope.runtime.clock.now();
     if (key) {
       await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
       const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
       if (existing && existing.expiresAt > now) {
         if (existing.requestHash !== requestHash) {
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
+          throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
         }
-        ctx.responseHeaders.set('Idempotent-Replayed', 'true');
         return { post: existing.post, replayed: true };
       }
       if (existing) em.remove(existing);
     }
-    await enforcePostLimits(ctx, em, principal, accountId, 1, now);
-    const post = await newPost(ctx, em, principal, accountId, args.input.locationId, args.input, now, null);
+    const rateLimit = await enforcePostLimits(scope, em, principal, accountId, 1, now);
+    const post = await newPost(scope, em, principal, accountId, args.input.locationId, args.input, now, null);
     if (key) {
       em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
     }
     await em.flush();
-    await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-    return { post, replayed: false };
+    await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+    return { post, replayed: false, rateLimit };
   });
   if (!outcome.replayed) {
-    await ctx.runtime.jobs.wake('post-publish');
-    await announcePostChange(ctx.runtime, outcome.post);
+    await scope.runtime.jobs.wake('post-publish');
+    await announcePostChange(scope.runtime, outcome.post);
   }
   return outcome;
 }
@@ -133,41 +141,44 @@ export async function createPost(ctx: Context, args: CreatePostArgs): Promise<{ 
  * rate limit and as one post per location by the monthly quota.
  */
 export async function createPostCampaign(
-  ctx: Context,
+  scope: RequestScope,
   args: { accountId?: string | null; input: CreatePostCampaignInput },
-): Promise<{ campaignId: string; posts: Post[] }> {
-  const principal = requirePrincipal(ctx);
-  const accountId = await resolveAccountScope(ctx, args.accountId);
+): Promise<{ campaignId: string; posts: Post[]; rateLimit: RateLimitState }> {
+  const principal = requirePrincipal(scope);
+  const accountId = await resolveAccountScope(scope, args.accountId);
   const locationIds = [...new Set(args.input.locationIds)];
   const campaignId = newId();
-  const posts = await ctx.em.transactional(async (em) => {
-    const now = ctx.runtime.clock.now();
-    await enforcePostLimits(ctx, em, principal, accountId, locationIds.length, now);
+  const { posts, rateLimit } = await scope.em.transactional(async (em) => {
+    const now = scope.runtime.clock.now();
+    const limit = await enforcePostLimits(scope, em, principal, accountId, locationIds.length, now);
     const created: Post[] = [];
     for (const locationId of locationIds) {
-      created.push(await newPost(ctx, em, principal, accountId, locationId, args.input, now, campaignId));
+      created.push(await newPost(scope, em, principal, accountId, locationId, args.input, now, campaignId));
     }
     await em.flush();
-    for (const post of created) await ctx.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-    return created;
+    for (const post of created) await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+    return { posts: created, rateLimit: limit };
   });
-  await ctx.runtime.jobs.wake('post-publish');
-  for (const post of posts) await announcePostChange(ctx.runtime, post);
-  return { campaignId, posts };
+  await scope.runtime.jobs.wake('post-publish');
+  for (const post of posts) await announcePostChange(scope.runtime, post);
+  return { campaignId, posts, rateLimit };
 }
 
 async function findPost(em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
   const post = isId(id)
     ? await em.findOne(Post, { id, account: accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {})
     : null;
-  if (!post) throw AppError.notFound('Post');
+  if (!post) throw DomainError.notFound('Post');
   return post;
 }
 
-export async function getPost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<Post> {
-  const accountId = await resolveAccountScope(ctx, args.accountId);
-  return findPost(ctx.em, accountId, args.id);
+export async function getPost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Post> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  return findPost(scope.em, accountId, args.id);
 }
+
+/** The filters of the `posts` connection: those of GET /post, and a campaign. */
+export type PostsFilter = PostFilterArgs & { campaignId?: string | null };
 
 function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: string | null }): Record<string, unknown> {
   const where: Record<string, unknown> = { account: accountId };
@@ -182,12 +193,12 @@ function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: st
 
 /** The page-numbered list of GET /post: newest first. */
 export async function listPostsPage(
-  ctx: Context,
+  scope: RequestScope,
   args: PostsPageArgs,
 ): Promise<{ found: number; page: number; perPage: number; posts: Post[] }> {
-  const accountId = await resolveAccountScope(ctx, args.accountId);
+  const accountId = await resolveAccountScope(scope, args.accountId);
   const where = postWhere(accountId, args);
-  const [posts, found] = await ctx.em.findAndCount(Post, where, {
+  const [posts, found] = await scope.em.findAndCount(Post, where, {
     orderBy: { createdAt: 'desc', id: 'desc' },
     limit: args.perPage,
     offset: (args.page - 1) * args.perPage,
@@ -195,16 +206,15 @@ export async function listPostsPage(
   return { found, page: args.page, perPage: args.perPage, posts };
 }
 
-/** The cursor connection of the `posts` query: newest first (ids are time-ordered). */
-export async function listPosts(ctx: Context, args: PostsArgs): Promise<Connection<Post>> {
-  const accountId = await resolveAccountScope(ctx, args.accountId);
-  const where = postWhere(accountId, args);
-  const afterId = args.after ? decodeCursor(args.after) : undefined;
+/** Posts newest first (ids are time-ordered), a slice at a time: the `posts` connection. */
+export async function listPosts(scope: RequestScope, filter: PostsFilter, slice: SliceRequest): Promise<Slice<Post>> {
+  const accountId = await resolveAccountScope(scope, filter.accountId);
+  const where = postWhere(accountId, filter);
   const [rows, totalCount] = await Promise.all([
-    ctx.em.find(Post, afterId ? { ...where, id: { $lt: afterId } } : where, { orderBy: { id: 'desc' }, limit: args.first + 1 }),
-    ctx.em.count(Post, where),
+    scope.em.find(Post, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
+    scope.em.count(Post, where),
   ]);
-  return toConnection(rows, args, totalCount);
+  return sliceOf(rows, slice.first, totalCount);
 }
 
 export interface DeletePostResult {
@@ -218,13 +228,13 @@ export interface DeletePostResult {
  * A post that never reached the provider is deleted at once; one that did is put back in SENDING with its
  * deletion queued, and becomes DELETED when the provider confirms. Deleting a deleted post changes nothing.
  */
-export async function deletePost(ctx: Context, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
-  const accountId = await resolveAccountScope(ctx, args.accountId);
-  const { post, changed } = await ctx.em.transactional(async (em) => {
+export async function deletePost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const { post, changed } = await scope.em.transactional(async (em) => {
     const post = await findPost(em, accountId, args.id, true);
     if (post.state === PostState.DELETED) return { post, changed: false };
     if (post.pendingAction === 'delete') return { post, changed: false };
-    touchPost(post, ctx.runtime.clock.now());
+    touchPost(post, scope.runtime.clock.now());
     if (!post.providerName) {
       // A publish job still running will see DELETED and remove what it created.
       post.state = PostState.DELETED;
@@ -233,13 +243,13 @@ export async function deletePost(ctx: Context, args: { accountId?: string | null
       post.state = PostState.SENDING;
       post.pendingAction = 'delete';
       await em.flush();
-      await ctx.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
+      await scope.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
     }
     return { post, changed: true };
   });
   if (changed) {
-    if (post.pendingAction === 'delete') await ctx.runtime.jobs.wake('post-delete');
-    await announcePostChange(ctx.runtime, post);
+    if (post.pendingAction === 'delete') await scope.runtime.jobs.wake('post-delete');
+    await announcePostChange(scope.runtime, post);
   }
   const message =
     post.state === PostState.DELETED

@@ -10,9 +10,11 @@ import {
 } from 'graphql';
 import type { Runtime } from '../runtime';
 import { createContext } from '../graphql/context';
-import { AppError, appErrorOf, restErrorBody } from '../graphql/errors';
+import { DomainError, domainErrorOf } from '../errors/domain-error';
+import { restErrorBody } from './error-body';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
+import { limitHeaders } from '../http/limit-headers';
 import type { RestRoute, ValueSource } from './route';
 
 interface VariableSpec {
@@ -39,16 +41,16 @@ function fromText(raw: string, spec: VariableSpec, restName: string): unknown {
   if (spec.list) return raw.split(',').map((item) => fromText(item.trim(), { ...spec, list: false }, restName));
   switch (spec.typeName) {
     case 'Int': {
-      if (!/^-?\d+$/.test(raw)) throw AppError.badInput(`${restName} must be an integer`);
+      if (!/^-?\d+$/.test(raw)) throw DomainError.badInput(`${restName} must be an integer`);
       return Number(raw);
     }
     case 'Float': {
       const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value)) throw AppError.badInput(`${restName} must be a number`);
+      if (raw.trim() === '' || !Number.isFinite(value)) throw DomainError.badInput(`${restName} must be a number`);
       return value;
     }
     case 'Boolean': {
-      if (raw !== 'true' && raw !== 'false') throw AppError.badInput(`${restName} must be true or false`);
+      if (raw !== 'true' && raw !== 'false') throw DomainError.badInput(`${restName} must be true or false`);
       return raw === 'true';
     }
     default:
@@ -64,7 +66,7 @@ function firstValue(value: unknown): string | undefined {
 function bodyObject(request: FastifyRequest): Record<string, unknown> {
   const { body } = request;
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw AppError.badInput('The request body must be a JSON object');
+  if (typeof body !== 'object' || Array.isArray(body)) throw DomainError.badInput('The request body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
@@ -146,14 +148,14 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           runtime: deps.runtime,
           authorization: request.headers.authorization,
           log: request.log,
-          surface: 'rest',
+          source: 'external_api',
         });
         try {
           // Every documented path requires a token: say so before judging the request's parameters.
-          if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
+          if (!ctx.principal) throw new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
           // Then the input text rule over path, query and body, in the REST names (GraphQL checks its variables).
           const problem = guardRequestInput(request);
-          if (problem) throw AppError.badInput(problem);
+          if (problem) throw DomainError.badInput(problem);
           const read: Record<string, unknown> = {};
           for (const [name, source] of Object.entries(route.variables) as [string, ValueSource][]) {
             const value = readValue(request, source, specs.get(name)!);
@@ -168,9 +170,9 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           });
           if (result.errors?.length) {
             // Prefer a catalogue error when a response carries several.
-            const error = result.errors.find((e) => appErrorOf(e)) ?? result.errors[0]!;
+            const error = result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
             const restMessage = restMessageForVariableError(route, error);
-            throw restMessage ? AppError.badInput(restMessage) : error;
+            throw restMessage ? DomainError.badInput(restMessage) : error;
           }
           return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) }, ctx.responseHeaders);
         } catch (error) {
@@ -179,8 +181,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
-          const rendered = restErrorBody(code, classified.message, classified.extensions);
-          return send(reply, rendered.status, rendered.body, ctx.responseHeaders);
+          const rendered = restErrorBody(code, classified.message, classified.data);
+          return send(reply, rendered.status, rendered.body, new Map([...ctx.responseHeaders, ...limitHeaders(classified.data)]));
         }
       },
     });

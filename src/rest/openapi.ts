@@ -1,4 +1,5 @@
-import { errorCatalogue, restErrorBody, type ErrorCode } from '../graphql/errors';
+import { errorCatalogue, type ErrorCode } from '../errors/domain-error';
+import { restErrorBody } from './error-body';
 import type { RestRoute, ValueSource } from './route';
 
 function errorSchema(code: ErrorCode): Record<string, unknown> {

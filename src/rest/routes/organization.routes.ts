@@ -4,7 +4,7 @@ import {
   type RestOrganizationAccountFieldsFragment,
   type RestOrganizationFieldsFragment,
 } from '../../generated/graphql';
-import { AppError } from '../../graphql/errors';
+import { DomainError } from '../../errors/domain-error';
 import { epochMs, optional } from '../presenters';
 import { defineRoute } from '../route';
 
@@ -93,7 +93,7 @@ export const organizationRoutes = [
     present: (data) => {
       // The document answers 404 when the organization has no accounts; GraphQL's `accounts` is simply empty.
       if (data.accounts.length === 0) {
-        throw new AppError('ORGANIZATION_NOT_FOUND', 'Organization accounts not found');
+        throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization accounts not found');
       }
       return data.accounts.map(presentOrganizationAccount);
     },

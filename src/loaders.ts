@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type DataLoader from 'dataloader';
-import { accountsByOrganizationLoader, locationCountByAccountLoader } from '../account/account.loaders';
-import type { Account } from '../account/account.entity';
+import { accountsByOrganizationLoader, locationCountByAccountLoader } from './account/account.loaders';
+import type { Account } from './account/account.entity';
 
 /** The per-request DataLoaders. Each is created on first use, so a request pays only for what it follows. */
 export interface Loaders {

@@ -1,0 +1,131 @@
+/**
+ * The error catalogue: every error a caller is meant to see, by code, with its HTTP status and the REST body shape
+ * it renders to. Services throw `DomainError`s and know nothing of transports; GraphQL shows the code in
+ * `extensions.code` (src/graphql/format-error.ts), REST renders the documented body (src/rest/error-body.ts).
+ */
+export type RestErrorShape =
+  /** {error: <status>, message} — the generic body of most endpoints. */
+  | 'generic'
+  /** {statusCode, message, error: "Not Found"} — the organization endpoints. */
+  | 'organization'
+  /** {success: false, msg} */
+  | 'msg'
+  /** {success: false, msg: <code>, payload} — rate limit, quota, reply in progress. */
+  | 'msgPayload'
+  /** {success: false, code, msg, missing_fields} — citations. */
+  | 'coded';
+
+interface CatalogueEntry {
+  status: number;
+  shape: RestErrorShape;
+}
+
+export const errorCatalogue = {
+  BAD_USER_INPUT: { status: 400, shape: 'generic' },
+  /** A request HTTP itself refuses: malformed, bad percent-encoding, unreadable body. */
+  BAD_REQUEST: { status: 400, shape: 'generic' },
+  ACCOUNT_ID_REQUIRED: { status: 400, shape: 'generic' },
+  OPERATION_LIMIT_EXCEEDED: { status: 400, shape: 'generic' },
+  UNAUTHENTICATED: { status: 401, shape: 'generic' },
+  FORBIDDEN: { status: 403, shape: 'generic' },
+  ORGANIZATION_TOKEN_REQUIRED: { status: 403, shape: 'generic' },
+  NOT_FOUND: { status: 404, shape: 'generic' },
+  ORGANIZATION_NOT_FOUND: { status: 404, shape: 'organization' },
+  METHOD_NOT_ALLOWED: { status: 405, shape: 'generic' },
+  REQUEST_TIMEOUT: { status: 408, shape: 'generic' },
+  CONFLICT: { status: 409, shape: 'generic' },
+  PAYLOAD_TOO_LARGE: { status: 413, shape: 'generic' },
+  URI_TOO_LONG: { status: 414, shape: 'generic' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, shape: 'generic' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, shape: 'generic' },
+  RATE_LIMIT_EXCEEDED: { status: 429, shape: 'msgPayload' },
+  QUOTA_REACHED: { status: 429, shape: 'msgPayload' },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431, shape: 'generic' },
+  INTERNAL_SERVER_ERROR: { status: 500, shape: 'generic' },
+  SERVICE_UNAVAILABLE: { status: 503, shape: 'generic' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export function catalogueEntry(code: ErrorCode): CatalogueEntry {
+  return errorCatalogue[code];
+}
+
+/** A limit's state, as the rate limiter counted it: enough for the transports' RateLimit headers. */
+export interface RateLimitState {
+  /** Names the limit, e.g. "posts". */
+  name: string;
+  limit: number;
+  windowSeconds: number;
+  remaining: number;
+  /** Seconds until the oldest counted request leaves the window. */
+  resetSeconds: number;
+}
+
+/** What some errors carry besides their code and message. */
+export interface DomainErrorData {
+  /** The documented REST payload of the shape (rate limit figures, the quota's retryAfter, …). */
+  payload?: Record<string, unknown>;
+  missingFields?: string[];
+  /** The limit that refused the request, for the RateLimit headers. */
+  rateLimit?: RateLimitState;
+  /** When to try again, for Retry-After. */
+  retryAfterSeconds?: number;
+}
+
+/** An error a caller is meant to see. Anything else is masked as INTERNAL_SERVER_ERROR. */
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly data: DomainErrorData = {},
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return errorCatalogue[this.code].status;
+  }
+
+  static badInput(message: string): DomainError {
+    return new DomainError('BAD_USER_INPUT', message);
+  }
+
+  static notFound(what: string): DomainError {
+    return new DomainError('NOT_FOUND', `${what} not found`);
+  }
+}
+
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/** The DomainError behind an error that wraps it (GraphQL wraps a resolver's throw as `originalError`). */
+export function domainErrorOf(error: unknown): DomainError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth += 1) {
+    if (current instanceof DomainError) return current;
+    current = (current as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}
+
+/** Catalogue codes of the statuses the transport itself produces (Fastify's and Node's refusals). */
+const TRANSPORT_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'REQUEST_HEADERS_TOO_LARGE',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+export function errorCodeForStatus(status: number): ErrorCode {
+  return TRANSPORT_CODES[status] ?? (status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST');
+}

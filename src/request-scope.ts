@@ -1,0 +1,26 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from './auth/principal';
+import type { Loaders } from './loaders';
+import type { Runtime } from './runtime';
+
+/**
+ * Where a request came from, as the product counts it: the documented REST paths are the external API, GraphQL is
+ * the app (the dashboards). Posts record it as their source.
+ */
+export type RequestSource = 'external_api' | 'app';
+
+/**
+ * What a service may use of one request, whatever transport carried it: its own entity manager, who is calling,
+ * the per-request loaders, a logger, where it came from, and the process's runtime parts. Services take this and
+ * return data or throw DomainErrors; they never see headers, GraphQL or HTTP. The one context factory
+ * (src/graphql/context.ts) builds it, for GraphQL over HTTP and WebSocket and for REST alike.
+ */
+export interface RequestScope {
+  em: EntityManager;
+  principal: Principal | null;
+  loaders: Loaders;
+  log: FastifyBaseLogger;
+  source: RequestSource;
+  runtime: Runtime;
+}
