@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
-import { childEnv, ROOT, startServerProcess } from './support/process';
+import { childEnv, ROOT, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
 
 const UP = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
@@ -28,8 +28,10 @@ describe('npm start', () => {
       NODE_ENV: 'development',
       EMBEDDED_PG_PORT: String(await freePort()),
     };
+    const servers: ServerProcess[] = [];
     try {
       const first = startServerProcess(env);
+      servers.push(first);
       const [, url] = await first.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 90000);
       const [, token] = await first.waitFor(/its token \(also in .*demo\.json\):\n\s+(lgo_\S+)/);
       expect(first.output()).toContain('migrations applied now: Migration');
@@ -48,6 +50,7 @@ describe('npm start', () => {
       expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
 
       const second = startServerProcess(env);
+      servers.push(second);
       const [, url2] = await second.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 60000);
       expect(second.output()).toContain('schema up to date');
       expect(second.output()).toContain(token);
@@ -56,6 +59,11 @@ describe('npm start', () => {
       second.child.kill('SIGTERM');
       expect(await second.exited()).toBe(0);
     } finally {
+      // A failed wait must not leave a server (and its PostgreSQL) running: SIGTERM stops both cleanly.
+      for (const server of servers) {
+        if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGTERM');
+        await server.exited();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180000);
@@ -69,13 +77,28 @@ function descendants(pid: number): number[] {
 }
 
 describe('logs', () => {
-  it('are readable lines on a terminal in development, one per request at debug; JSON lines when piped', async () => {
+  /** What a test started, undone after it whatever happened (a failed wait must not leave a server behind). */
+  const undo: (() => Promise<unknown> | unknown)[] = [];
+  afterEach(async () => {
+    for (const step of undo.splice(0).reverse()) await step();
+  });
+
+  it('are readable lines on a terminal in development, one per request at debug', async () => {
     const database = await createTestDatabase();
+    undo.push(() => database.drop());
     const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-tty-'));
+    undo.push(() => rmSync(dataDir, { recursive: true, force: true }));
     // `script` gives the server a real terminal (a pseudo-terminal) as its stdout.
     const terminal = spawn('script', ['-qfec', `${process.execPath} dist/src/main.js`, '/dev/null'], {
       cwd: ROOT,
       env: childEnv({ DATABASE_URL: database.url, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'debug', PORT: '0' }),
+    });
+    const exited = new Promise((resolve) => terminal.on('exit', resolve));
+    undo.push(async () => {
+      // The server first (it stops cleanly on SIGTERM), then `script` if it is still there.
+      for (const pid of descendants(terminal.pid!).reverse()) process.kill(pid, 'SIGTERM');
+      if (terminal.exitCode === null && terminal.signalCode === null) terminal.kill('SIGTERM');
+      await exited;
     });
     let output = '';
     const seen = new Set<() => void>();
@@ -83,12 +106,16 @@ describe('logs', () => {
       output += chunk.toString();
       seen.forEach((check) => check());
     });
-    const exited = new Promise((resolve) => terminal.on('exit', resolve));
-    const waitFor = (pattern: RegExp) =>
-      new Promise<RegExpMatchArray>((resolve) => {
+    const waitFor = (pattern: RegExp, timeoutMs = 60000) =>
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          seen.delete(check);
+          reject(new Error(`Timed out waiting for ${pattern}; output so far:\n${output}`));
+        }, timeoutMs);
         const check = () => {
           const match = pattern.exec(output);
           if (match) {
+            clearTimeout(timer);
             seen.delete(check);
             resolve(match);
           }
@@ -96,26 +123,24 @@ describe('logs', () => {
         seen.add(check);
         check();
       });
-    try {
-      const [, url] = await waitFor(UP);
-      expect((await http(url!, 'GET', '/healthz')).status).toBe(200);
-      const [line] = await waitFor(/^.*GET \/healthz 200.*$/m);
-      expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] .*DEBUG.*: .*GET \/healthz 200 \d+ ms/);
-      expect(output).not.toMatch(/^\{"level"/m);
-    } finally {
-      for (const pid of descendants(terminal.pid!).reverse()) process.kill(pid, 'SIGTERM');
-      await exited;
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-    // The same server with its output piped (every other test): one JSON object a line.
-    const piped = startServerProcess({ DATABASE_URL: (await createTestDatabase().then((db) => ((pipedDb = db), db))).url, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0' });
-    await piped.waitFor(UP);
+    const [, url] = await waitFor(UP);
+    expect((await http(url!, 'GET', '/healthz')).status).toBe(200);
+    const [line] = await waitFor(/^.*GET \/healthz 200.*$/m);
+    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] .*DEBUG.*: .*GET \/healthz 200 \d+ ms/);
+    expect(output).not.toMatch(/^\{"level"/m);
+  }, 120000);
+
+  it('are one JSON object a line when piped, also in development', async () => {
+    const database = await createTestDatabase();
+    undo.push(() => database.drop());
+    const piped = startServerProcess({ DATABASE_URL: database.url, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0' });
+    undo.push(async () => {
+      if (piped.child.exitCode === null && piped.child.signalCode === null) piped.child.kill('SIGTERM');
+      await piped.exited();
+    });
+    await piped.waitFor(UP, 60000);
     expect(piped.output()).toMatch(/^\{"level":30,.*"msg":"Server listening at http/m);
     piped.child.kill('SIGTERM');
     expect(await piped.exited()).toBe(0);
-    await pipedDb?.drop();
   }, 120000);
 });
-
-let pipedDb: { drop(): Promise<void> } | undefined;
