@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type DataLoader from 'dataloader';
-import { accountsByOrganizationLoader, locationCountByAccountLoader } from './account/account.loaders';
+import { accountsByOrganizationLoader } from './account/account.loaders';
+import { locationCountByAccountLoader } from './location/location.loaders';
 import type { Account } from './account/account.entity';
 
 /** The per-request DataLoaders. Each is created on first use, so a request pays only for what it follows. */

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Principal } from './auth/principal';
+import type { Principal } from './access/principal';
 import type { Loaders } from './loaders';
 import type { Runtime } from './runtime';
 
@@ -14,7 +14,7 @@ export type RequestSource = 'external_api' | 'app';
  * What a service may use of one request, whatever transport carried it: its own entity manager, who is calling,
  * the per-request loaders, a logger, where it came from, and the process's runtime parts. Services take this and
  * return data or throw DomainErrors; they never see headers, GraphQL or HTTP. The one context factory
- * (src/graphql/context.ts) builds it, for GraphQL over HTTP and WebSocket and for REST alike.
+ * (src/context.ts) builds it, for GraphQL over HTTP and WebSocket and for REST alike.
  */
 export interface RequestScope {
   em: EntityManager;

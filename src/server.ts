@@ -4,11 +4,13 @@ import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastif
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { domainErrorOf } from './errors/domain-error';
-import { createContext, type Context } from './graphql/context';
+import { authenticate } from './auth/token.service';
+import { createContext } from './context';
+import type { Context } from './graphql/context';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
-import { gatewaySchema } from './graphql/schema';
+import { gatewaySchema } from './schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
@@ -152,7 +154,15 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   const openApi = buildOpenApi(routeTable, config.publicUrl);
   app.get('/openapi.json', async () => openApi);
 
-  const ws = attachGraphQLWebSocket({ server: app.server, schema, runtime, log: app.log, hideSuggestions });
+  const ws = attachGraphQLWebSocket({
+    server: app.server,
+    schema,
+    log: app.log,
+    hideSuggestions,
+    events: runtime.events,
+    authenticate: (authorization) => authenticate(database.orm.em.fork(), authorization),
+    createContext: (authorization) => createContext({ runtime, authorization, log: app.log, source: 'app' }),
+  });
 
   return {
     app,

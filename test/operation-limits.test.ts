@@ -1,7 +1,7 @@
 import { Lexer, parse, Source, TokenKind, validate, type GraphQLFormattedError } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { gatewaySchema } from '../src/graphql/schema';
+import { gatewaySchema } from '../src/schema';
 import { costLimitRule, operationLimits } from '../src/graphql/limits';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http, type JsonResponse } from './support/http';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { renderSchema } from '../src/graphql/emit-schema';
+import { renderSchema } from '../src/emit-schema';
 import { routeTable } from '../src/rest/routes';
 import { http } from './support/http';
 import { startTestStack, type TestStack } from './support/stack';

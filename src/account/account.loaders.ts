@@ -1,21 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
-import { Location } from '../location/location.entity';
 import { Account } from './account.entity';
-
-/** Number of locations per account: one grouped COUNT for every account asked for in the request. */
-export function locationCountByAccountLoader(em: EntityManager): DataLoader<string, number> {
-  return new DataLoader(async (accountIds) => {
-    const rows: { account_id: string; count: string }[] = await em
-      .getKnex()(em.getMetadata(Location).tableName)
-      .select('account_id')
-      .count({ count: '*' })
-      .whereIn('account_id', [...accountIds])
-      .groupBy('account_id');
-    const counts = new Map(rows.map((row) => [row.account_id, Number(row.count)]));
-    return accountIds.map((id) => counts.get(id) ?? 0);
-  });
-}
 
 /** Accounts per organization, oldest first: one query for every organization asked for in the request. */
 export function accountsByOrganizationLoader(em: EntityManager): DataLoader<string, Account[]> {

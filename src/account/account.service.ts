@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireOrganizationToken } from '../auth/guards';
-import type { Principal } from '../auth/principal';
+import { requireOrganizationToken } from '../access/guards';
+import type { Principal } from '../access/principal';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
 import { isId } from '../shared/ids';

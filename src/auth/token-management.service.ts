@@ -1,4 +1,5 @@
-import { findAccountOfOrganization, requireOrganizationToken } from './guards';
+import { requireOrganizationToken } from '../access/guards';
+import { findAccountOfOrganization } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../account/account.entity';
 import type { Organization } from '../organization/organization.entity';
 import { ApiToken } from './api-token.entity';
-import type { Principal } from './principal';
+import type { Principal } from '../access/principal';
 
 const TOKEN_PREFIX = { organization: 'lgo_', account: 'lga_' } as const;
 /** 32 random bytes: 256 bits of entropy, base64url. */

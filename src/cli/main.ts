@@ -15,7 +15,7 @@ import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase } from '../db/orm';
 import { seedDemo } from '../demo/demo.seed';
 import { DomainError } from '../errors/domain-error';
-import { createOrganization, createToken } from '../organization/organization.bootstrap';
+import { createOrganization, createToken } from '../auth/bootstrap';
 
 const USAGE = `Usage:
   npm run cli -- org create --name <name> [--beta-api] [--citations-api]

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
 import { issueToken } from '../auth/token.service';
 import { Location } from '../location/location.entity';
-import { createOrganization } from '../organization/organization.bootstrap';
+import { createOrganization } from '../auth/bootstrap';
 
 export interface DemoSeed {
   organization_id: string;

@@ -1,7 +1,7 @@
 /**
  * The error catalogue: every error a caller is meant to see, by code, with its HTTP status and the REST body shape
  * it renders to. Services throw `DomainError`s and know nothing of transports; GraphQL shows the code in
- * `extensions.code` (src/graphql/format-error.ts), REST renders the documented body (src/rest/error-body.ts).
+ * `extensions.code` (src/graphql/format-error.ts), REST renders the documented body (src/http/error-body.ts).
  */
 export type RestErrorShape =
   /** {error: <status>, message} — the generic body of most endpoints. */

@@ -13,9 +13,9 @@ import { CloseCode, type Context as WsContext } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
-import { authenticate } from '../auth/token.service';
-import type { Runtime } from '../runtime';
-import { createContext } from './context';
+import type { Principal } from '../access/principal';
+import type { EventBus } from '../events/event-bus';
+import type { Context } from './context';
 import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
 import { formatGraphQLError } from './format-error';
@@ -25,7 +25,12 @@ import { requestValidationRules, variablesProblem } from './request-guards';
 export interface WebSocketDependencies {
   server: Server;
   schema: GraphQLSchema;
-  runtime: Runtime;
+  /** Who a connection_init's token belongs to (null: refused). */
+  authenticate(authorization: unknown): Promise<Principal | null>;
+  /** The one context factory, for each operation of a socket. */
+  createContext(authorization: unknown): Promise<Context>;
+  /** Where token revocations arrive from, in every process. */
+  events: EventBus;
   log: FastifyBaseLogger;
   /** Production hides graphql-js's "Did you mean" hints (they name schema fields). */
   hideSuggestions: boolean;
@@ -60,7 +65,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   const authorizations = new WeakMap<WsContext, unknown>();
   // Sockets per token, so a revocation (in any process) ends the subscriptions running on it at once.
   const socketsByToken = new Map<string, Set<WebSocket>>();
-  const stopWatchingRevocations = deps.runtime.events.subscribe('token.revoked', ({ tokenId }) => {
+  const stopWatchingRevocations = deps.events.subscribe('token.revoked', ({ tokenId }) => {
     for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(CloseCode.Forbidden, 'Forbidden');
   });
   const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, hideSuggestions: deps.hideSuggestions });
@@ -73,7 +78,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         const params = ctx.connectionParams ?? {};
         const authorization = params.authorization ?? params.Authorization;
         try {
-          const principal = await authenticate(deps.runtime.database.orm.em.fork(), authorization);
+          const principal = await deps.authenticate(authorization);
           if (!principal) return false;
           const socket = socketOf(ctx);
           let sockets = socketsByToken.get(principal.tokenId);
@@ -110,12 +115,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         }
         let contextValue;
         try {
-          contextValue = await createContext({
-            runtime: deps.runtime,
-            authorization: authorizations.get(ctx),
-            log: deps.log,
-            source: 'app',
-          });
+          contextValue = await deps.createContext(authorizations.get(ctx));
         } catch (error) {
           // Reported through the formatter, which masks and logs it; the socket stays usable.
           return [new GraphQLError(INTERNAL_ERROR_MESSAGE, { originalError: error instanceof Error ? error : new Error(String(error)) })];

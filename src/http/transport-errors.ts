@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../errors/domain-error';
-import { restErrorBody } from '../rest/error-body';
+import { restErrorBody } from './error-body';
 
 /**
  * Every answer the HTTP server gives outside the GraphQL and REST adapters (Fastify's and Node's own refusals,

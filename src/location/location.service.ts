@@ -1,4 +1,4 @@
-import { resolveAccountScope } from '../auth/guards';
+import { resolveAccountScope } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { Location } from './location.entity';

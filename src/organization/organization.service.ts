@@ -1,4 +1,4 @@
-import { requireOrganizationToken } from '../auth/guards';
+import { requireOrganizationToken } from '../access/guards';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from './organization.entity';

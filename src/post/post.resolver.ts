@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { requirePrincipal } from '../auth/guards';
+import { requirePrincipal } from '../access/guards';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
 import { addResponseHeaders, type Context } from '../graphql/context';
 import { limitHeaders } from '../http/limit-headers';

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requirePrincipal, resolveAccountScope } from '../auth/guards';
-import type { Principal } from '../auth/principal';
+import { requirePrincipal } from '../access/guards';
+import { resolveAccountScope } from '../account/account.access';
+import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
 import { consumeRateLimit, enforceMonthlyQuota, startOfMonth } from '../limits/rate-limiter';

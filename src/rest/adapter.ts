@@ -9,9 +9,9 @@ import {
   validate,
 } from 'graphql';
 import type { Runtime } from '../runtime';
-import { createContext } from '../graphql/context';
+import { createContext } from '../context';
 import { DomainError, domainErrorOf } from '../errors/domain-error';
-import { restErrorBody } from './error-body';
+import { restErrorBody } from '../http/error-body';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';

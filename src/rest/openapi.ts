@@ -1,5 +1,5 @@
 import { errorCatalogue, type ErrorCode } from '../errors/domain-error';
-import { restErrorBody } from './error-body';
+import { restErrorBody } from '../http/error-body';
 import type { RestRoute, ValueSource } from './route';
 
 function errorSchema(code: ErrorCode): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { Account } from '../../src/account/account.entity';
 import { issueToken } from '../../src/auth/token.service';
 import { Location } from '../../src/location/location.entity';
 import { Organization } from '../../src/organization/organization.entity';
-import { createOrganization } from '../../src/organization/organization.bootstrap';
+import { createOrganization } from '../../src/auth/bootstrap';
 
 export interface OrganizationFixture {
   organization: Organization;

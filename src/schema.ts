@@ -3,18 +3,19 @@ import { validate, type ValidationError } from 'class-validator';
 import { GraphQLScalarType, type GraphQLSchema } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
-import { AccountResolver } from '../account/account.resolver';
-import { TokenResolver } from '../auth/token.resolver';
-import { LocationResolver } from '../location/location.resolver';
-import { OrganizationResolver } from '../organization/organization.resolver';
-import { PostResolver } from '../post/post.resolver';
-import { subscriptionPubSub } from '../events/graphql-pubsub';
-import { DomainError } from '../errors/domain-error';
+import { AccountResolver } from './account/account.resolver';
+import { OrganizationAccountsResolver } from './account/organization-accounts.resolver';
+import { TokenResolver } from './auth/token.resolver';
+import { LocationResolver } from './location/location.resolver';
+import { OrganizationResolver } from './organization/organization.resolver';
+import { PostResolver } from './post/post.resolver';
+import { subscriptionPubSub } from './events/graphql-pubsub';
+import { DomainError } from './errors/domain-error';
 
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
 
-export const resolvers = [OrganizationResolver, AccountResolver, LocationResolver, TokenResolver, PostResolver] as const;
+export const resolvers = [OrganizationResolver, OrganizationAccountsResolver, AccountResolver, LocationResolver, TokenResolver, PostResolver] as const;
 
 function describe(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => [

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
-import { issueToken } from '../auth/token.service';
+import { issueToken } from './token.service';
 import { DomainError } from '../errors/domain-error';
 import { isId } from '../shared/ids';
-import { Organization } from './organization.entity';
+import { Organization } from '../organization/organization.entity';
 
 /**
  * Bootstrap operations for the CLI: no token exists before them, so they run with the database's authority,

@@ -1,23 +1,9 @@
-import { Account } from '../account/account.entity';
+import { requirePrincipal } from '../access/guards';
+import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
 import { isId } from '../shared/ids';
-import type { Principal } from './principal';
-
-/** Every operation but introspection needs a valid token (401 otherwise). */
-export function requirePrincipal(scope: RequestScope): Principal {
-  if (!scope.principal) throw new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
-  return scope.principal;
-}
-
-/** Operations the document reserves for organization tokens answer 403 to account tokens. */
-export function requireOrganizationToken(scope: RequestScope): Principal {
-  const principal = requirePrincipal(scope);
-  if (principal.kind !== 'organization') {
-    throw new DomainError('ORGANIZATION_TOKEN_REQUIRED', 'This operation requires an organization token');
-  }
-  return principal;
-}
+import { Account } from './account.entity';
 
 /**
  * The account an operation acts on: an account token's own account (any account_id is ignored), or for an
