@@ -56,6 +56,29 @@ describe('createEventBus without REDIS_URL', () => {
 });
 
 describe('a PostgreSQL bus whose connections are lost', () => {
+  it('publishes right after its publishing connection is cut, before the loss is even noticed', async () => {
+    const database = await createTestDatabase({ empty: true });
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    const { log } = captureLog();
+    const bus = await createPostgresEventBus(database.url, log);
+    try {
+      const received: unknown[] = [];
+      bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
+      await admin.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'lg-events-publish'`,
+      );
+      // No wait: the publish may meet the dead connection before its loss is reported (a race CI hit once).
+      await bus.publish('jobs.enqueued', sample('jobs.enqueued', 8));
+      await waitUntil(() => received.length === 1, 'the event published on a fresh connection');
+      expect(received).toEqual([sample('jobs.enqueued', 8)]);
+    } finally {
+      await bus.close();
+      await admin.end();
+      await database.drop();
+    }
+  });
+
   it('reconnects, listens again, and delivers and publishes the events that follow', async () => {
     const database = await createTestDatabase({ empty: true });
     const admin = new Client({ connectionString: database.url });

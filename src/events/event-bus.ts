@@ -79,13 +79,22 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     async publish(topic, payload) {
       if (closed) return;
       const raw = encodeEvent(topic, payload);
+      const reopen = async () => {
+        publisherBroken = false;
+        await publisher.end().catch(() => undefined);
+        publisher = await openPublisher();
+      };
       const sent = previous.then(async () => {
-        if (publisherBroken) {
-          publisherBroken = false;
-          await publisher.end().catch(() => undefined);
-          publisher = await openPublisher();
+        if (publisherBroken) await reopen();
+        try {
+          await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
+        } catch (error) {
+          // The connection may be gone before its loss was reported (a terminated backend, a failover): one more
+          // try on a fresh connection. A second failure is the caller's to see.
+          log.warn({ err: error }, 'event publish failed; retrying once on a new connection');
+          await reopen();
+          await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
         }
-        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
       });
       previous = sent.catch(() => undefined);
       await sent;
