@@ -108,6 +108,9 @@ function isDocumentedGraphQLBody(body: any): boolean {
   return true;
 }
 
+/** REST speaks REST: no GraphQL type names ("PostState"), variables ($input), input types or coercion wording. */
+const GRAPHQL_WORDS = /\\?"[A-Z][A-Za-z]*\\?"|\$[A-Za-z]|\w(Input|Args)\b|cannot represent|GraphQL/;
+
 /** Neither kind of answer may carry internals. */
 const LEAKS = /\b(select|insert into|update \S+ set|delete from)\b|node_modules|at \S+ \(\/|pgboss|mikro-orm/i;
 
@@ -142,7 +145,8 @@ async function check(what: string, send: () => Promise<{ status: number; text: s
       ? (body as { success?: unknown })?.success === true
       : isDocumentedRestError(answer.status, body);
   if (answer.status >= 500) stats.serverErrors += 1;
-  if (answer.status >= 500 || !documented || ms > ANSWER_BOUND_MS || LEAKS.test(answer.text)) {
+  const graphQLWords = !graphQLShape && !success && GRAPHQL_WORDS.test(answer.text);
+  if (answer.status >= 500 || !documented || ms > ANSWER_BOUND_MS || LEAKS.test(answer.text) || graphQLWords) {
     findings.push({ what: `${what} (${ms} ms)`, status: answer.status, body: answer.text.slice(0, 300) });
   }
 }

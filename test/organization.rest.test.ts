@@ -191,7 +191,7 @@ describe('PATCH /business-profile', () => {
   it.each([
     ['no lookup', '/business-profile', { name: 'x' }, 'account_id or reference_id is required to find an account'],
     ['nothing to change', '/business-profile?reference_id=ref-2', {}, 'Nothing to update: send name and/or reference_id'],
-    ['a wrong-typed name', '/business-profile?reference_id=ref-2', { name: 5 }, 'Invalid value for name: String cannot represent a non string value: 5'],
+    ['a wrong-typed name', '/business-profile?reference_id=ref-2', { name: 5 }, 'name must be a string'],
     ['an empty name', '/business-profile?reference_id=ref-2', { name: '' }, 'name must not be empty'],
     ['a body that is not an object', '/business-profile?reference_id=ref-2', [1, 2], 'The request body must be a JSON object'],
   ])('answers 400 with the generic body for %s', async (_case, path, body, message) => {

@@ -258,7 +258,7 @@ describe('validation', () => {
     ['a STANDARD post without summary', { location_id: '<loc>', params: { topicType: 'STANDARD' } }, 'params.summary is required for STANDARD posts'],
     ['a missing location_id', { params: standard() }, 'location_id is required'],
     ['a missing params', { location_id: '<loc>' }, 'params is required'],
-    ['an unknown topicType', { location_id: '<loc>', params: { topicType: 'NEWS' } }, 'Invalid value for params.topicType: Value "NEWS" does not exist in "TopicType" enum.'],
+    ['an unknown topicType', { location_id: '<loc>', params: { topicType: 'NEWS' } }, 'params.topicType must be one of STANDARD, EVENT, OFFER, ALERT'],
   ])('answers 400 for %s', async (_case, body, message) => {
     const resolved = JSON.parse(JSON.stringify(body).replace('<bare>', bareLocationId).replace('<loc>', locationId));
     const res = await createPost(resolved);
@@ -372,8 +372,8 @@ describe('GET /post', () => {
     ['&per_page=0', 'per_page must be between 1 and 100'],
     ['&page=0', 'page must be at least 1'],
     ['&page=x', 'page must be an integer'],
-    ['&state=GONE', 'Invalid value for state: Value "GONE" does not exist in "PostState" enum.'],
-    ['&source=mail', 'Invalid value for source: Value "MAIL" does not exist in "PostSource" enum.'],
+    ['&state=GONE', 'state must be one of SENDING, SCHEDULED, LIVE, PROCESSING, REJECTED, ERROR, DELETED'],
+    ['&source=mail', 'source must be one of app, external_api'],
   ])('answers 400 for %s', async (query, message) => {
     const res = await list(query);
     expect(res.status).toBe(400);

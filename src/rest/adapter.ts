@@ -1,11 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
   execute,
   Kind,
   type GraphQLError,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type TypeNode,
   validate,
 } from 'graphql';
 import type { Runtime } from '../runtime';
@@ -15,100 +14,13 @@ import { restErrorBody } from '../http/error-body';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
-import type { RestRoute, ValueSource } from './route';
-
-interface VariableSpec {
-  name: string;
-  /** The named type under any list / non-null wrappers. */
-  typeName: string;
-  list: boolean;
-}
-
-function unwrap(type: TypeNode, list = false): { typeName: string; list: boolean } {
-  if (type.kind === Kind.NON_NULL_TYPE) return unwrap(type.type, list);
-  if (type.kind === Kind.LIST_TYPE) return unwrap(type.type, true);
-  return { typeName: type.name.value, list };
-}
+import type { RestRoute } from './route';
+import { prepareVariables } from './variables';
 
 function operationOf(route: RestRoute): OperationDefinitionNode {
   const operation = route.operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!operation) throw new Error(`Route ${route.method} ${route.path} has no GraphQL operation`);
   return operation;
-}
-
-/** Converts a string from the path, query or headers to the GraphQL variable's scalar type. */
-function fromText(raw: string, spec: VariableSpec, restName: string): unknown {
-  if (spec.list) return raw.split(',').map((item) => fromText(item.trim(), { ...spec, list: false }, restName));
-  switch (spec.typeName) {
-    case 'Int': {
-      if (!/^-?\d+$/.test(raw)) throw DomainError.badInput(`${restName} must be an integer`);
-      return Number(raw);
-    }
-    case 'Float': {
-      const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value)) throw DomainError.badInput(`${restName} must be a number`);
-      return value;
-    }
-    case 'Boolean': {
-      if (raw !== 'true' && raw !== 'false') throw DomainError.badInput(`${restName} must be true or false`);
-      return raw === 'true';
-    }
-    default:
-      return raw;
-  }
-}
-
-function firstValue(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value.length > 0 ? String(value[0]) : undefined;
-  return value === undefined || value === null ? undefined : String(value);
-}
-
-function bodyObject(request: FastifyRequest): Record<string, unknown> {
-  const { body } = request;
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw DomainError.badInput('The request body must be a JSON object');
-  return body as Record<string, unknown>;
-}
-
-function readValue(request: FastifyRequest, source: ValueSource, spec: VariableSpec): unknown {
-  switch (source.from) {
-    case 'path':
-    case 'query':
-    case 'header': {
-      const bag = (source.from === 'path' ? request.params : source.from === 'query' ? request.query : request.headers) as
-        Record<string, unknown>;
-      const raw = firstValue(bag[source.from === 'header' ? source.name.toLowerCase() : source.name]);
-      if (raw === undefined || raw === '') return undefined;
-      return fromText(source.transform ? source.transform(raw) : raw, spec, source.name);
-    }
-    case 'body':
-      return bodyObject(request)[source.name];
-    case 'bodyFields': {
-      const requestBody = bodyObject(request);
-      const input: Record<string, unknown> = {};
-      for (const [inputField, restName] of Object.entries(source.fields)) {
-        if (restName in requestBody) input[inputField] = requestBody[restName];
-      }
-      return input;
-    }
-  }
-}
-
-/**
- * GraphQL's message for a variable of the wrong type or a missing field, rewritten with the REST field's
- * documented name (`location_id`, `params.topicType`), so a REST caller never sees GraphQL variable names.
- */
-function restMessageForVariableError(route: RestRoute, error: GraphQLError): string | undefined {
-  const match = /^Variable "\$(\w+)" got invalid value .*?(?: at "\w+((?:\.\w+|\[\d+\])+)")?; (.*)$/s.exec(error.message);
-  if (!match) return undefined;
-  const [, variable, fieldPath, reason] = match;
-  const source = route.variables[variable!] as ValueSource | undefined;
-  if (source?.from !== 'bodyFields') return `Invalid value for ${source?.name ?? variable}: ${reason}`;
-  const restPath = (segments: string[]) => [source.fields[segments[0]!] ?? segments[0], ...segments.slice(1)].join('.');
-  const missing = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(reason!);
-  const segments = fieldPath ? fieldPath.slice(1).split('.') : [];
-  if (missing) return `${restPath([...segments, missing[1]!])} is required`;
-  return `Invalid value for ${segments.length > 0 ? restPath(segments) : 'the request body'}: ${reason}`;
 }
 
 export interface RestDependencies {
@@ -133,12 +45,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     if (problems.length > 0) {
       throw new Error(`Route ${route.method} ${route.path}: ${problems.map((p) => p.message).join('; ')}`);
     }
-    const specs = new Map<string, VariableSpec>(
-      (operation.variableDefinitions ?? []).map((definition) => [
-        definition.variable.name.value,
-        { name: definition.variable.name.value, ...unwrap(definition.type) },
-      ]),
-    );
+    const readVariables = prepareVariables(deps.schema, route, operation);
 
     app.route({
       method: route.method,
@@ -156,11 +63,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           // Then the input text rule over path, query and body, in the REST names (GraphQL checks its variables).
           const problem = guardRequestInput(request);
           if (problem) throw DomainError.badInput(problem);
-          const read: Record<string, unknown> = {};
-          for (const [name, source] of Object.entries(route.variables) as [string, ValueSource][]) {
-            const value = readValue(request, source, specs.get(name)!);
-            if (value !== undefined) read[name] = value;
-          }
+          const read = readVariables(request);
           const variableValues = { ...read, ...route.derive?.(read) };
           const result = await execute({
             schema: deps.schema,
@@ -170,9 +73,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           });
           if (result.errors?.length) {
             // Prefer a catalogue error when a response carries several.
-            const error = result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
-            const restMessage = restMessageForVariableError(route, error);
-            throw restMessage ? DomainError.badInput(restMessage) : error;
+            throw result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
           }
           return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) }, ctx.responseHeaders);
         } catch (error) {

@@ -8,18 +8,19 @@ export type ValueSource =
       description?: string;
       required?: boolean;
       /** Maps the documented REST value to the GraphQL one (e.g. `app` -> the enum name `APP`). */
-      transform?: (value: string) => string;
+      toGraphQL?: (value: string) => string;
+      /** The documented values, where they differ from the GraphQL enum's names (for messages and OpenAPI). */
+      restValues?: readonly string[];
     }
   /** An input object assembled from several body fields: GraphQL input field -> REST body field. */
   | { from: 'bodyFields'; fields: Record<string, string> };
 
 export const path = (name: string, description?: string): ValueSource => ({ from: 'path', name, description, required: true });
-export const query = (name: string, description?: string, transform?: (value: string) => string): ValueSource => ({
-  from: 'query',
-  name,
-  description,
-  transform,
-});
+export const query = (
+  name: string,
+  description?: string,
+  values?: { restValues: readonly string[]; toGraphQL: (value: string) => string },
+): ValueSource => ({ from: 'query', name, description, ...values });
 export const header = (name: string, description?: string): ValueSource => ({ from: 'header', name, description });
 export const body = (name: string, description?: string): ValueSource => ({ from: 'body', name, description });
 export const bodyFields = (fields: Record<string, string>): ValueSource => ({ from: 'bodyFields', fields });

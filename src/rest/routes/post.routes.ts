@@ -112,7 +112,7 @@ export const postRoutes = [
       accountId,
       locationId: query('location_id', 'only this location'),
       state: query('state', 'SENDING, SCHEDULED, LIVE, PROCESSING, REJECTED, ERROR or DELETED'),
-      source: query('source', 'app or external_api', (value) => value.toUpperCase()),
+      source: query('source', 'app or external_api', { restValues: ['app', 'external_api'], toGraphQL: (value) => value.toUpperCase() }),
       q: query('q', 'full-text search on the summary'),
       page: query('page', '1-based, default 1'),
       perPage: query('per_page', '1 to 100, default 20'),
