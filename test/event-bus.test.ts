@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { createEventBus } from '../src/events/create-event-bus';
-import { createPostgresEventBus } from '../src/events/event-bus';
+import { createPostgresEventBus, type EventBus } from '../src/events/event-bus';
 import { captureLog, eventBusSuite, sample, waitUntil } from './support/event-bus-suite';
 import { createTestDatabase } from './support/stack';
 
@@ -56,7 +56,8 @@ describe('createEventBus without REDIS_URL', () => {
 });
 
 describe('a PostgreSQL bus whose connections are lost', () => {
-  it('publishes right after its publishing connection is cut, before the loss is even noticed', async () => {
+  /** A bus on a database of its own, an admin connection to cut its connections with, and what it received. */
+  async function withBus(test: (tools: { bus: EventBus; admin: Client; received: unknown[] }) => Promise<void>): Promise<void> {
     const database = await createTestDatabase({ empty: true });
     const admin = new Client({ connectionString: database.url });
     await admin.connect();
@@ -65,42 +66,36 @@ describe('a PostgreSQL bus whose connections are lost', () => {
     try {
       const received: unknown[] = [];
       bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
-      await admin.query(
-        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'lg-events-publish'`,
-      );
-      // No wait: the publish may meet the dead connection before its loss is reported (a race CI hit once).
-      await bus.publish('jobs.enqueued', sample('jobs.enqueued', 8));
-      await waitUntil(() => received.length === 1, 'the event published on a fresh connection');
-      expect(received).toEqual([sample('jobs.enqueued', 8)]);
+      await test({ bus, admin, received });
     } finally {
       await bus.close();
       await admin.end();
       await database.drop();
     }
-  });
+  }
 
-  it('reconnects, listens again, and delivers and publishes the events that follow', async () => {
-    const database = await createTestDatabase({ empty: true });
-    const admin = new Client({ connectionString: database.url });
-    await admin.connect();
-    const { log } = captureLog();
-    const bus = await createPostgresEventBus(database.url, log);
-    try {
-      const received: unknown[] = [];
-      bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
+  const terminate = (admin: Client, applicationName: string) =>
+    admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name like $1`, [
+      applicationName,
+    ]);
+
+  it('publishes right after its publishing connection is cut, before the loss is even noticed', () =>
+    withBus(async ({ bus, admin, received }) => {
+      await terminate(admin, 'lg-events-publish');
+      // No wait: the publish may meet the dead connection before its loss is reported (a race CI hit once).
+      await bus.publish('jobs.enqueued', sample('jobs.enqueued', 8));
+      await waitUntil(() => received.length === 1, 'the event published on a fresh connection');
+      expect(received).toEqual([sample('jobs.enqueued', 8)]);
+    }));
+
+  it('reconnects, listens again, and delivers and publishes the events that follow', () =>
+    withBus(async ({ bus, admin, received }) => {
       // What an administrator, a failover or a network cut does to both of its connections.
-      await admin.query(
-        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name like 'lg-events-%'`,
-      );
+      await terminate(admin, 'lg-events-%');
       await waitUntil(async () => (await countBusConnections(admin)) === 1, 'the listener to come back');
       await bus.publish('jobs.enqueued', sample('jobs.enqueued', 7));
       await waitUntil(() => received.length === 1, 'the event after the reconnect');
       expect(received).toEqual([sample('jobs.enqueued', 7)]);
       expect(await countBusConnections(admin)).toBe(2);
-    } finally {
-      await bus.close();
-      await admin.end();
-      await database.drop();
-    }
-  });
+    }));
 });
