@@ -151,7 +151,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   if (config.sandbox) {
     await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: () => runtime.clock.now().getTime() });
   }
-  const openApi = buildOpenApi(routeTable, config.publicUrl);
+  const openApi = buildOpenApi(routeTable, schema, config.publicUrl);
   app.get('/openapi.json', async () => openApi);
 
   const ws = attachGraphQLWebSocket({

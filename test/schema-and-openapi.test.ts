@@ -42,6 +42,30 @@ describe('GET /openapi.json', () => {
     });
   });
 
+  it('lists the documented errors of POST /post, and writes the post record as the document does', async () => {
+    const res = await http(t.url, 'GET', '/openapi.json');
+    const create = res.body.paths['/post'].post;
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '403', '404', '422', '429']));
+    expect(create.responses['429'].description).toBe('RATE_LIMIT_EXCEEDED, QUOTA_REACHED');
+    expect(create.responses['429'].content['application/json'].schema.properties.msg).toEqual({ enum: ['RATE_LIMIT_EXCEEDED', 'QUOTA_REACHED'] });
+    const post = create.responses['202'].content['application/json'].schema.properties.payload;
+    expect(post.additionalProperties).toBe(false);
+    expect(post.properties).toMatchObject({
+      post_id: { type: ['string', 'null'] },
+      account: { type: 'string' },
+      source: { enum: ['app', 'external_api'] },
+      create_time: { type: 'integer' },
+      update_time: { type: ['integer', 'null'] },
+      last_error: { type: ['object', 'null'], properties: { at: { type: 'integer' } } },
+    });
+    // The provider's body: its own names, unset fields absent rather than null.
+    expect(post.properties.params.properties.callToAction.properties).toEqual({
+      actionType: { enum: ['BOOK', 'ORDER', 'SHOP', 'LEARN_MORE', 'SIGN_UP', 'CALL'] },
+      url: { type: 'string' },
+    });
+    expect(post.properties.params.required).toEqual([]);
+  });
+
   it('answers unknown paths with the generic 404 body', async () => {
     const res = await http(t.url, 'GET', '/no-such-path');
     expect(res.status).toBe(404);

@@ -1,24 +1,9 @@
+import type { EntitySnapshot } from '../shared/entity-snapshot';
+
 /**
  * Every event topic and its payload, declared once. Payloads cross processes through PostgreSQL NOTIFY
  * (8000-byte limit) or Redis, so they stay small: ids, scope, and at most a compact snapshot.
  */
-/** A post as it was at one change (dates as ISO strings), small enough to travel inside the event. */
-export interface PostSnapshot {
-  id: string;
-  state: string;
-  source: string;
-  params: unknown;
-  campaignId: string | null;
-  providerName: string | null;
-  searchUrl: string | null;
-  lastError: unknown;
-  publishedTime: string | null;
-  scheduledTime: string | null;
-  createdAt: string;
-  updatedAt: string | null;
-  version: number;
-}
-
 export interface TopicPayloads {
   /** A post changed; subscribers get the whole post as of this change (the snapshot, or loaded when too large). */
   'post.updated': {
@@ -27,7 +12,8 @@ export interface TopicPayloads {
     accountId: string;
     locationId: string;
     version: number;
-    snapshot?: PostSnapshot;
+    /** The post as it was at this change (src/shared/entity-snapshot.ts). */
+    snapshot?: EntitySnapshot;
   };
   /** Jobs were enqueued: workers in every process wake instead of waiting for their next poll. */
   'jobs.enqueued': { queue: string };

@@ -23,7 +23,7 @@ export class PostLastError {
   @Field(() => [GraphQLJSON])
   details!: unknown[];
 
-  @Field({ description: 'When it happened (ISO 8601).' })
+  @Field(() => Date, { description: 'When it happened.' })
   at!: string;
 }
 

@@ -1,4 +1,10 @@
 import { registerEnumType } from 'type-graphql';
+import { ALPHA_ACTION_TYPES, ALPHA_TOPIC_TYPES, type AlphaActionType, type AlphaTopicType } from '../providers/alpha/alpha.types';
+
+/** An enum object (`TopicType.EVENT`) over the provider's own list of values, so that list stays the only one. */
+function enumOf<const T extends readonly string[]>(values: T): { readonly [K in T[number]]: K } {
+  return Object.fromEntries(values.map((value) => [value, value])) as { readonly [K in T[number]]: K };
+}
 
 export enum PostState {
   SENDING = 'SENDING',
@@ -16,21 +22,13 @@ export enum PostSource {
   EXTERNAL_API = 'external_api',
 }
 
-export enum TopicType {
-  STANDARD = 'STANDARD',
-  EVENT = 'EVENT',
-  OFFER = 'OFFER',
-  ALERT = 'ALERT',
-}
+/** The provider's topic types: what a post's content is. */
+export const TopicType = enumOf(ALPHA_TOPIC_TYPES);
+export type TopicType = AlphaTopicType;
 
-export enum ActionType {
-  BOOK = 'BOOK',
-  ORDER = 'ORDER',
-  SHOP = 'SHOP',
-  LEARN_MORE = 'LEARN_MORE',
-  SIGN_UP = 'SIGN_UP',
-  CALL = 'CALL',
-}
+/** The provider's call-to-action buttons. */
+export const ActionType = enumOf(ALPHA_ACTION_TYPES);
+export type ActionType = AlphaActionType;
 
 registerEnumType(PostState, { name: 'PostState' });
 registerEnumType(PostSource, {

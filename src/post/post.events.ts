@@ -1,27 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PostSnapshot, TopicPayloads } from '../events/topics';
+import { snapshotCodec, type SnapshotCodec } from '../shared/entity-snapshot';
+import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { Post } from './post.entity';
 
 /** PostgreSQL NOTIFY carries at most 8000 bytes; larger posts travel as ids and are loaded by the receiver. */
 const MAX_SNAPSHOT_BYTES = 7000;
 
-function toSnapshot(post: Post): PostSnapshot {
-  return {
-    id: post.id,
-    state: post.state,
-    source: post.source,
-    params: post.params,
-    campaignId: post.campaignId,
-    providerName: post.providerName,
-    searchUrl: post.searchUrl,
-    lastError: post.lastError,
-    publishedTime: post.publishedTime?.toISOString() ?? null,
-    scheduledTime: post.scheduledTime?.toISOString() ?? null,
-    createdAt: post.createdAt.toISOString(),
-    updatedAt: post.updatedAt?.toISOString() ?? null,
-    version: post.version,
-  };
+/** The post's snapshot follows the entity's own field list (src/shared/entity-snapshot.ts); one codec per ORM. */
+const codecs = new WeakMap<Runtime['database']['orm'], SnapshotCodec<Post>>();
+
+function postCodec(runtime: Runtime): SnapshotCodec<Post> {
+  const { orm } = runtime.database;
+  let codec = codecs.get(orm);
+  if (!codec) codecs.set(orm, (codec = snapshotCodec(orm, Post)));
+  return codec;
 }
 
 /**
@@ -37,24 +30,9 @@ export async function announcePostChange(runtime: Runtime, post: Post): Promise<
     locationId: post.location.id,
     version: post.version,
   };
-  const snapshot = toSnapshot(post);
+  const snapshot = postCodec(runtime).encode(post);
   if (Buffer.byteLength(JSON.stringify(snapshot)) <= MAX_SNAPSHOT_BYTES) event.snapshot = snapshot;
   await runtime.events.publish('post.updated', event);
-}
-
-/** The same shape a loaded Post has for the GraphQL fields. */
-function fromSnapshot(event: TopicPayloads['post.updated'], snapshot: PostSnapshot): Post {
-  const date = (value: string | null) => (value === null ? null : new Date(value));
-  return Object.assign(new Post(), {
-    ...snapshot,
-    organization: { id: event.organizationId },
-    account: { id: event.accountId },
-    location: { id: event.locationId },
-    publishedTime: date(snapshot.publishedTime),
-    scheduledTime: date(snapshot.scheduledTime),
-    createdAt: new Date(snapshot.createdAt),
-    updatedAt: date(snapshot.updatedAt),
-  }) as Post;
 }
 
 /** Loads for events without a snapshot, shared by the subscribers of one event in this process. */
@@ -66,7 +44,7 @@ const fromEvent = new WeakMap<TopicPayloads['post.updated'], Promise<Post>>();
 export function loadPostForEvent(runtime: Runtime, event: TopicPayloads['post.updated']): Promise<Post> {
   if (event.snapshot) {
     let built = fromEvent.get(event);
-    if (!built) fromEvent.set(event, (built = Promise.resolve(fromSnapshot(event, event.snapshot))));
+    if (!built) fromEvent.set(event, (built = Promise.resolve(postCodec(runtime).decode(event.snapshot))));
     return built;
   }
   const key = `${event.postId}:${event.version}`;

@@ -14,6 +14,7 @@ import { restErrorBody } from '../http/error-body';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
+import { compileRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
 
@@ -46,6 +47,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
       throw new Error(`Route ${route.method} ${route.path}: ${problems.map((p) => p.message).join('; ')}`);
     }
     const readVariables = prepareVariables(deps.schema, route, operation);
+    const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
 
     app.route({
       method: route.method,
@@ -75,7 +77,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
             // Prefer a catalogue error when a response carries several.
             throw result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
           }
-          return send(reply, route.successStatus, { success: true, payload: route.present(result.data as never) }, ctx.responseHeaders);
+          return send(reply, route.successStatus, { success: true, payload: record.present(result.data) }, ctx.responseHeaders);
         } catch (error) {
           const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
           if (classified.masked) request.log.error({ err: error }, 'unexpected error in a REST route');

@@ -1,28 +1,70 @@
+import type { GraphQLSchema } from 'graphql';
 import { errorCatalogue, type ErrorCode } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
+import { compileRecord } from './record';
 import type { RestRoute, ValueSource } from './route';
 
-function errorSchema(code: ErrorCode): Record<string, unknown> {
+/** The documented body of errors of one shape, exactly: every key required, no other key. */
+function errorSchema(codes: readonly ErrorCode[]): Record<string, unknown> {
+  const code = codes[0]!;
   const { body } = restErrorBody(code, 'message');
+  const valueSchema = (key: string, value: unknown): Record<string, unknown> => {
+    if (key === 'success') return { const: false };
+    // The shape whose message is the code itself.
+    if (value === code) return { enum: [...codes] };
+    if (Array.isArray(value)) return { type: 'array', items: { type: 'string' } };
+    if (typeof value === 'number') return { type: 'integer' };
+    return { type: typeof value };
+  };
   return {
     type: 'object',
-    properties: Object.fromEntries(
-      Object.entries(body).map(([key, value]) => [key, { type: typeof value === 'number' ? 'integer' : typeof value }]),
-    ),
+    required: Object.keys(body),
+    properties: Object.fromEntries(Object.entries(body).map(([key, value]) => [key, valueSchema(key, value)])),
+    additionalProperties: false,
     example: body,
   };
 }
 
-/** Error responses every route may give, and the ones its kind adds. */
+/**
+ * Errors any documented path may answer: its input refused (by the route or by HTTP itself), no token, a server
+ * that is stopping or failed. Routes add their own (src/rest/route.ts `errors`).
+ */
+const EVERY_ROUTE: readonly ErrorCode[] = [
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'UNAUTHENTICATED',
+  'PAYLOAD_TOO_LARGE',
+  'URI_TOO_LONG',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'REQUEST_HEADERS_TOO_LARGE',
+  'INTERNAL_SERVER_ERROR',
+  'SERVICE_UNAVAILABLE',
+];
+
+/** Errors of tokens scoped to one account, on routes that act on an account. */
+const ACCOUNT_SCOPED: readonly ErrorCode[] = ['ACCOUNT_ID_REQUIRED', 'FORBIDDEN', 'NOT_FOUND'];
+
+function errorCodes(route: RestRoute): ErrorCode[] {
+  const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...(route.errors ?? [])]);
+  if (route.organizationTokenOnly) codes.add('ORGANIZATION_TOKEN_REQUIRED');
+  else for (const code of ACCOUNT_SCOPED) codes.add(code);
+  return [...codes];
+}
+
+/** One response per status; where codes of one status render differently (404), any of their shapes. */
 function errorResponses(route: RestRoute): Record<string, unknown> {
-  const codes: ErrorCode[] = ['BAD_USER_INPUT', 'UNAUTHENTICATED', 'NOT_FOUND', 'INTERNAL_SERVER_ERROR'];
-  if (route.organizationTokenOnly) codes.push('ORGANIZATION_TOKEN_REQUIRED');
-  if (route.tag === 'Accounts and organization' && route.path.startsWith('/organization')) codes.push('ORGANIZATION_NOT_FOUND');
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodes(route)) {
+    const { status } = errorCatalogue[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
   const responses: Record<string, unknown> = {};
-  for (const code of codes) {
-    const status = String(errorCatalogue[code].status);
-    // One schema per status; where two codes share a status (404), the route-specific one wins.
-    responses[status] = { description: code, content: { 'application/json': { schema: errorSchema(code) } } };
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const byShape = new Map<string, ErrorCode[]>();
+    for (const code of codes) byShape.set(errorCatalogue[code].shape, [...(byShape.get(errorCatalogue[code].shape) ?? []), code]);
+    const schemas = [...byShape.values()].map(errorSchema);
+    const schema = schemas.length === 1 ? schemas[0] : { oneOf: schemas };
+    responses[String(status)] = { description: codes.join(', '), content: { 'application/json': { schema } } };
   }
   return responses;
 }
@@ -55,7 +97,7 @@ function requestBody(route: RestRoute): unknown {
 }
 
 /** OpenAPI 3.1 of the REST surface, generated from the route table (never written by hand). */
-export function buildOpenApi(routes: readonly RestRoute[], serverUrl?: string): Record<string, unknown> {
+export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema, serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
@@ -75,7 +117,11 @@ export function buildOpenApi(routes: readonly RestRoute[], serverUrl?: string): 
               schema: {
                 type: 'object',
                 required: ['success', 'payload'],
-                properties: { success: { const: true }, payload: route.payloadSchema },
+                properties: {
+                  success: { const: true },
+                  payload: compileRecord(schema, route.operation, route.payload, `Route ${route.method} ${route.path}`).schema,
+                },
+                additionalProperties: false,
               },
             },
           },

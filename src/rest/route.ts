@@ -1,26 +1,22 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { ErrorCode } from '../errors/domain-error';
 
-/** Where a GraphQL variable's value is read from in the HTTP request, under its documented REST name. */
+/**
+ * Where a GraphQL variable's value is read from in the HTTP request, under its documented REST name. An enum read
+ * from text is written as the enum's value (`app`), as REST records write it (src/rest/record.ts).
+ */
 export type ValueSource =
   | {
       from: 'path' | 'query' | 'header' | 'body';
       name: string;
       description?: string;
       required?: boolean;
-      /** Maps the documented REST value to the GraphQL one (e.g. `app` -> the enum name `APP`). */
-      toGraphQL?: (value: string) => string;
-      /** The documented values, where they differ from the GraphQL enum's names (for messages and OpenAPI). */
-      restValues?: readonly string[];
     }
   /** An input object assembled from several body fields: GraphQL input field -> REST body field. */
   | { from: 'bodyFields'; fields: Record<string, string> };
 
 export const path = (name: string, description?: string): ValueSource => ({ from: 'path', name, description, required: true });
-export const query = (
-  name: string,
-  description?: string,
-  values?: { restValues: readonly string[]; toGraphQL: (value: string) => string },
-): ValueSource => ({ from: 'query', name, description, ...values });
+export const query = (name: string, description?: string): ValueSource => ({ from: 'query', name, description });
 export const header = (name: string, description?: string): ValueSource => ({ from: 'header', name, description });
 export const body = (name: string, description?: string): ValueSource => ({ from: 'body', name, description });
 export const bodyFields = (fields: Record<string, string>): ValueSource => ({ from: 'bodyFields', fields });
@@ -42,10 +38,29 @@ export interface RestRoute<TData = any, TVariables extends Record<string, unknow
   /** Variables computed from the ones read, e.g. which branch of an operation to run. */
   derive?: (read: Partial<TVariables>) => Partial<TVariables>;
   successStatus: number;
-  /** The documented payload, from the operation's data; the adapter wraps it as {success: true, payload}. */
-  present: (data: TData) => unknown;
-  /** Documented shape of the payload for OpenAPI (a JSON Schema). */
-  payloadSchema: Record<string, unknown>;
+  /** Where the documented payload is in the operation's data, and how it is written; the adapter wraps it as {success: true, payload}. */
+  payload: RestRecord;
+  /** Errors of this route beyond the ones every route may answer (src/rest/openapi.ts), for OpenAPI. */
+  errors?: readonly ErrorCode[];
+}
+
+/**
+ * How a route's payload is read from its operation's data and written in the document's names and units; the
+ * presenter and the OpenAPI schema both follow from it and the schema's types (src/rest/record.ts).
+ */
+export interface RestRecord {
+  /** Response keys from the root, e.g. `createPost.post`; with several, the first present (an `@include` branch). */
+  at: string | readonly string[];
+  /** How the document writes `DateTime` fields. */
+  times: 'epochMs' | 'iso';
+  /** `Type.field` -> the documented name, where it is not the field's name in snake_case. */
+  names?: Readonly<Record<string, string>>;
+  /** `Type.field`s that are the provider's own body: names kept, null fields absent, nothing converted. */
+  verbatim?: readonly string[];
+  /** `Type.field`s that are absent from the record when unset, rather than null. */
+  absentWhenNull?: readonly string[];
+  /** The document answers an empty list with this error. */
+  emptyList?: { code: ErrorCode; message: string };
 }
 
 /** Keeps a route's type parameters tied to its operation while the table holds routes of many operations. */

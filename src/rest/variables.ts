@@ -47,6 +47,7 @@ function bodyObject(request: FastifyRequest): Record<string, unknown> {
 function fromText(text: string, type: GraphQLInputType): unknown {
   const inner = isNonNullType(type) ? type.ofType : type;
   if (isListType(inner)) return text.split(',').map((item) => fromText(item.trim(), inner.ofType));
+  if (isEnumType(inner)) return inner.getValues().find((enumValue) => enumValue.value === text)?.name ?? text;
   const named = getNamedType(inner).name;
   if ((named === 'Int' || named === 'Float') && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
   if (named === 'Boolean' && (text === 'true' || text === 'false')) return text === 'true';
@@ -62,7 +63,7 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
       const bag = (source.from === 'path' ? request.params : source.from === 'query' ? request.query : request.headers) as Record<string, unknown>;
       const text = firstText(bag[source.from === 'header' ? source.name.toLowerCase() : source.name]);
       if (text === undefined || text === '') return undefined;
-      return fromText(source.toGraphQL ? source.toGraphQL(text) : text, variable.type);
+      return fromText(text, variable.type);
     }
     case 'body':
       return bodyObject(request)[source.name];
@@ -117,9 +118,9 @@ function describe(variable: PreparedVariable, path: readonly (string | number)[]
     return `Invalid value for ${where}`;
   }
   if (isEnumType(inner)) {
-    const allowed = path.length === 0 && variable.source.from !== 'bodyFields' && variable.source.restValues
-      ? variable.source.restValues
-      : inner.getValues().map((enumValue) => enumValue.name);
+    // Text sources take the enum's values (`app`); JSON bodies its names, as graphql-js coerces them.
+    const fromTextSource = path.length === 0 && variable.source.from !== 'bodyFields' && variable.source.from !== 'body';
+    const allowed = inner.getValues().map((enumValue) => (fromTextSource && typeof enumValue.value === 'string' ? enumValue.value : enumValue.name));
     return `${where} must be one of ${allowed.join(', ')}`;
   }
   switch (inner.name) {

@@ -1,3 +1,5 @@
+import { checkAgainstOpenApi } from './openapi-check';
+
 /** Small HTTP helpers over fetch: the tests speak to the server as any client would. */
 
 export interface JsonResponse<T = any> {
@@ -27,6 +29,7 @@ export async function http<T = any>(
   } catch {
     // Not JSON: the test sees the text.
   }
+  await checkAgainstOpenApi(baseUrl, method, path, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed as T };
 }
 

@@ -36,6 +36,9 @@ export function postProbe(events: EventBus, scope: ProbeScope): Probe {
         version: 0,
         snapshot: {
           id,
+          organization: scope.organizationId,
+          account: scope.accountId,
+          location: scope.locationId,
           state: 'SENDING',
           source: 'app',
           params: { summary: 'probe' },

@@ -1,33 +1,11 @@
-import {
-  RestBusinessProfileDocument,
-  RestUpdateBusinessProfileDocument,
-  type RestBusinessProfileFieldsFragment,
-} from '../../generated/graphql';
-import { optional } from '../presenters';
-import { bodyFields, defineRoute, query } from '../route';
+import { RestBusinessProfileDocument, RestUpdateBusinessProfileDocument } from '../../generated/graphql';
+import { bodyFields, defineRoute, query, type RestRecord } from '../route';
 
 /** The business-profile shape of an account: created_at is an ISO 8601 string here, as documented. */
-export function presentBusinessProfile(account: RestBusinessProfileFieldsFragment) {
-  return {
-    id: account.id,
-    ...optional('reference_id', account.referenceId),
-    name: account.name,
-    number_of_locations: account.numberOfLocations,
-    created_at: account.createdAt,
-  };
-}
-
-const businessProfileSchema = {
-  type: 'object',
-  required: ['id', 'name', 'number_of_locations', 'created_at'],
-  properties: {
-    id: { type: 'string' },
-    reference_id: { type: 'string', description: 'absent when not set' },
-    name: { type: 'string' },
-    number_of_locations: { type: 'integer' },
-    created_at: { type: 'string', format: 'date-time' },
-  },
-};
+const businessProfileRecord = {
+  times: 'iso',
+  absentWhenNull: ['Account.referenceId'],
+} as const satisfies Omit<RestRecord, 'at'>;
 
 const tag = 'Accounts and organization';
 
@@ -45,8 +23,8 @@ export const businessProfileRoutes = [
     },
     derive: (read) => ({ one: Boolean(read.accountId || read.referenceId) }),
     successStatus: 200,
-    present: (data) => (data.account ? presentBusinessProfile(data.account) : (data.accounts ?? []).map(presentBusinessProfile)),
-    payloadSchema: { oneOf: [businessProfileSchema, { type: 'array', items: businessProfileSchema }] },
+    payload: { ...businessProfileRecord, at: ['account', 'accounts'] },
+    errors: ['NOT_FOUND'],
   }),
   defineRoute({
     method: 'PATCH',
@@ -61,7 +39,7 @@ export const businessProfileRoutes = [
       input: bodyFields({ name: 'name', referenceId: 'reference_id' }),
     },
     successStatus: 200,
-    present: (data) => presentBusinessProfile(data.updateAccount),
-    payloadSchema: businessProfileSchema,
+    payload: { ...businessProfileRecord, at: 'updateAccount' },
+    errors: ['NOT_FOUND', 'CONFLICT'],
   }),
 ];

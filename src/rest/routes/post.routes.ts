@@ -1,81 +1,15 @@
-import {
-  RestCreatePostDocument,
-  RestDeletePostDocument,
-  RestPostDocument,
-  RestPostsDocument,
-  type RestPostFieldsFragment,
-} from '../../generated/graphql';
-import { epochMs } from '../presenters';
-import { bodyFields, defineRoute, header, path, query } from '../route';
+import { RestCreatePostDocument, RestDeletePostDocument, RestPostDocument, RestPostsDocument } from '../../generated/graphql';
+import { bodyFields, defineRoute, header, path, query, type RestRecord } from '../route';
 
-/** Absent content fields stay absent in the record, as the provider's body has them. */
-function withoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutNulls);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
-  }
-  return value;
-}
-
-/** GraphQL enum names -> the document's source values. */
-const SOURCE_VALUES: Record<string, string> = { APP: 'app', EXTERNAL_API: 'external_api' };
-
-/** The document's post record: snake_case, times in ms since the epoch. */
-export function presentPost(post: RestPostFieldsFragment) {
-  return {
-    id: post.id,
-    post_id: post.postId,
-    location_id: post.locationId,
-    account: post.accountId,
-    state: post.state,
-    source: SOURCE_VALUES[post.source] ?? post.source,
-    create_time: epochMs(post.createTime),
-    published_time: epochMs(post.publishedTime),
-    update_time: epochMs(post.updateTime),
-    scheduled_time: epochMs(post.scheduledTime),
-    search_url: post.searchUrl,
-    last_error: post.lastError
-      ? {
-          status: post.lastError.status,
-          reason: post.lastError.reason,
-          message: post.lastError.message,
-          details: post.lastError.details,
-          at: epochMs(post.lastError.at),
-        }
-      : null,
-    params: withoutNulls(post.params),
-  };
-}
-
-const ms = { type: ['integer', 'null'], description: 'milliseconds since epoch' };
-const postSchema = {
-  type: 'object',
-  required: ['id', 'post_id', 'location_id', 'account', 'state', 'source', 'create_time', 'params'],
-  properties: {
-    id: { type: 'string' },
-    post_id: { type: ['string', 'null'], description: 'accounts/<a>/locations/<l>/localPosts/<p>; null until published' },
-    location_id: { type: 'string' },
-    account: { type: 'string' },
-    state: { enum: ['SENDING', 'SCHEDULED', 'LIVE', 'PROCESSING', 'REJECTED', 'ERROR', 'DELETED'] },
-    source: { enum: ['app', 'external_api'] },
-    create_time: { type: 'integer' },
-    published_time: ms,
-    update_time: ms,
-    scheduled_time: ms,
-    search_url: { type: ['string', 'null'] },
-    last_error: {
-      type: ['object', 'null'],
-      properties: {
-        status: { type: 'integer' },
-        reason: { type: 'string' },
-        message: { type: 'string' },
-        details: { type: 'array' },
-        at: { type: 'integer' },
-      },
-    },
-    params: { type: 'object', description: "the alpha provider's local-post body" },
-  },
-};
+/**
+ * The document's post record: the `Post` fields RestPostFields selects, snake_case, times in ms since the epoch,
+ * `params` as the provider's body (src/rest/operations/post.graphql).
+ */
+const postRecord = {
+  times: 'epochMs',
+  names: { 'Post.accountId': 'account' },
+  verbatim: ['Post.params'],
+} as const satisfies Omit<RestRecord, 'at'>;
 
 const tag = 'Posts';
 const accountId = query('account_id', 'required with an organization token; ignored with an account token');
@@ -99,8 +33,8 @@ export const postRoutes = [
       }),
     },
     successStatus: 202,
-    present: (data) => presentPost(data.createPost.post),
-    payloadSchema: postSchema,
+    payload: { ...postRecord, at: 'createPost.post' },
+    errors: ['IDEMPOTENCY_KEY_REUSED', 'RATE_LIMIT_EXCEEDED', 'QUOTA_REACHED'],
   }),
   defineRoute({
     method: 'GET',
@@ -112,23 +46,13 @@ export const postRoutes = [
       accountId,
       locationId: query('location_id', 'only this location'),
       state: query('state', 'SENDING, SCHEDULED, LIVE, PROCESSING, REJECTED, ERROR or DELETED'),
-      source: query('source', 'app or external_api', { restValues: ['app', 'external_api'], toGraphQL: (value) => value.toUpperCase() }),
+      source: query('source', 'app or external_api'),
       q: query('q', 'full-text search on the summary'),
       page: query('page', '1-based, default 1'),
       perPage: query('per_page', '1 to 100, default 20'),
     },
     successStatus: 200,
-    present: (data) => ({
-      found: data.postsPage.found,
-      page: data.postsPage.page,
-      per_page: data.postsPage.perPage,
-      posts: data.postsPage.posts.map(presentPost),
-    }),
-    payloadSchema: {
-      type: 'object',
-      required: ['found', 'page', 'per_page', 'posts'],
-      properties: { found: { type: 'integer' }, page: { type: 'integer' }, per_page: { type: 'integer' }, posts: { type: 'array', items: postSchema } },
-    },
+    payload: { ...postRecord, at: 'postsPage' },
   }),
   defineRoute({
     method: 'GET',
@@ -138,8 +62,7 @@ export const postRoutes = [
     operation: RestPostDocument,
     variables: { accountId, id: path('id', 'the post id') },
     successStatus: 200,
-    present: (data) => presentPost(data.post),
-    payloadSchema: postSchema,
+    payload: { ...postRecord, at: 'post' },
   }),
   defineRoute({
     method: 'DELETE',
@@ -149,16 +72,6 @@ export const postRoutes = [
     operation: RestDeletePostDocument,
     variables: { accountId, id: path('id', 'the post id') },
     successStatus: 202,
-    present: (data) => ({
-      id: data.deletePost.id,
-      post_id: data.deletePost.postId,
-      state: data.deletePost.state,
-      message: data.deletePost.message,
-    }),
-    payloadSchema: {
-      type: 'object',
-      required: ['id', 'post_id', 'state', 'message'],
-      properties: { id: { type: 'string' }, post_id: { type: ['string', 'null'] }, state: { type: 'string' }, message: { type: 'string' } },
-    },
+    payload: { ...postRecord, at: 'deletePost' },
   }),
 ];

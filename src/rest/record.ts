@@ -1,0 +1,226 @@
+import {
+  getNullableType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { DomainError } from '../errors/domain-error';
+import type { RestRecord } from './route';
+
+/**
+ * The documented REST form of an operation's result, derived from the operation's own selection and the schema's
+ * types: one set of rules instead of a hand-written presenter and a hand-written JSON Schema per record. The
+ * GraphQL type is where a record's fields are defined; the route's document picks them; the rules below turn
+ * them into the document's names and units:
+ * - a field's name in snake_case (`postId` -> `post_id`) unless the route renames it (`Post.accountId` -> `account`);
+ * - `DateTime` as milliseconds since the epoch or as the ISO 8601 string, as the route's document writes times;
+ * - an enum as its value (`PostSource.APP` -> `app`), which is the documented spelling;
+ * - null written as null, unless the field is absent when unset;
+ * - `verbatim` fields are the provider's own body: names kept, null fields absent, no conversion.
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+interface Shape {
+  present(value: unknown): unknown;
+  schema: JsonSchema;
+}
+
+export interface CompiledRecord {
+  present(data: unknown): unknown;
+  schema: JsonSchema;
+}
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+function orNull(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.enum)) return { ...schema, enum: [...schema.enum, null] };
+  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
+  if (schema.type === undefined) return schema;
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
+const SCALAR_SCHEMAS: Record<string, JsonSchema> = {
+  ID: { type: 'string' },
+  String: { type: 'string' },
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  Boolean: { type: 'boolean' },
+};
+
+class RecordCompiler {
+  private readonly fragments = new Map<string, FragmentDefinitionNode>();
+
+  constructor(
+    private readonly schema: GraphQLSchema,
+    document: DocumentNode,
+    private readonly rules: RestRecord,
+    private readonly where: string,
+  ) {
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
+    }
+  }
+
+  /** The fields of a selection set by response key, with fragment spreads and inline fragments expanded. */
+  private fieldsOf(selectionSet: SelectionSetNode): FieldNode[] {
+    return selectionSet.selections.flatMap((selection) => {
+      if (selection.kind === Kind.FIELD) return [selection];
+      if (selection.kind === Kind.INLINE_FRAGMENT) return this.fieldsOf(selection.selectionSet);
+      const fragment = this.fragments.get(selection.name.value);
+      if (!fragment) throw new Error(`${this.where}: unknown fragment ${selection.name.value}`);
+      return this.fieldsOf(fragment.selectionSet);
+    });
+  }
+
+  /** Follows `path` (response keys) from the operation's root to the field the payload is. */
+  locate(operation: OperationDefinitionNode, path: string): { field: FieldNode; type: GraphQLOutputType; coordinate: string } {
+    let parent: GraphQLObjectType | undefined | null = this.schema.getRootType(operation.operation);
+    let selectionSet: SelectionSetNode | undefined = operation.selectionSet;
+    let found: { field: FieldNode; type: GraphQLOutputType; coordinate: string } | undefined;
+    for (const key of path.split('.')) {
+      if (!parent || !selectionSet) throw new Error(`${this.where}: ${path} does not lead to a field`);
+      const field: FieldNode | undefined = this.fieldsOf(selectionSet).find((node) => (node.alias ?? node.name).value === key);
+      const definition = field ? parent.getFields()[field.name.value] : undefined;
+      if (!field || !definition) throw new Error(`${this.where}: ${path} is not selected by the operation`);
+      found = { field, type: definition.type, coordinate: `${parent.name}.${definition.name}` };
+      const named = getNullableType(definition.type);
+      const inner = isListType(named) ? getNullableType(named.ofType) : named;
+      parent = isObjectType(inner) ? inner : undefined;
+      selectionSet = field.selectionSet;
+    }
+    if (!found) throw new Error(`${this.where}: an empty payload path`);
+    return found;
+  }
+
+  shape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean): Shape {
+    if (!isNonNullType(type)) {
+      const inner = this.nonNullShape(type, selectionSet, coordinate, verbatim);
+      return { present: (value) => (value === null || value === undefined ? null : inner.present(value)), schema: orNull(inner.schema) };
+    }
+    return this.nonNullShape(type.ofType, selectionSet, coordinate, verbatim);
+  }
+
+  private nonNullShape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean): Shape {
+    const nullable = getNullableType(type);
+    if (isListType(nullable)) {
+      const item = this.shape(nullable.ofType, selectionSet, coordinate, verbatim);
+      return { present: (value) => (value as unknown[]).map(item.present), schema: { type: 'array', items: item.schema } };
+    }
+    if (isEnumType(nullable)) {
+      if (verbatim) return { present: (value) => value, schema: { enum: nullable.getValues().map((v) => v.name) } };
+      const values = new Map(nullable.getValues().map((v) => [v.name, typeof v.value === 'string' ? v.value : v.name]));
+      return { present: (value) => values.get(value as string) ?? value, schema: { enum: [...values.values()] } };
+    }
+    if (isScalarType(nullable)) {
+      if (nullable.name === 'DateTime' && !verbatim) {
+        return this.rules.times === 'epochMs'
+          ? { present: (value) => Date.parse(value as string), schema: { type: 'integer', description: 'milliseconds since epoch' } }
+          : { present: (value) => value, schema: { type: 'string', format: 'date-time' } };
+      }
+      return { present: (value) => value, schema: SCALAR_SCHEMAS[nullable.name] ?? {} };
+    }
+    if (isObjectType(nullable)) {
+      if (!selectionSet) throw new Error(`${this.where}: ${coordinate} is an object without a selection`);
+      return this.objectShape(nullable, selectionSet, verbatim);
+    }
+    throw new Error(`${this.where}: ${coordinate} has a type REST records do not support (${String(nullable)})`);
+  }
+
+  private objectShape(type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean): Shape {
+    const fields = this.fieldsOf(selectionSet).map((node) => {
+      const definition = type.getFields()[node.name.value];
+      if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
+      const coordinate = `${type.name}.${definition.name}`;
+      const key = (node.alias ?? node.name).value;
+      const fieldVerbatim = verbatim || (this.rules.verbatim?.includes(coordinate) ?? false);
+      const restName = verbatim ? key : (this.rules.names?.[coordinate] ?? snakeCase(key));
+      // The provider's body leaves unset fields out; so does the document for the fields it marks optional.
+      const absentWhenNull = verbatim || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
+      const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim);
+      return { key, restName, absentWhenNull, shape };
+    });
+    const properties = Object.fromEntries(
+      fields.map((field) => [
+        field.restName,
+        field.absentWhenNull ? withoutNull(field.shape.schema) : field.shape.schema,
+      ]),
+    );
+    return {
+      present: (value) => {
+        const source = value as Record<string, unknown>;
+        const out: Record<string, unknown> = {};
+        for (const field of fields) {
+          const fieldValue = source[field.key];
+          if (field.absentWhenNull && (fieldValue === null || fieldValue === undefined)) continue;
+          out[field.restName] = field.shape.present(fieldValue);
+        }
+        return out;
+      },
+      schema: {
+        type: 'object',
+        required: fields.filter((field) => !field.absentWhenNull).map((field) => field.restName),
+        properties,
+        additionalProperties: false,
+      },
+    };
+  }
+}
+
+/** A field that is left out when null is never null in the answer. */
+function withoutNull(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.enum)) return { ...schema, enum: schema.enum.filter((value) => value !== null) };
+  if (Array.isArray(schema.type)) {
+    const types = schema.type.filter((type) => type !== 'null');
+    return { ...schema, type: types.length === 1 ? types[0] : types };
+  }
+  if (Array.isArray(schema.anyOf) && schema.anyOf.length === 2) return schema.anyOf[0] as JsonSchema;
+  return schema;
+}
+
+/**
+ * Compiled once per route at start-up. A payload at several paths (the branches of an `@include`/`@skip`) is
+ * the first one present in the data.
+ */
+export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rules: RestRecord, where: string): CompiledRecord {
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (!operation) throw new Error(`${where}: no operation`);
+  const compiler = new RecordCompiler(schema, document, rules, where);
+  const branches = (typeof rules.at === 'string' ? [rules.at] : rules.at).map((path) => {
+    const { field, type, coordinate } = compiler.locate(operation, path);
+    const keys = path.split('.');
+    return { keys, shape: compiler.shape(type, field.selectionSet, coordinate, false) };
+  });
+  const valueAt = (data: unknown, keys: readonly string[]): unknown =>
+    keys.reduce<unknown>((value, key) => (value === null || value === undefined ? undefined : (value as Record<string, unknown>)[key]), data);
+
+  return {
+    present(data) {
+      for (const branch of branches) {
+        const value = valueAt(data, branch.keys);
+        if (value === undefined) continue;
+        // The document answers some empty lists with an error (GraphQL's list is simply empty).
+        if (rules.emptyList && Array.isArray(value) && value.length === 0) throw new DomainError(rules.emptyList.code, rules.emptyList.message);
+        return branch.shape.present(value);
+      }
+      throw new Error(`${where}: the operation's data has no payload at ${branches.map((b) => b.keys.join('.')).join(' or ')}`);
+    },
+    schema:
+      branches.length === 1
+        ? withoutNull(branches[0]!.shape.schema)
+        : { oneOf: branches.map((branch) => withoutNull(branch.shape.schema)) },
+  };
+}

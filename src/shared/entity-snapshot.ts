@@ -1,0 +1,59 @@
+import { ReferenceKind, type EntityClass, type EntityProperty } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+
+/** An entity as plain JSON: what travels inside an event. */
+export type EntitySnapshot = Record<string, unknown>;
+
+export interface SnapshotCodec<T> {
+  encode(entity: T): EntitySnapshot;
+  /** An unmanaged instance with the snapshot's values; relations are references holding only their id. */
+  decode(snapshot: EntitySnapshot): T;
+}
+
+/**
+ * Encodes an entity by its ORM metadata, the one description of its fields: every persisted scalar as it is
+ * (dates as ISO strings), every many-to-one relation as its id. Lazy and hidden properties are left out (a
+ * generated search column is neither read nor sent). A field added to the entity is in the snapshot at once.
+ */
+export function snapshotCodec<T extends object>(orm: MikroORM, entity: EntityClass<T>): SnapshotCodec<T> {
+  const meta = orm.getMetadata().get<T>(entity.name);
+  const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
+  const scalars = meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop));
+  const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name as string));
+  const relations = meta.props
+    .filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop))
+    .map((prop) => ({ name: prop.name as string, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
+
+  return {
+    encode(instance) {
+      const record = instance as Record<string, unknown>;
+      const snapshot: EntitySnapshot = {};
+      for (const prop of scalars) {
+        const value = record[prop.name as string];
+        snapshot[prop.name as string] = value instanceof Date ? value.toISOString() : (value ?? null);
+      }
+      for (const relation of relations) {
+        const target = record[relation.name] as Record<string, unknown> | null | undefined;
+        snapshot[relation.name] = target?.[relation.primaryKey] ?? null;
+      }
+      return snapshot;
+    },
+    decode(snapshot) {
+      // No constructor (its defaults, a new id and the current time, are not the snapshot's), and own data
+      // properties: the ORM's accessors on the prototype are for managed entities, which this is not.
+      const instance = Object.create(meta.prototype as object) as T;
+      const set = (name: string, value: unknown) =>
+        Object.defineProperty(instance, name, { value, writable: true, enumerable: true, configurable: true });
+      for (const prop of scalars) {
+        const name = prop.name as string;
+        const value = snapshot[name] ?? null;
+        set(name, dates.has(name) && typeof value === 'string' ? new Date(value) : value);
+      }
+      for (const relation of relations) {
+        const id = snapshot[relation.name];
+        set(relation.name, id === null || id === undefined ? null : { [relation.primaryKey]: id });
+      }
+      return instance;
+    },
+  };
+}
