@@ -194,6 +194,23 @@ describe('DELETE /post/{id}', () => {
     expect(deletedOnly.body.payload.posts.map((p: { id: string }) => p.id)).toContain(live.id);
   });
 
+  it('wakes the workers of every process when the enqueuing transaction commits: publish on create, delete on a queued deletion', async () => {
+    const woken: string[] = [];
+    const unsubscribe = t.stack.runtime.events.subscribe('jobs.enqueued', ({ queue }) => {
+      woken.push(queue);
+    });
+    try {
+      const res = await createPost({ location_id: locationId, params: standard() });
+      await eventually(async () => (woken.includes('post-publish') ? true : undefined), 10000, 'the publish wake-up');
+      const live = await pollPost(t.url, token, accountId, res.body.payload.id);
+      await http(t.url, 'DELETE', `/post/${live.id}?account_id=${accountId}`, { token });
+      await eventually(async () => (woken.includes('post-delete') ? true : undefined), 10000, 'the delete wake-up');
+      await pollPost(t.url, token, accountId, live.id, (p) => p.state === 'DELETED');
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('answers 404 for a post of another account or organization', async () => {
     const theirs = await http(t.url, 'POST', `/post?account_id=${other.accounts[0]!.account.id}`, {
       token: other.token,

@@ -1,4 +1,6 @@
+import { ChangeSetType, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { systemClock, type Clock } from '../shared/clock';
 import { Migrator } from '@mikro-orm/migrations';
 import { migrations } from '../../migrations';
 import { entities } from './entities';
@@ -36,8 +38,24 @@ export function ormOptions(clientUrl: string): Options {
   };
 }
 
-export async function openDatabase(clientUrl: string): Promise<Database> {
-  const orm = await MikroORM.init(ormOptions(clientUrl));
+/**
+ * Every update of an entity with an `updatedAt` stamps it from the runtime's clock (tests move that clock), in
+ * the same flush; the ORM's `version` property counts the changes.
+ */
+function updateTimeStamper(clock: Clock): EventSubscriber {
+  return {
+    onFlush({ uow }: FlushEventArgs) {
+      for (const changeSet of uow.getChangeSets()) {
+        if (changeSet.type !== ChangeSetType.UPDATE || !changeSet.meta.properties['updatedAt' as never]) continue;
+        (changeSet.entity as { updatedAt: Date | null }).updatedAt = clock.now();
+        uow.recomputeSingleChangeSet(changeSet.entity);
+      }
+    },
+  };
+}
+
+export async function openDatabase(clientUrl: string, options: { clock?: Clock } = {}): Promise<Database> {
+  const orm = await MikroORM.init({ ...ormOptions(clientUrl), subscribers: [updateTimeStamper(options.clock ?? systemClock)] });
   let statements = 0;
   orm.em.getConnection().getKnex().on('query', () => {
     statements += 1;

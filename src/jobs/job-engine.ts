@@ -1,3 +1,4 @@
+import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
@@ -99,6 +100,10 @@ export class JobEngine {
   private taking = true;
   /** Jobs given up at stop: whatever their handlers do later is not recorded (they are retried instead). */
   private readonly abandoned = new WeakSet<RunningJob>();
+  /** Queues to wake when a transaction commits, by its root transaction; dropped unwoken on rollback. */
+  private readonly wakesOnCommit = new WeakMap<object, Set<QueueName>>();
+  /** Event managers this engine listens to for commits (every fork of one ORM shares one). */
+  private readonly watchedEventManagers = new WeakSet<EventManager>();
 
   private constructor(
     private readonly boss: PgBoss,
@@ -152,8 +157,9 @@ export class JobEngine {
   }
 
   /**
-   * Adds a job in the transaction of `em` (which must be inside `em.transactional`). Call `wake` after the
-   * commit so workers start at once. `startAfter` is a time of the runtime's clock.
+   * Adds a job in the transaction of `em` (which must be inside `em.transactional`); when that transaction
+   * commits, the queue's workers in every process are woken (once per queue and transaction). `startAfter` is a
+   * time of the runtime's clock.
    */
   async enqueue<Q extends QueueName>(em: EntityManager, queue: Q, payload: QueuePayloads[Q], options: { startAfter?: Date } = {}): Promise<string> {
     const trx = em.getTransactionContext();
@@ -172,12 +178,39 @@ export class JobEngine {
     const id = await this.boss.send(queue, payload, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
     if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
+    if (!options.startAfter) this.wakeOnCommit(em, trx, queue);
     return id;
   }
 
-  /** Wakes the workers of `queue` in every process (after the enqueuing transaction committed). */
-  async wake(queue: QueueName): Promise<void> {
-    await this.events.publish('jobs.enqueued', { queue });
+  private wakeOnCommit(em: EntityManager, trx: object, queue: QueueName): void {
+    const eventManager = em.getEventManager();
+    if (!this.watchedEventManagers.has(eventManager)) {
+      this.watchedEventManagers.add(eventManager);
+      eventManager.registerSubscriber({
+        afterTransactionCommit: (args) => this.wakeCommitted(args),
+        afterTransactionRollback: ({ transaction }: TransactionEventArgs) => {
+          if (transaction) this.wakesOnCommit.delete(transaction);
+        },
+      });
+    }
+    // Commit hooks run for the root transaction only: a savepoint's jobs wait for the outermost commit.
+    let root = trx as { parentTransaction?: object };
+    while (root.parentTransaction) root = root.parentTransaction as { parentTransaction?: object };
+    let queues = this.wakesOnCommit.get(root);
+    if (!queues) this.wakesOnCommit.set(root, (queues = new Set()));
+    queues.add(queue);
+  }
+
+  private async wakeCommitted({ transaction }: TransactionEventArgs): Promise<void> {
+    const queues = transaction ? this.wakesOnCommit.get(transaction) : undefined;
+    if (!queues) return;
+    this.wakesOnCommit.delete(transaction!);
+    for (const queue of queues) {
+      // The jobs are committed either way: a lost wake-up only means the workers find them at their next poll.
+      await this.events.publish('jobs.enqueued', { queue }).catch((error: unknown) => {
+        this.log.warn({ err: error, queue }, 'could not wake the workers after a commit; they will poll');
+      });
+    }
   }
 
   private wakeLocal(queue: string): void {

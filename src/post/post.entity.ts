@@ -99,7 +99,7 @@ export class Post {
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();
 
-  /** Null until the post changes after its creation. */
+  /** Null until the post changes after its creation; stamped by every update (src/db/orm.ts). */
   @Field(() => Date, { name: 'updateTime', nullable: true })
   @Property({ type: 'timestamptz', nullable: true })
   updatedAt: Date | null = null;
@@ -119,8 +119,8 @@ export class Post {
   })
   searchVector?: string;
 
-  /** Incremented at every change: events carry it so subscribers can tell stale snapshots. */
+  /** The ORM's version: incremented by every update. Events carry it so subscribers can tell stale snapshots. */
   @Field(() => Int, { description: 'Incremented at every change.' })
-  @Property({ type: 'integer' })
+  @Property({ type: 'integer', version: true })
   version: number = 1;
 }

@@ -21,12 +21,6 @@ import { preparePostParams } from './post.rules';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** Every change of a post goes through here: the version and update time move together. */
-export function touchPost(post: Post, now: Date): void {
-  post.version += 1;
-  post.updatedAt = now;
-}
-
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -130,10 +124,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
     await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
     return { post, replayed: false, rateLimit };
   });
-  if (!outcome.replayed) {
-    await scope.runtime.jobs.wake('post-publish');
-    await announcePostChange(scope.runtime, outcome.post);
-  }
+  if (!outcome.replayed) await announcePostChange(scope.runtime, outcome.post);
   return outcome;
 }
 
@@ -160,7 +151,6 @@ export async function createPostCampaign(
     for (const post of created) await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
     return { posts: created, rateLimit: limit };
   });
-  await scope.runtime.jobs.wake('post-publish');
   for (const post of posts) await announcePostChange(scope.runtime, post);
   return { campaignId, posts, rateLimit };
 }
@@ -235,7 +225,6 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
     const post = await findPost(em, accountId, args.id, true);
     if (post.state === PostState.DELETED) return { post, changed: false };
     if (post.pendingAction === 'delete') return { post, changed: false };
-    touchPost(post, scope.runtime.clock.now());
     if (!post.providerName) {
       // A publish job still running will see DELETED and remove what it created.
       post.state = PostState.DELETED;
@@ -248,10 +237,7 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
     }
     return { post, changed: true };
   });
-  if (changed) {
-    if (post.pendingAction === 'delete') await scope.runtime.jobs.wake('post-delete');
-    await announcePostChange(scope.runtime, post);
-  }
+  if (changed) await announcePostChange(scope.runtime, post);
   const message =
     post.state === PostState.DELETED
       ? changed ? 'Post deleted' : 'Post already deleted'

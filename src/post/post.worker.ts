@@ -8,7 +8,6 @@ import type { Runtime } from '../runtime';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange } from './post.events';
-import { touchPost } from './post.service';
 
 /** How long to wait before asking the provider again about a post under review: 1, 2, 4 … 60 s. */
 export function checkDelayMs(attempt: number): number {
@@ -27,8 +26,8 @@ function providerIds(alphaLocationName: string): { accountId: string; locationId
 }
 
 /**
- * Runs `change` on the post under a row lock and commits; announces the change (after commit) when `change`
- * returned true. Returns the post as committed.
+ * Runs `change` on the post under a row lock and commits (the ORM counts the version, src/db/orm.ts stamps the
+ * update time); announces the change (after commit) when `change` returned true. Returns the post as committed.
  */
 async function changePost(
   runtime: Runtime,
@@ -40,7 +39,6 @@ async function changePost(
     const post = await tx.findOne(Post, postId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!post) return null;
     const changed = await change(post, tx);
-    if (changed) touchPost(post, runtime.clock.now());
     return { post, changed };
   });
   if (result?.changed) await announcePostChange(runtime, result.post);
