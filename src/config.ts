@@ -25,6 +25,7 @@ const configSchema = z.object({
   JOB_STOP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(600).default(10),
   POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
+  TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -59,6 +60,8 @@ export interface Config {
     stopTimeoutSeconds: number;
   };
   limits: { postsPerMinute: number; postsPerMonth: number };
+  /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
+  tokenCacheSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -99,5 +102,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
     },
     limits: { postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE, postsPerMonth: raw.POST_QUOTA_PER_MONTH },
+    tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
   };
 }

@@ -19,7 +19,7 @@ export interface ContextInput {
 
 export async function createContext(input: ContextInput): Promise<Context> {
   const em = input.runtime.database.orm.em.fork() as EntityManager;
-  const principal = await authenticate(em, input.authorization);
+  const principal = await authenticate(em, input.authorization, input.runtime.principals);
   return {
     em,
     principal,

@@ -1,3 +1,4 @@
+import type { PrincipalCache } from './auth/principal-cache';
 import type { Config } from './config';
 import type { Database } from './db/orm';
 import type { EventBus } from './events/event-bus';
@@ -16,4 +17,6 @@ export interface Runtime {
   jobs: JobEngine;
   alpha: AlphaClient;
   clock: Clock;
+  /** Principals of recently seen tokens (src/auth/principal-cache.ts). */
+  principals: PrincipalCache;
 }

@@ -16,6 +16,7 @@ import { createAlphaClient } from './providers/alpha/alpha.client';
 import type { Runtime } from './runtime';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
+import { PrincipalCache } from './auth/principal-cache';
 
 export interface Stack {
   /** The HTTP base URL; undefined for a worker-only process. */
@@ -109,6 +110,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the event bus', run: () => events.close() });
     const unbridge = bridgeEventsToSubscriptions(events);
     steps.push({ name: 'the subscription bridge', run: unbridge });
+    const principals = new PrincipalCache(events, clock, config.tokenCacheSeconds * 1000);
+    steps.push({ name: 'the token cache', run: () => principals.close() });
     const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
@@ -119,6 +122,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       events,
       jobs,
       clock,
+      principals,
       alpha: createAlphaClient({
         // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
         baseUrl: config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha',

@@ -396,11 +396,13 @@ describe('unexpected errors are masked outside development', () => {
   });
 
   it('masks a database failure while authenticating: HTTP 500, graphql-ws closes 4500 (not 4403, not the SQL)', async () => {
+    // A token never used yet, so its lookup reaches the database (used tokens are served from the token cache).
+    const unseen = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 0 });
     const sql = t.em().getConnection();
     await sql.execute('alter table api_token rename to api_token_hidden');
     try {
-      const post = await graphql(t.url, '{ organization { id } }', { token: org.token });
-      const ws = await wsRun(wsClient(org.token), '{ organization { id } }');
+      const post = await graphql(t.url, '{ organization { id } }', { token: unseen.token });
+      const ws = await wsRun(wsClient(unseen.token), '{ organization { id } }');
       expect(post.status).toBe(500);
       expect(post.body).toEqual({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       expect(ws).toEqual({ kind: 'closed', code: 4500, reason: 'Internal server error' });

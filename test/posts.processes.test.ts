@@ -30,6 +30,8 @@ const common = () => ({
   JOB_EXPIRE_SECONDS: '2',
   JOB_MAINTENANCE_SECONDS: '1',
   JOB_RETRY_DELAY_SECONDS: '1',
+  // Principals stay cached for the whole file: only a revocation event can end one early.
+  TOKEN_CACHE_SECONDS: '3600',
 });
 
 async function startWorker(): Promise<ServerProcess> {
@@ -115,6 +117,35 @@ describe('an API process and a worker process', () => {
     expect(state.calls.create).toBeGreaterThanOrEqual(2);
     expect(state.posts.filter((p) => p.requestId === id)).toHaveLength(1);
     expect(state.publishes).toBe(1);
+    second.child.kill('SIGTERM');
+    expect(await second.exited()).toBe(0);
+  }, 120000);
+});
+
+describe('two API processes', () => {
+  it('honour a revocation made in the other at once, though both had the token cached', async () => {
+    const second = startServerProcess({ ...common(), ROLE: 'api', PORT: '0' });
+    workers.push(second);
+    const [, secondUrl] = (await second.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 60000)) as unknown as [string, string];
+    const account = demo.accounts[0]!;
+    const created = await http(apiUrl, 'POST', '/graphql', {
+      token: demo.token,
+      body: { query: 'mutation($a: ID!) { createAccountToken(accountId: $a) { token apiToken { id } } }', variables: { a: account.id } },
+    });
+    const { token, apiToken } = created.body.data.createAccountToken as { token: string; apiToken: { id: string } };
+    // Both processes look the token up once and keep its principal.
+    for (const url of [apiUrl, secondUrl]) expect((await http(url, 'GET', '/post', { token })).status).toBe(200);
+
+    const revoked = await http(apiUrl, 'POST', '/graphql', {
+      token: demo.token,
+      body: { query: 'mutation($id: ID!) { revokeApiToken(id: $id) { revokedAt } }', variables: { id: apiToken.id } },
+    });
+    expect(revoked.body.data.revokeApiToken.revokedAt).toEqual(expect.any(String));
+    // The revoking process: at once. The other: as soon as the event arrives, long before its cache would expire.
+    expect((await http(apiUrl, 'GET', '/post', { token })).status).toBe(401);
+    await eventually(async () => ((await http(secondUrl, 'GET', '/post', { token })).status === 401 ? true : undefined), 10000, 'the revocation in the other process');
+    // A token still valid is still served by both.
+    for (const url of [apiUrl, secondUrl]) expect((await http(url, 'GET', '/post', { token: account.token })).status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited()).toBe(0);
   }, 120000);

@@ -47,6 +47,8 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
   if (!token) throw DomainError.notFound('Account token');
   token.revokedAt ??= new Date();
   await scope.em.flush();
+  // This process at once; every process (this one again) through the event.
+  scope.runtime.principals.evictToken(token.id);
   await scope.runtime.events.publish('token.revoked', { tokenId: token.id });
   return token;
 }
