@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { snapshotCodec, type SnapshotCodec } from '../shared/entity-snapshot';
+import { codecOf, type SnapshotCodec } from '../shared/entity-snapshot';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { Post } from './post.entity';
@@ -7,14 +7,9 @@ import { Post } from './post.entity';
 /** PostgreSQL NOTIFY carries at most 8000 bytes; larger posts travel as ids and are loaded by the receiver. */
 const MAX_SNAPSHOT_BYTES = 7000;
 
-/** The post's snapshot follows the entity's own field list (src/shared/entity-snapshot.ts); one codec per ORM. */
-const codecs = new WeakMap<Runtime['database']['orm'], SnapshotCodec<Post>>();
-
+/** The post's snapshot follows the entity's own field list (src/shared/entity-snapshot.ts). */
 function postCodec(runtime: Runtime): SnapshotCodec<Post> {
-  const { orm } = runtime.database;
-  let codec = codecs.get(orm);
-  if (!codec) codecs.set(orm, (codec = snapshotCodec(orm, Post)));
-  return codec;
+  return codecOf(runtime.database.orm.getMetadata(), Post);
 }
 
 /**

@@ -10,6 +10,7 @@ import { consumeRateLimit, enforceMonthlyQuota, startOfMonth } from '../limits/r
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
+import { findPlain } from '../shared/entity-snapshot';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { IdempotencyKey } from './idempotency-key.entity';
@@ -163,9 +164,12 @@ async function findPost(em: EntityManager, accountId: string, id: string, lock =
   return post;
 }
 
+/** One post, read plainly (src/shared/entity-snapshot.ts): the answer changes nothing. */
 export async function getPost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Post> {
   const accountId = await resolveAccountScope(scope, args.accountId);
-  return findPost(scope.em, accountId, args.id);
+  const [post] = isId(args.id) ? await findPlain(scope.em, Post, { id: args.id, account: accountId }, { limit: 1 }) : [];
+  if (!post) throw DomainError.notFound('Post');
+  return post;
 }
 
 /** The filters of the `posts` connection: those of GET /post, and a campaign. */
@@ -189,11 +193,10 @@ export async function listPostsPage(
 ): Promise<{ found: number; page: number; perPage: number; posts: Post[] }> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const where = postWhere(accountId, args);
-  const [posts, found] = await scope.em.findAndCount(Post, where, {
-    orderBy: { createdAt: 'desc', id: 'desc' },
-    limit: args.perPage,
-    offset: (args.page - 1) * args.perPage,
-  });
+  const [posts, found] = await Promise.all([
+    findPlain(scope.em, Post, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: args.perPage, offset: (args.page - 1) * args.perPage }),
+    scope.em.count(Post, where),
+  ]);
   return { found, page: args.page, perPage: args.perPage, posts };
 }
 
@@ -202,7 +205,7 @@ export async function listPosts(scope: RequestScope, filter: PostsFilter, slice:
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const where = postWhere(accountId, filter);
   const [rows, totalCount] = await Promise.all([
-    scope.em.find(Post, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
+    findPlain(scope.em, Post, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
     scope.em.count(Post, where),
   ]);
   return sliceOf(rows, slice.first, totalCount);

@@ -1,5 +1,5 @@
-import { ReferenceKind, type EntityClass, type EntityProperty } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { ReferenceKind, type EntityClass, type EntityProperty, type FilterQuery, type MetadataStorage, type QueryOrderMap } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** An entity as plain JSON: what travels inside an event. */
 export type EntitySnapshot = Record<string, unknown>;
@@ -15,8 +15,8 @@ export interface SnapshotCodec<T> {
  * (dates as ISO strings), every many-to-one relation as its id. Lazy and hidden properties are left out (a
  * generated search column is neither read nor sent). A field added to the entity is in the snapshot at once.
  */
-export function snapshotCodec<T extends object>(orm: MikroORM, entity: EntityClass<T>): SnapshotCodec<T> {
-  const meta = orm.getMetadata().get<T>(entity.name);
+export function snapshotCodec<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): SnapshotCodec<T> & { fields: string[] } {
+  const meta = metadata.get<T>(entity.name);
   const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
   const scalars = meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop));
   const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name as string));
@@ -25,6 +25,7 @@ export function snapshotCodec<T extends object>(orm: MikroORM, entity: EntityCla
     .map((prop) => ({ name: prop.name as string, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
 
   return {
+    fields: [...scalars.map((prop) => prop.name as string), ...relations.map((relation) => relation.name)],
     encode(instance) {
       const record = instance as Record<string, unknown>;
       const snapshot: EntitySnapshot = {};
@@ -56,4 +57,35 @@ export function snapshotCodec<T extends object>(orm: MikroORM, entity: EntityCla
       return instance;
     },
   };
+}
+
+const codecs = new WeakMap<MetadataStorage, Map<string, ReturnType<typeof snapshotCodec>>>();
+
+/** The codec of an entity, built once per ORM (its metadata). */
+export function codecOf<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): ReturnType<typeof snapshotCodec<T>> {
+  let byName = codecs.get(metadata);
+  if (!byName) codecs.set(metadata, (byName = new Map()));
+  let codec = byName.get(entity.name);
+  if (!codec) byName.set(entity.name, (codec = snapshotCodec(metadata, entity) as ReturnType<typeof snapshotCodec>));
+  return codec as ReturnType<typeof snapshotCodec<T>>;
+}
+
+/**
+ * Reads for answers that change nothing: the same query a `find` would build from the same metadata and filter,
+ * but rows become plain instances (as events decode them) instead of managed entities, so a list pays for no
+ * hydration, identity map or change tracking it would not use. Never flush what this returns.
+ */
+export async function findPlain<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number } = {},
+): Promise<T[]> {
+  const codec = codecOf(em.getMetadata(), entity);
+  const qb = em.createQueryBuilder(entity).select(codec.fields as never).where(where);
+  if (options.orderBy) qb.orderBy(options.orderBy);
+  if (options.limit !== undefined) qb.limit(options.limit);
+  if (options.offset) qb.offset(options.offset);
+  const rows = await qb.execute<Record<string, unknown>[]>('all', true);
+  return rows.map((row) => codec.decode(row));
 }
