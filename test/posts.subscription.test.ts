@@ -67,6 +67,22 @@ describe('postUpdated over graphql-ws', () => {
     }
   });
 
+  it('delivers every event to each of many identical subscriptions (which share one execution)', async () => {
+    const watchers = await Promise.all([1, 2, 3, 4, 5].map(() => subscribe(t.url, org.token, POST_UPDATED, {}, probeOf(org))));
+    try {
+      const created = await createPost(org, 1, 1, 'Seen by five dashboards');
+      const id = created.body.payload.id;
+      await pollPost(t.url, org.token, org.accounts[1]!.account.id, id, (p) => p.state === 'LIVE');
+      for (const watcher of watchers) {
+        await watcher.waitFor(2);
+        const states = watcher.events.map((e) => e.postUpdated).filter((p) => p.id === id).map((p) => p.state);
+        expect(states).toEqual(['SENDING', 'LIVE']);
+      }
+    } finally {
+      await Promise.all(watchers.map((watcher) => watcher.close()));
+    }
+  });
+
   it('filters by locationId', async () => {
     const here = org.accounts[0]!.locations[1]!.id;
     const byLocation = await subscribe(t.url, org.token, POST_UPDATED, { locationId: here }, probeOf(org, 0, 1));

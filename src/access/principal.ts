@@ -7,3 +7,11 @@ export interface Principal {
   kind: 'organization' | 'account';
   flags: { betaApi: boolean; citationsApi: boolean };
 }
+
+/**
+ * What a principal can see, as a key: two principals with the same key get the same answers (only the token
+ * differs). Subscriptions of one key share their execution (src/graphql/subscription-groups.ts).
+ */
+export function visibilityKey(principal: Principal): string {
+  return JSON.stringify([principal.organizationId, principal.accountId, principal.kind, principal.flags.betaApi, principal.flags.citationsApi]);
+}

@@ -4,6 +4,7 @@ import {
   GraphQLError,
   parse,
   specifiedRules,
+  subscribe,
   validate,
   type DocumentNode,
   type ExecutionResult,
@@ -13,7 +14,7 @@ import { CloseCode, type Context as WsContext } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { Principal } from '../access/principal';
+import { visibilityKey, type Principal } from '../access/principal';
 import type { EventBus } from '../events/event-bus';
 import type { Context } from './context';
 import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
@@ -21,6 +22,7 @@ import { toGraphQLError } from './errors';
 import { formatGraphQLError } from './format-error';
 import { parseOptions } from './limits';
 import { requestValidationRules, variablesProblem } from './request-guards';
+import { SubscriptionGroups } from './subscription-groups';
 
 export interface WebSocketDependencies {
   server: Server;
@@ -70,6 +72,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   });
   const format = (error: GraphQLError) => formatGraphQLError(error, { log: deps.log, hideSuggestions: deps.hideSuggestions });
   const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
+  // Identical subscriptions of one visibility share one execution per event.
+  const groups = new SubscriptionGroups();
+  const groupKeys = new WeakMap<DocumentNode, string>();
 
   const cleanup = useServer(
     {
@@ -124,6 +129,10 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
           return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
         }
+        groupKeys.set(
+          document,
+          JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, visibilityKey(contextValue.principal)]),
+        );
         return {
           schema: deps.schema,
           document,
@@ -131,6 +140,10 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           variableValues: payload.variables,
           contextValue,
         };
+      },
+      subscribe: (args) => {
+        const key = groupKeys.get(args.document);
+        return key === undefined ? subscribe(args) : groups.subscribe(key, args);
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
       onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>

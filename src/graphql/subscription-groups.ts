@@ -1,0 +1,165 @@
+import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
+
+/**
+ * Subscriptions that would compute the same results share one execution. Sockets subscribing with the same
+ * document, operation, variables and scope (what the resolvers and the subscription's filter can see of the
+ * caller) form a group: an event is filtered and executed once for the group, and the one result object goes to
+ * every member (graphql-ws then only frames it per socket). Without this, 1,000 dashboards of one organization
+ * cost 1,000 executions of every event.
+ *
+ * A group's execution runs with the context of the member that opened it; its scope is by definition the same
+ * as every other member's. Members join and leave at any time: a new member receives the events after it
+ * joined; the group's execution ends when its last member leaves.
+ */
+
+/** One subscriber's view of its group: an async generator graphql-ws drives, fed by the group. */
+class Member implements AsyncGenerator<ExecutionResult> {
+  private readonly queue: ExecutionResult[] = [];
+  private waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
+  private failWaiting: ((error: unknown) => void) | undefined;
+  private done = false;
+  private failure: { error: unknown } | undefined;
+
+  constructor(private readonly leave: (member: Member) => void) {}
+
+  push(result: ExecutionResult): void {
+    if (this.done) return;
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = this.failWaiting = undefined;
+      resolve({ value: result, done: false });
+    } else {
+      this.queue.push(result);
+    }
+  }
+
+  fail(error: unknown): void {
+    if (this.done) return;
+    if (this.failWaiting) {
+      const reject = this.failWaiting;
+      this.waiting = this.failWaiting = undefined;
+      this.done = true;
+      reject(error);
+    } else {
+      this.failure = { error };
+    }
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    this.queue.length = 0;
+    const resolve = this.waiting;
+    this.waiting = this.failWaiting = undefined;
+    resolve?.({ value: undefined, done: true });
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    const queued = this.queue.shift();
+    if (queued) return Promise.resolve({ value: queued, done: false });
+    if (this.failure) {
+      this.done = true;
+      const { error } = this.failure;
+      this.failure = undefined;
+      return Promise.reject(error);
+    }
+    if (this.done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = resolve;
+      this.failWaiting = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<ExecutionResult>> {
+    this.end();
+    this.leave(this);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.end();
+    this.leave(this);
+    return Promise.reject(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return();
+  }
+}
+
+interface Group {
+  members: Set<Member>;
+  /** Resolves to the shared source once graphql-js has set it up; an ExecutionResult when it refused. */
+  source: Promise<AsyncGenerator<ExecutionResult> | AsyncIterable<ExecutionResult> | ExecutionResult>;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] === 'function';
+}
+
+export class SubscriptionGroups {
+  private readonly groups = new Map<string, Group>();
+
+  /** How many groups run now (for tests and benchmarks: sockets of one scope and document share one). */
+  get size(): number {
+    return this.groups.size;
+  }
+
+  /**
+   * graphql-ws's `subscribe`: joins the group of `key` (opening it with `args` when it is the first) and returns
+   * this member's results. A subscription graphql-js refuses (an ExecutionResult) is answered to that caller
+   * alone, and no group is kept.
+   */
+  async subscribe(key: string, args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+    let group = this.groups.get(key);
+    if (!group) {
+      const opened: Group = { members: new Set(), source: Promise.resolve(subscribe(args)) };
+      group = opened;
+      this.groups.set(key, opened);
+      void opened.source.then(
+        (source) => {
+          if (isAsyncIterable(source)) void this.pump(key, opened, source);
+          else if (this.groups.get(key) === opened) this.groups.delete(key);
+        },
+        () => {
+          if (this.groups.get(key) === opened) this.groups.delete(key);
+        },
+      );
+    }
+    const source = await group.source;
+    if (!isAsyncIterable(source)) return source;
+    const joined = group;
+    const member = new Member((leaving) => this.leave(key, joined, leaving));
+    joined.members.add(member);
+    return member;
+  }
+
+  private async pump(key: string, group: Group, source: AsyncIterable<ExecutionResult>): Promise<void> {
+    try {
+      for await (const result of source) {
+        for (const member of group.members) member.push(result);
+        if (group.members.size === 0 && this.groups.get(key) !== group) break;
+      }
+      for (const member of group.members) member.end();
+    } catch (error) {
+      for (const member of group.members) member.fail(error);
+    } finally {
+      if (this.groups.get(key) === group) this.groups.delete(key);
+    }
+  }
+
+  private leave(key: string, group: Group, member: Member): void {
+    group.members.delete(member);
+    if (group.members.size > 0) return;
+    // The last member left: no one needs the group's execution any more.
+    if (this.groups.get(key) === group) this.groups.delete(key);
+    void group.source.then((source) => {
+      const generator = source as Partial<AsyncGenerator<ExecutionResult>>;
+      if (typeof generator.return === 'function') void generator.return(undefined);
+    });
+  }
+}
