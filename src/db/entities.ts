@@ -2,9 +2,10 @@ import { Account } from '../account/account.entity';
 import { ApiToken } from '../auth/api-token.entity';
 import { Location } from '../location/location.entity';
 import { RateLimitEvent } from '../limits/rate-limit-event.entity';
+import { UsageCounter } from '../limits/usage-counter.entity';
 import { Organization } from '../organization/organization.entity';
 import { IdempotencyKey } from '../post/idempotency-key.entity';
 import { Post } from '../post/post.entity';
 
 /** Every persisted entity, listed once for the ORM. */
-export const entities = [Organization, Account, ApiToken, Location, Post, IdempotencyKey, RateLimitEvent];
+export const entities = [Organization, Account, ApiToken, Location, Post, IdempotencyKey, RateLimitEvent, UsageCounter];

@@ -10,49 +10,84 @@ export interface RateLimit {
   windowSeconds: number;
 }
 
-interface WindowState {
-  count: number;
-  oldest: Date | null;
-  now: Date;
+interface WindowRow {
+  admitted: boolean;
+  counted: number;
+  oldest: Date | string | null;
+  checked_at: Date | string;
+  event_id: string | null;
+}
+
+/** A counted request: its limit's state, and how to take the count back if the request fails after all. */
+export interface Counted<T> {
+  state: T;
+  refund(): Promise<void>;
 }
 
 /**
- * Counts one request against a rolling window (a sliding log in PostgreSQL, serialized per bucket by an
- * advisory lock held until the caller's transaction ends). Over the limit: RATE_LIMIT_EXCEEDED with the
- * documented payload. Returns the limit's state (the transports turn it into RateLimit headers; a refusal carries
- * it too). Must run inside the caller's transaction, so a request that fails later is not counted.
+ * Counts one request against a rolling window: a sliding log in PostgreSQL, read and written by one short
+ * statement of its own (the `consume_rate_limit` function, serialized per bucket by a lock that ends with the
+ * statement), never inside the caller's transaction, so no lock is held while the request does its work. Over the
+ * limit: RATE_LIMIT_EXCEEDED with the documented payload. Returns the limit's state (the transports turn it into
+ * RateLimit headers; a refusal carries it too) and a refund for a request that fails later, which is then not
+ * counted.
  */
-export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<RateLimitState> {
+export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();
-  const trx = em.getTransactionContext();
-  await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [rule.bucket], 'all', trx);
-  const [window] = (await connection.execute(
-    `select count(*)::int as count, min(at) as oldest, now() as now from rate_limit_event
-      where bucket = ? and at > now() - make_interval(secs => ?)`,
-    [rule.bucket, rule.windowSeconds],
-    'all',
-    trx,
-  )) as WindowState[];
-  const { count, oldest, now } = window!;
+  const [window] = (await connection.execute('select * from consume_rate_limit(?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds])) as WindowRow[];
+  const { admitted, counted, oldest, checked_at: checkedAt, event_id: eventId } = window!;
   const resetSeconds = oldest
-    ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(now).getTime()) / 1000))
+    ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(checkedAt).getTime()) / 1000))
     : rule.windowSeconds;
   const state = { name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds, resetSeconds };
-  if (count >= rule.limit) {
+  if (!admitted) {
     throw new DomainError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rule.limit} per ${rule.windowSeconds} s exceeded`, {
       payload: { allowed: false, limit: rule.limit, remaining: 0, retryAfter: resetSeconds },
       rateLimit: { ...state, remaining: 0 },
       retryAfterSeconds: resetSeconds,
     });
   }
-  await connection.execute(
-    'delete from rate_limit_event where bucket = ? and at <= now() - make_interval(secs => ?)',
-    [rule.bucket, rule.windowSeconds],
-    'all',
-    trx,
-  );
-  await connection.execute('insert into rate_limit_event (bucket, at) values (?, now())', [rule.bucket], 'all', trx);
-  return { ...state, remaining: rule.limit - count - 1 };
+  return {
+    state: { ...state, remaining: rule.limit - counted - 1 },
+    refund: async () => {
+      await connection.execute('delete from rate_limit_event where id = ?', [eventId]);
+    },
+  };
+}
+
+/**
+ * Uses `amount` of a monthly quota (calendar months, UTC, of the runtime's clock): one statement on the counter
+ * row of the bucket and month, which adds only while the total stays within the quota. Past it: QUOTA_REACHED.
+ */
+export async function consumeMonthlyQuota(
+  em: EntityManager,
+  rule: { bucket: string; quota: number; amount: number; now: Date },
+): Promise<Counted<{ used: number }>> {
+  const connection = em.getConnection();
+  const period = startOfMonth(rule.now).toISOString().slice(0, 10);
+  const rows =
+    rule.amount > rule.quota
+      ? []
+      : ((await connection.execute(
+          `insert into usage_counter as c (bucket, period, used) values (?, ?, ?)
+             on conflict (bucket, period) do update set used = c.used + excluded.used
+             where c.used + excluded.used <= ?
+           returning used`,
+          [rule.bucket, period, rule.amount, rule.quota],
+        )) as { used: number }[]);
+  if (rows.length === 0) {
+    const retryAfter = secondsToNextMonth(rule.now);
+    throw new DomainError('QUOTA_REACHED', `Monthly quota of ${rule.quota} posts reached`, {
+      payload: { allowed: false, retryAfter },
+      retryAfterSeconds: retryAfter,
+    });
+  }
+  return {
+    state: { used: rows[0]!.used },
+    refund: async () => {
+      await connection.execute('update usage_counter set used = used - ? where bucket = ? and period = ?', [rule.amount, rule.bucket, period]);
+    },
+  };
 }
 
 /** Seconds from `now` to the first instant of the next calendar month (UTC). */
@@ -63,14 +98,4 @@ export function secondsToNextMonth(now: Date): number {
 
 export function startOfMonth(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}
-
-/** QUOTA_REACHED when `used` has reached `quota` this calendar month (UTC). */
-export function enforceMonthlyQuota(used: number, quota: number, now: Date): void {
-  if (used < quota) return;
-  const retryAfter = secondsToNextMonth(now);
-  throw new DomainError('QUOTA_REACHED', `Monthly quota of ${quota} posts reached`, {
-    payload: { allowed: false, retryAfter },
-    retryAfterSeconds: retryAfter,
-  });
 }

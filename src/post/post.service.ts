@@ -6,7 +6,7 @@ import { resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
-import { consumeRateLimit, enforceMonthlyQuota, startOfMonth } from '../limits/rate-limiter';
+import { consumeMonthlyQuota, consumeRateLimit } from '../limits/rate-limiter';
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
@@ -44,10 +44,9 @@ function sourceOf(scope: RequestScope): PostSource {
   return scope.source === 'external_api' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
-/** A new SENDING post for one location of the account, its content checked and prepared (not flushed yet). */
-async function newPost(
+/** A new SENDING post for one location of the account, its content checked and prepared (not persisted yet). */
+async function preparePost(
   scope: RequestScope,
-  em: EntityManager,
   principal: Principal,
   accountId: string,
   locationId: string,
@@ -55,41 +54,63 @@ async function newPost(
   now: Date,
   campaignId: string | null,
 ): Promise<Post> {
-  const location = await findLocationForPost(em, accountId, locationId);
+  const location = await findLocationForPost(scope.em, accountId, locationId);
   const { params, scheduledTime } = preparePostParams(content, location, now);
-  return em.create(Post, {
-    organization: em.getReference(Organization, principal.organizationId),
-    account: location.account,
-    location,
-    source: sourceOf(scope),
-    params,
-    scheduledTime,
-    campaignId,
-    createdAt: now,
-  });
+  return scope.em.create(
+    Post,
+    {
+      organization: scope.em.getReference(Organization, principal.organizationId),
+      account: location.account,
+      location,
+      source: sourceOf(scope),
+      params,
+      scheduledTime,
+      campaignId,
+      createdAt: now,
+    },
+    { persist: false },
+  );
 }
 
-/** Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation. */
-async function enforcePostLimits(
+/**
+ * Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation, each counted by
+ * a short statement of its own before the create's transaction begins (src/limits/rate-limiter.ts). The result
+ * takes both counts back: for a request that fails after counting, so refused requests are never counted.
+ */
+async function countPostLimits(
   scope: RequestScope,
-  em: EntityManager,
   principal: Principal,
   accountId: string,
   newPosts: number,
   now: Date,
-): Promise<RateLimitState> {
+): Promise<{ rateLimit: RateLimitState; refund(): Promise<void> }> {
   const { limits } = scope.runtime.config;
-  const rateLimit = await consumeRateLimit(em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
-  const used = await em.count(Post, { organization: principal.organizationId, createdAt: { $gte: startOfMonth(now) } });
-  enforceMonthlyQuota(used + newPosts - 1, limits.postsPerMonth, now);
-  return rateLimit;
+  const rate = await consumeRateLimit(scope.em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
+  try {
+    const quota = await consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: limits.postsPerMonth, amount: newPosts, now });
+    return { rateLimit: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
+  } catch (error) {
+    await rate.refund();
+    throw error;
+  }
 }
 
-/**
- * Creates a post in SENDING and, in the same transaction, the job that publishes it. With an Idempotency-Key
- * the (account, key) pair is locked first, so concurrent requests with one key create exactly one post; a
- * replay returns the original post, a changed body is refused with 422.
- */
+/** Runs `create` with the limits counted; takes the counts back when it fails or turns out to be a replay. */
+async function withCountedLimits<T extends { replayed?: boolean }>(
+  counted: { refund(): Promise<void> },
+  create: () => Promise<T>,
+): Promise<T> {
+  let outcome: T;
+  try {
+    outcome = await create();
+  } catch (error) {
+    await counted.refund();
+    throw error;
+  }
+  if (outcome.replayed) await counted.refund();
+  return outcome;
+}
+
 /** What a create did: the post, whether it was an idempotent replay, and the rate limit's state (not for replays). */
 export interface CreatePostOutcome {
   post: Post;
@@ -97,34 +118,51 @@ export interface CreatePostOutcome {
   rateLimit?: RateLimitState;
 }
 
+/** The earlier post of an Idempotency-Key still in force, or a 422 when the key came with another request. */
+async function replayOf(em: EntityManager, accountId: string, key: string, requestHash: string, now: Date): Promise<{ existing: IdempotencyKey | null; post?: Post }> {
+  const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
+  if (!existing || existing.expiresAt <= now) return { existing };
+  if (existing.requestHash !== requestHash) {
+    throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
+  }
+  return { existing, post: existing.post };
+}
+
+/**
+ * Creates a post in SENDING and, in the same transaction, the job that publishes it. The content is checked and
+ * the limits counted first, so the transaction holds nothing longer than its inserts. With an Idempotency-Key a
+ * replay is answered before anything is counted; the (account, key) pair is then locked inside the transaction,
+ * so concurrent requests with one key create exactly one post; a changed body is refused with 422.
+ */
 export async function createPost(scope: RequestScope, args: CreatePostArgs): Promise<CreatePostOutcome> {
   const principal = requirePrincipal(scope);
   const accountId = await resolveAccountScope(scope, args.accountId);
   const key = args.idempotencyKey?.trim() || null;
   const requestHash = key ? createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex') : null;
+  const now = scope.runtime.clock.now();
+  if (key) {
+    const earlier = await replayOf(scope.em, accountId, key, requestHash!, now);
+    if (earlier.post) return { post: earlier.post, replayed: true };
+  }
+  const post = await preparePost(scope, principal, accountId, args.input.locationId, args.input, now, null);
+  const counted = await countPostLimits(scope, principal, accountId, 1, now);
 
-  const outcome = await scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
-    const now = scope.runtime.clock.now();
-    if (key) {
-      await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
-      const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
-      if (existing && existing.expiresAt > now) {
-        if (existing.requestHash !== requestHash) {
-          throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
-        }
-        return { post: existing.post, replayed: true };
+  const outcome = await withCountedLimits(counted, () =>
+    scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
+      if (key) {
+        await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
+        // Another request with the key may have finished since the first look.
+        const earlier = await replayOf(em, accountId, key, requestHash!, now);
+        if (earlier.post) return { post: earlier.post, replayed: true };
+        if (earlier.existing) em.remove(earlier.existing);
+        em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
       }
-      if (existing) em.remove(existing);
-    }
-    const rateLimit = await enforcePostLimits(scope, em, principal, accountId, 1, now);
-    const post = await newPost(scope, em, principal, accountId, args.input.locationId, args.input, now, null);
-    if (key) {
-      em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
-    }
-    await em.flush();
-    await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-    return { post, replayed: false, rateLimit };
-  });
+      em.persist(post);
+      await em.flush();
+      await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+      return { post, replayed: false, rateLimit: counted.rateLimit };
+    }),
+  );
   if (!outcome.replayed) await announcePostChange(scope.runtime, outcome.post);
   return outcome;
 }
@@ -141,19 +179,20 @@ export async function createPostCampaign(
   const accountId = await resolveAccountScope(scope, args.accountId);
   const locationIds = [...new Set(args.input.locationIds)];
   const campaignId = newId();
-  const { posts, rateLimit } = await scope.em.transactional(async (em) => {
-    const now = scope.runtime.clock.now();
-    const limit = await enforcePostLimits(scope, em, principal, accountId, locationIds.length, now);
-    const created: Post[] = [];
-    for (const locationId of locationIds) {
-      created.push(await newPost(scope, em, principal, accountId, locationId, args.input, now, campaignId));
-    }
-    await em.flush();
-    for (const post of created) await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-    return { posts: created, rateLimit: limit };
-  });
+  const now = scope.runtime.clock.now();
+  const posts: Post[] = [];
+  for (const locationId of locationIds) posts.push(await preparePost(scope, principal, accountId, locationId, args.input, now, campaignId));
+  const counted = await countPostLimits(scope, principal, accountId, posts.length, now);
+  await withCountedLimits(counted, () =>
+    scope.em.transactional(async (em) => {
+      for (const post of posts) em.persist(post);
+      await em.flush();
+      for (const post of posts) await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+      return {};
+    }),
+  );
   for (const post of posts) await announcePostChange(scope.runtime, post);
-  return { campaignId, posts, rateLimit };
+  return { campaignId, posts, rateLimit: counted.rateLimit };
 }
 
 async function findPost(em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {

@@ -47,9 +47,11 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
  */
 export async function startTestStack(
   env: Record<string, string> = {},
-  options: { clock?: Clock; log?: StackOptions['log'] } = {},
+  options: { clock?: Clock; log?: StackOptions['log']; /** Another stack's database, shared (left for its owner to drop). */ sharedDatabaseUrl?: string } = {},
 ): Promise<TestStack> {
-  const database = await createTestDatabase();
+  const database = options.sharedDatabaseUrl
+    ? { url: options.sharedDatabaseUrl, drop: async () => undefined }
+    : await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-test-data-'));
   const config = loadConfig({
     DATABASE_URL: database.url,

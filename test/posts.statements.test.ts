@@ -1,0 +1,71 @@
+import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
+import { http } from './support/http';
+import { eventually } from './support/posts';
+import { startTestStack, type TestStack } from './support/stack';
+
+/**
+ * What a post costs the database: the SQL statements of one create (an API process without workers, so nothing
+ * else runs) and of one publish (a worker process on the same database, publishing what the API queued). The
+ * figures are printed; the bounds fail the suite when a change adds statements to these paths. pg-boss's own
+ * statements (one fetch per batch of jobs, one completion per job) run on its own pool and are not counted here.
+ */
+let api: TestStack;
+let worker: TestStack | undefined;
+let org: OrganizationFixture;
+
+beforeAll(async () => {
+  api = await startTestStack({ ROLE: 'api', POST_RATE_LIMIT_PER_MINUTE: '1000' });
+  org = await createOrganizationFixture(api.em(), { accounts: 1, locationsEach: 1, connected: true });
+});
+afterAll(async () => {
+  await worker?.close();
+  await api.close();
+});
+
+const accountId = () => org.accounts[0]!.account.id;
+const createPost = (summary: string, headers: Record<string, string> = {}) =>
+  http(api.url, 'POST', `/post?account_id=${accountId()}`, {
+    token: org.token,
+    body: { location_id: org.accounts[0]!.locations[0]!.id, params: { summary } },
+    headers,
+  });
+
+async function statementsOf(action: () => Promise<unknown>, stack: TestStack): Promise<number> {
+  const before = stack.statementCount();
+  await action();
+  return stack.statementCount() - before;
+}
+
+describe('SQL statements per post', () => {
+  it('creates a post in at most 9 statements, and publishes it in at most 6', async () => {
+    // The first request warms the token cache and the ORM; the measured ones are steady state.
+    expect((await createPost('warm-up')).status).toBe(202);
+    const plain: number[] = [];
+    for (let i = 0; i < 5; i += 1) plain.push(await statementsOf(async () => expect((await createPost(`plain ${i}`)).status).toBe(202), api));
+    const keyed = await statementsOf(async () => expect((await createPost('keyed', { 'Idempotency-Key': 'k-1' })).status).toBe(202), api);
+    const replay = await statementsOf(async () => expect((await createPost('keyed', { 'Idempotency-Key': 'k-1' })).status).toBe(202), api);
+
+    worker = await startTestStack(
+      { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha` },
+      { sharedDatabaseUrl: api.databaseUrl },
+    );
+    const queued = 7;
+    const started = worker.statementCount();
+    await eventually(
+      async () => {
+        const listed = await http(api.url, 'GET', `/post?account_id=${accountId()}&state=LIVE&per_page=100`, { token: org.token });
+        return listed.body.payload.found === queued ? true : undefined;
+      },
+      30000,
+      'every queued post to go LIVE',
+    );
+    const perPublish = (worker.statementCount() - started) / queued;
+    console.log(
+      `statements: create ${plain.join(', ')} (with an Idempotency-Key ${keyed}, its replay ${replay}); publish ${perPublish.toFixed(1)} per post (pg-boss's own not counted)`,
+    );
+    for (const count of plain) expect(count).toBeLessThanOrEqual(9);
+    expect(keyed).toBeLessThanOrEqual(12);
+    expect(replay).toBeLessThanOrEqual(4);
+    expect(perPublish).toBeLessThanOrEqual(6);
+  }, 60000);
+});
