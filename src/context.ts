@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { authenticate } from './auth/token.service';
 import type { Context } from './graphql/context';
-import { createLoaders } from './loaders';
+import { createLoaders, type Loaders } from './loaders';
 import type { RequestSource } from './request-scope';
 import type { Runtime } from './runtime';
 
@@ -18,12 +18,20 @@ export interface ContextInput {
 }
 
 export async function createContext(input: ContextInput): Promise<Context> {
-  const em = input.runtime.database.orm.em.fork() as EntityManager;
-  const principal = await authenticate(em, input.authorization, input.runtime.principals);
+  // Forked on first use: a subscription that joins a running group (src/graphql/subscription-groups.ts) and a
+  // token served from the cache never need one.
+  let em: EntityManager | undefined;
+  const emOf = () => (em ??= input.runtime.database.orm.em.fork() as EntityManager);
+  const principal = await authenticate(emOf, input.authorization, input.runtime.principals);
+  let loaders: Loaders | undefined;
   return {
-    em,
+    get em() {
+      return emOf();
+    },
     principal,
-    loaders: createLoaders(em),
+    get loaders() {
+      return (loaders ??= createLoaders(emOf()));
+    },
     log: input.log,
     source: input.source,
     runtime: input.runtime,

@@ -160,7 +160,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     log: app.log,
     hideSuggestions,
     events: runtime.events,
-    authenticate: (authorization) => authenticate(database.orm.em.fork(), authorization, runtime.principals),
+    authenticate: (authorization) => authenticate(() => database.orm.em.fork(), authorization, runtime.principals),
     createContext: (authorization) => createContext({ runtime, authorization, log: app.log, source: 'app' }),
   });
 

@@ -43,13 +43,13 @@ export function bearerSecret(header: unknown): string | undefined {
  * The principal behind a bearer token, or null when the token is missing, unknown or revoked: one indexed lookup
  * by the token's hash, reused for a while through `cache`.
  */
-export async function authenticate(em: EntityManager, authorization: unknown, cache?: PrincipalCache): Promise<Principal | null> {
+export async function authenticate(em: () => EntityManager, authorization: unknown, cache?: PrincipalCache): Promise<Principal | null> {
   const secret = bearerSecret(authorization);
   if (!secret || secret.length > 200) return null;
   const tokenHash = hashToken(secret);
   const cached = cache?.get(tokenHash);
   if (cached) return cached;
-  const token = await em.findOne(
+  const token = await em().findOne(
     ApiToken,
     { tokenHash, revokedAt: null },
     { populate: ['organization'], fields: ['id', 'account', 'organization.id', 'organization.betaApi', 'organization.citationsApi'] },

@@ -40,6 +40,10 @@ export interface WebSocketDependencies {
 
 const validationRules = [...specifiedRules, ...requestValidationRules];
 
+/** Parsed and validated documents kept for reuse; parse failures are not kept. */
+const MAX_CHECKED_DOCUMENTS = 500;
+const MAX_CACHED_QUERY_LENGTH = 8 * 1024;
+
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 
@@ -74,7 +78,26 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
   // Identical subscriptions of one visibility share one execution per event.
   const groups = new SubscriptionGroups();
-  const groupKeys = new WeakMap<DocumentNode, string>();
+  const groupKeys = new WeakMap<object, string>();
+  // Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
+  const checkedDocuments = new Map<string, { document: DocumentNode } | { errors: readonly GraphQLError[] }>();
+  const checkDocument = (query: string): { document: DocumentNode } | { errors: readonly GraphQLError[] } => {
+    const known = checkedDocuments.get(query);
+    if (known) return known;
+    let checked: { document: DocumentNode } | { errors: readonly GraphQLError[] };
+    try {
+      const document = parse(query, parseOptions);
+      const errors = validate(deps.schema, document, validationRules);
+      checked = errors.length > 0 ? { errors: errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED')) } : { document };
+    } catch (error) {
+      return { errors: [error instanceof GraphQLError ? withCode(error, 'GRAPHQL_PARSE_FAILED') : new GraphQLError(String(error))] };
+    }
+    // Bounded in number and size (large documents are checked every time); the oldest is forgotten first.
+    if (query.length > MAX_CACHED_QUERY_LENGTH) return checked;
+    if (checkedDocuments.size >= MAX_CHECKED_DOCUMENTS) checkedDocuments.delete(checkedDocuments.keys().next().value!);
+    checkedDocuments.set(query, checked);
+    return checked;
+  };
 
   const cleanup = useServer(
     {
@@ -104,14 +127,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         return true;
       },
       onSubscribe: async (ctx, _id, payload) => {
-        let document: DocumentNode;
-        try {
-          document = parse(payload.query, parseOptions);
-        } catch (error) {
-          return [error instanceof GraphQLError ? withCode(error, 'GRAPHQL_PARSE_FAILED') : new GraphQLError(String(error))];
-        }
-        const errors = validate(deps.schema, document, validationRules);
-        if (errors.length > 0) return errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
+        const checked = checkDocument(payload.query);
+        if ('errors' in checked) return [...checked.errors];
+        const { document } = checked;
         const problem = variablesProblem(payload.variables);
         if (problem) return [toGraphQLError(problem)];
         const operation = getOperationAST(document, payload.operationName);
@@ -130,7 +148,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
         }
         groupKeys.set(
-          document,
+          contextValue,
           JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, visibilityKey(contextValue.principal)]),
         );
         return {
@@ -142,7 +160,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         };
       },
       subscribe: (args) => {
-        const key = groupKeys.get(args.document);
+        const key = args.contextValue ? groupKeys.get(args.contextValue) : undefined;
         return key === undefined ? subscribe(args) : groups.subscribe(key, args);
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
