@@ -10,7 +10,7 @@ import { consumeMonthlyQuota, consumeRateLimit } from '../limits/rate-limiter';
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain } from '../shared/entity-snapshot';
+import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { IdempotencyKey } from './idempotency-key.entity';
@@ -232,10 +232,11 @@ export async function listPostsPage(
 ): Promise<{ found: number; page: number; perPage: number; posts: Post[] }> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const where = postWhere(accountId, args);
-  const [posts, found] = await Promise.all([
-    findPlain(scope.em, Post, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: args.perPage, offset: (args.page - 1) * args.perPage }),
-    scope.em.count(Post, where),
-  ]);
+  const [posts, found] = await findPlainAndCount(scope.em, Post, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: args.perPage,
+    offset: (args.page - 1) * args.perPage,
+  });
   return { found, page: args.page, perPage: args.perPage, posts };
 }
 

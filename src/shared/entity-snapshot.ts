@@ -1,4 +1,4 @@
-import { ReferenceKind, type EntityClass, type EntityProperty, type FilterQuery, type MetadataStorage, type QueryOrderMap } from '@mikro-orm/core';
+import { raw, ReferenceKind, type EntityClass, type EntityProperty, type FilterQuery, type MetadataStorage, type QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** An entity as plain JSON: what travels inside an event. */
@@ -24,6 +24,18 @@ export function snapshotCodec<T extends object>(metadata: MetadataStorage, entit
     .filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop))
     .map((prop) => ({ name: prop.name as string, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
 
+  // Decoded instances are of the entity's class (its prototype) without its constructor (whose defaults, a new id
+  // and the current time, are not the snapshot's) and without the ORM's accessors, which are for managed entities:
+  // a prototype in between shadows them with plain writable properties, so decoding is plain assignment.
+  const plainPrototype = Object.create(
+    meta.prototype as object,
+    Object.fromEntries(
+      [...scalars.map((prop) => prop.name as string), ...relations.map((relation) => relation.name)].map((name) => [
+        name,
+        { value: undefined, writable: true, enumerable: false, configurable: true },
+      ]),
+    ),
+  ) as object;
   return {
     fields: [...scalars.map((prop) => prop.name as string), ...relations.map((relation) => relation.name)],
     encode(instance) {
@@ -40,21 +52,17 @@ export function snapshotCodec<T extends object>(metadata: MetadataStorage, entit
       return snapshot;
     },
     decode(snapshot) {
-      // No constructor (its defaults, a new id and the current time, are not the snapshot's), and own data
-      // properties: the ORM's accessors on the prototype are for managed entities, which this is not.
-      const instance = Object.create(meta.prototype as object) as T;
-      const set = (name: string, value: unknown) =>
-        Object.defineProperty(instance, name, { value, writable: true, enumerable: true, configurable: true });
+      const instance = Object.create(plainPrototype) as Record<string, unknown>;
       for (const prop of scalars) {
         const name = prop.name as string;
         const value = snapshot[name] ?? null;
-        set(name, dates.has(name) && typeof value === 'string' ? new Date(value) : value);
+        instance[name] = dates.has(name) && typeof value === 'string' ? new Date(value) : value;
       }
       for (const relation of relations) {
         const id = snapshot[relation.name];
-        set(relation.name, id === null || id === undefined ? null : { [relation.primaryKey]: id });
+        instance[relation.name] = id === null || id === undefined ? null : { [relation.primaryKey]: id };
       }
-      return instance;
+      return instance as T;
     },
   };
 }
@@ -88,4 +96,27 @@ export async function findPlain<T extends object>(
   if (options.offset) qb.offset(options.offset);
   const rows = await qb.execute<Record<string, unknown>[]>('all', true);
   return rows.map((row) => codec.decode(row));
+}
+
+/**
+ * `findPlain` and the number of rows the filter matches, in one statement (`count(*) over ()`); the count is asked
+ * separately only when the page is empty (past the end), where no row carries it.
+ */
+export async function findPlainAndCount<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number } = {},
+): Promise<[T[], number]> {
+  const codec = codecOf(em.getMetadata(), entity);
+  const qb = em
+    .createQueryBuilder(entity)
+    .select([...codec.fields, raw('count(*) over () as "matched_rows"')] as never)
+    .where(where);
+  if (options.orderBy) qb.orderBy(options.orderBy);
+  if (options.limit !== undefined) qb.limit(options.limit);
+  if (options.offset) qb.offset(options.offset);
+  const rows = await qb.execute<Record<string, unknown>[]>('all', true);
+  if (rows.length === 0) return [[], options.offset ? await em.count(entity, where) : 0];
+  return [rows.map((row) => codec.decode(row)), Number(rows[0]!.matched_rows)];
 }
