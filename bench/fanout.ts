@@ -19,6 +19,7 @@ import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './supp
 import { FrameProbe } from './support/frame-probe';
 import { freePort, INSPECTOR_NOISE, readMemoryAfterGc, residentBytes, type MemoryReading } from './support/inspector';
 import { createPostsPaced, sleep, type CreateRecord } from './support/posting';
+import { abortOnLimits } from './support/abort';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool, SUBSCRIPTION } from './support/subscribers';
@@ -694,22 +695,8 @@ async function main(): Promise<number> {
 
   let stack: BenchStack | undefined;
   let bench: FanoutBench | undefined;
-  const controller = new AbortController();
-  let abortReason: string | undefined;
-  const abort = (reason: string) => {
-    if (abortReason) return;
-    abortReason = reason;
-    console.log(`\n${reason}: stopping…`);
-    controller.abort();
-    setTimeout(() => {
-      console.error('cleanup took over 60 s: exiting');
-      stack?.forceStop();
-      process.exit(3);
-    }, 60_000).unref();
-  };
-  const globalTimer = setTimeout(() => abort(`global timeout of ${options.timeoutMs / 1000} s reached`), options.timeoutMs);
-  process.once('SIGINT', () => abort('interrupted (SIGINT)'));
-  process.once('SIGTERM', () => abort('terminated (SIGTERM)'));
+  const limits = abortOnLimits(options.timeoutMs, () => stack?.forceStop());
+  const controller = { signal: limits.signal };
 
   const began = performance.now();
   console.log('bench/fanout');
@@ -776,8 +763,8 @@ async function main(): Promise<number> {
       console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   } finally {
-    clearTimeout(globalTimer);
-    figures = report(results, bench, stack, options, abortReason);
+    limits.finished();
+    figures = report(results, bench, stack, options, limits.reason());
     console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - began) / 1000).toFixed(0)} s`);
     if (options.json) {
       const json = {
@@ -786,7 +773,7 @@ async function main(): Promise<number> {
         pooled: figures,
         memory: bench?.memory,
         targets: TARGETS,
-        aborted: abortReason,
+        aborted: limits.reason(),
       };
       writeFileSync(options.json, JSON.stringify(json, null, 2));
     }
@@ -800,7 +787,7 @@ async function main(): Promise<number> {
       if (stack.owned) console.log(`stack stopped, its data directory removed (${elapsed()})`);
     }
   }
-  return abortReason ? 2 : failed ? 1 : 0;
+  return limits.reason() ? 2 : failed ? 1 : 0;
 }
 
 main().then(

@@ -13,7 +13,9 @@ import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sand
 import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
 import { fetchPattern, pendingPublishJobs, readTimelines, type FetchPattern, type PostTimeline } from './support/breakdown';
 import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { abortOnLimits } from './support/abort';
 import { connectToStack, startOwnedStack, type BenchStack, type PostTarget } from './support/stack';
+import { createPost, sleep } from './support/posting';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
 
@@ -181,19 +183,6 @@ interface ScenarioResult {
 
 class Aborted extends Error {}
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 class Bench {
   private readonly runId = randomBytes(4).toString('hex');
   private readonly wsUrl: string;
@@ -212,43 +201,11 @@ class Bench {
   }
 
   private async createOne(index: number, prefix: string): Promise<CreateRecord> {
-    const target = this.stack.targets[index % this.stack.targets.length]!;
-    const record: CreateRecord = {
-      index,
-      target,
-      sentAt: performance.now(),
-      answeredAt: 0,
-      sentWallClock: Date.now(),
-      status: 0,
-      id: undefined,
-      error: undefined,
-    };
-    try {
-      const response = await fetch(`${this.stack.baseUrl}/post?account_id=${encodeURIComponent(target.accountId)}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.stack.token}` },
-        body: JSON.stringify({ location_id: target.locationId, params: { topicType: 'STANDARD', summary: `${prefix}#${index}` } }),
-        signal: this.signal,
-      });
-      const text = await response.text();
-      record.answeredAt = performance.now();
-      record.status = response.status;
-      // The documented envelope: { success, payload: <the post record> }.
-      const id = response.status === 202 ? (JSON.parse(text) as { payload?: { id?: unknown } }).payload?.id : undefined;
-      if (typeof id === 'string') record.id = id;
-      else record.error = `HTTP ${response.status} ${text.slice(0, 200)}`;
-    } catch (error) {
-      record.answeredAt = performance.now();
-      record.error = this.signal.aborted ? 'aborted' : error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
-    }
-    return record;
+    const sentWallClock = Date.now();
+    const record = await createPost(this.stack, index, `${prefix}#${index}`, this.signal);
+    return { ...record, target: this.stack.targets[index % this.stack.targets.length]!, sentWallClock };
   }
 
-  /**
-   * `count` creates, at most `concurrency` in flight: each lane sends its next request when its previous one
-   * answered. With `rate`, request i also waits for its slot on a fixed schedule (i / rate seconds after the
-   * first), so a slow answer does not slow the arrivals down (an open loop).
-   */
   private async createPosts(count: number, concurrency: number, prefix: string, rate?: number): Promise<CreateRecord[]> {
     const records: CreateRecord[] = [];
     let next = 0;
@@ -627,23 +584,8 @@ async function main(): Promise<number> {
   }
 
   let stack: BenchStack | undefined;
-  const controller = new AbortController();
-  let abortReason: string | undefined;
-  const abort = (reason: string) => {
-    if (abortReason) return;
-    abortReason = reason;
-    console.log(`\n${reason}: stopping…`);
-    controller.abort();
-    // Cleaning up must not hang either: after another minute the process goes, whatever is left.
-    setTimeout(() => {
-      console.error('cleanup took over 60 s: exiting');
-      stack?.forceStop();
-      process.exit(3);
-    }, 60_000).unref();
-  };
-  const globalTimer = setTimeout(() => abort(`global timeout of ${options.timeoutMs / 1000} s reached`), options.timeoutMs);
-  process.once('SIGINT', () => abort('interrupted (SIGINT)'));
-  process.once('SIGTERM', () => abort('terminated (SIGTERM)'));
+  const limits = abortOnLimits(options.timeoutMs, () => stack?.forceStop());
+  const controller = { signal: limits.signal };
 
   console.log('bench/posts');
   console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
@@ -705,8 +647,8 @@ async function main(): Promise<number> {
     failed = true;
     console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
-    clearTimeout(globalTimer);
-    report(results, options, stack, abortReason);
+    limits.finished();
+    report(results, options, stack, limits.reason());
     console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     if (options.json) writeFileSync(options.json, JSON.stringify({ options: { ...options, scenarios: [...options.scenarios] }, results: toJson(results) }, null, 2));
     if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
@@ -715,7 +657,7 @@ async function main(): Promise<number> {
       if (stack.owned) console.log('\nstack stopped, its data directory removed');
     }
   }
-  return abortReason ? 2 : failed ? 1 : 0;
+  return limits.reason() ? 2 : failed ? 1 : 0;
 }
 
 main().then(

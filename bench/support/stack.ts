@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DemoSeed } from '../../src/demo/demo.seed';
+import { freePort } from './inspector';
 
 /** Where the posts go: one account and one of its connected locations. */
 export interface PostTarget {
@@ -38,19 +38,6 @@ export function assertLoopback(url: string): URL {
   }
   if (parsed.protocol !== 'http:') throw new Error(`--url must be http://…, not ${parsed.protocol}`);
   return parsed;
-}
-
-/** A port that was free a moment ago (the kernel's pick); good enough for a throwaway PostgreSQL. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 function isAlive(pid: number): boolean {
