@@ -5,9 +5,10 @@ import { ActionType, TopicType } from './post.enums';
 /**
  * The post content: the alpha provider's local-post body, typed once for input and output. Stored as jsonb in
  * exactly this shape and sent to the provider as is. type-graphql builds nested inputs as these classes, so
- * class-validator's ValidateNested reaches every level.
+ * class-validator's ValidateNested reaches every level. Output fields are plain properties: graphql-js's default
+ * resolver reads them (`simpleResolvers`), without type-graphql's per-field wrapper.
  */
-@ObjectType('PostDate')
+@ObjectType('PostDate', { simpleResolvers: true })
 @InputType('PostDateInput')
 export class PostDate {
   @Field(() => Int) @Min(1) @Max(9999) year!: number;
@@ -15,7 +16,7 @@ export class PostDate {
   @Field(() => Int) @Min(1) @Max(31) day!: number;
 }
 
-@ObjectType('PostTimeOfDay')
+@ObjectType('PostTimeOfDay', { simpleResolvers: true })
 @InputType('PostTimeOfDayInput')
 export class PostTimeOfDay {
   @Field(() => Int) @Min(0) @Max(23) hours!: number;
@@ -23,7 +24,7 @@ export class PostTimeOfDay {
   @Field(() => Int, { nullable: true }) @IsOptional() @Min(0) @Max(59) seconds?: number | null;
 }
 
-@ObjectType('PostEventSchedule')
+@ObjectType('PostEventSchedule', { simpleResolvers: true })
 @InputType('PostEventScheduleInput')
 export class PostEventSchedule {
   @Field(() => PostDate) @ValidateNested() startDate!: PostDate;
@@ -32,14 +33,14 @@ export class PostEventSchedule {
   @Field(() => PostTimeOfDay, { nullable: true }) @IsOptional() @ValidateNested() endTime?: PostTimeOfDay | null;
 }
 
-@ObjectType('PostEvent')
+@ObjectType('PostEvent', { simpleResolvers: true })
 @InputType('PostEventInput')
 export class PostEvent {
   @Field(() => String, { nullable: true }) @IsOptional() @Length(1, 58) title?: string | null;
   @Field(() => PostEventSchedule, { nullable: true }) @IsOptional() @ValidateNested() schedule?: PostEventSchedule | null;
 }
 
-@ObjectType('PostOffer')
+@ObjectType('PostOffer', { simpleResolvers: true })
 @InputType('PostOfferInput')
 export class PostOffer {
   @Field(() => String, { nullable: true }) @IsOptional() @Length(1, 58) couponCode?: string | null;
@@ -47,7 +48,7 @@ export class PostOffer {
   @Field(() => String, { nullable: true }) @IsOptional() @Length(1, 5000) termsConditions?: string | null;
 }
 
-@ObjectType('PostCallToAction')
+@ObjectType('PostCallToAction', { simpleResolvers: true })
 @InputType('PostCallToActionInput')
 export class PostCallToAction {
   @Field(() => ActionType) actionType!: ActionType;
@@ -57,14 +58,14 @@ export class PostCallToAction {
   url?: string | null;
 }
 
-@ObjectType('PostMedia')
+@ObjectType('PostMedia', { simpleResolvers: true })
 @InputType('PostMediaInput')
 export class PostMedia {
   @Field() @IsIn(['PHOTO', 'VIDEO'], { message: 'media.mediaFormat must be PHOTO or VIDEO' }) mediaFormat!: string;
   @Field() @IsUrl({ protocols: ['http', 'https'], require_protocol: true }, { message: 'media.sourceUrl must be an http(s) URL' }) sourceUrl!: string;
 }
 
-@ObjectType('PostParams')
+@ObjectType('PostParams', { simpleResolvers: true })
 @InputType('PostParamsInput')
 export class PostParams {
   @Field(() => String, { nullable: true }) @IsOptional() @Length(2, 10) languageCode?: string | null;

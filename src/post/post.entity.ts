@@ -9,7 +9,7 @@ import { PostParams } from './post-params.types';
 import { PostSource, PostState } from './post.enums';
 
 /** The latest provider failure of a post, in the document's `last_error` shape. */
-@ObjectType({ description: 'The latest provider failure of a post.' })
+@ObjectType({ description: 'The latest provider failure of a post.', simpleResolvers: true })
 export class PostLastError {
   @Field(() => Int, { description: 'HTTP status from the provider; 0 for a network failure or time-out.' })
   status!: number;
@@ -34,7 +34,9 @@ export type PendingAction = 'publish' | 'delete';
  * A post for one location. Its id doubles as the request id of the provider create, so a retried publish
  * never creates a second post at the provider.
  */
-@ObjectType({ description: 'A post for one location on the alpha provider.' })
+// Plain fields use graphql-js's default resolver (type-graphql's per-field wrapper costs every list); the two
+// renamed ones (createTime, updateTime) keep type-graphql's, which reads the property under its own name.
+@ObjectType({ description: 'A post for one location on the alpha provider.', simpleResolvers: true })
 @Entity({ tableName: 'post' })
 @Index({ properties: ['account', 'createdAt'] })
 @Index({ properties: ['organization', 'createdAt'] })
@@ -95,12 +97,12 @@ export class Post {
   @Property({ type: 'timestamptz', nullable: true })
   scheduledTime: Date | null = null;
 
-  @Field({ name: 'createTime' })
+  @Field({ name: 'createTime', simple: false })
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();
 
   /** Null until the post changes after its creation; stamped by every update (src/db/orm.ts). */
-  @Field(() => Date, { name: 'updateTime', nullable: true })
+  @Field(() => Date, { name: 'updateTime', nullable: true, simple: false })
   @Property({ type: 'timestamptz', nullable: true })
   updatedAt: Date | null = null;
 

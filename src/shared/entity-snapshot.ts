@@ -78,23 +78,119 @@ export function codecOf<T extends object>(metadata: MetadataStorage, entity: Ent
   return codec as ReturnType<typeof snapshotCodec<T>>;
 }
 
+/** One read's SQL, built once per shape of its filter; each request only fills in its values. */
+interface PreparedRead {
+  sql: string;
+  /** Per binding: the filter's n-th text value, the limit, the offset, or a value that is part of the shape. */
+  slots: ({ leaf: number } | { limit: true } | { offset: true } | { constant: unknown })[];
+  /** The builder it came from, for mapping rows to properties as the builder would. */
+  qb: unknown;
+}
+
+type ReadOptions<T> = { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number };
+
+const preparedReads = new WeakMap<MetadataStorage, Map<string, PreparedRead | null>>();
+const LIMIT_MARK = 987_654_301;
+const OFFSET_MARK = 987_654_302;
+
+/** The filter's text values (which vary per request) in a fixed order, and its shape with them left out. */
+function shapeOf(value: unknown, leaves: string[], mark?: (index: number) => string): unknown {
+  if (typeof value === 'string') {
+    leaves.push(value);
+    return mark ? mark(leaves.length - 1) : '?';
+  }
+  if (Array.isArray(value)) return value.map((item) => shapeOf(item, leaves, mark));
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shapeOf(item, leaves, mark)]));
+  }
+  return value;
+}
+
 /**
- * Reads for answers that change nothing: the same query a `find` would build from the same metadata and filter,
- * but rows become plain instances (as events decode them) instead of managed entities, so a list pays for no
- * hydration, identity map or change tracking it would not use. Never flush what this returns.
+ * The query `find` would build from the entity's metadata for this filter shape, built once by MikroORM's query
+ * builder with marked values and kept as SQL; null when the builder changed a value (the read then builds as
+ * usual). So a list pays for query building once per shape, not once per request.
+ */
+function preparedRead<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: ReadOptions<T>,
+  select: unknown[],
+  shapeKey: string,
+): PreparedRead | null {
+  let byShape = preparedReads.get(em.getMetadata());
+  if (!byShape) preparedReads.set(em.getMetadata(), (byShape = new Map()));
+  const key = `${entity.name}|${shapeKey}`;
+  if (byShape.has(key)) return byShape.get(key)!;
+  const nonce = Math.random().toString(36).slice(2);
+  const marks: string[] = [];
+  const markedWhere = shapeOf(where, [], (index) => (marks[index] = `lg:${nonce}:${index}`)) as FilterQuery<T>;
+  const qb = em.createQueryBuilder(entity).select(select as never).where(markedWhere);
+  if (options.orderBy) qb.orderBy(options.orderBy);
+  if (options.limit !== undefined) qb.limit(LIMIT_MARK);
+  if (options.offset) qb.offset(OFFSET_MARK);
+  const { sql, bindings } = qb.toQuery()._sql as { sql: string; bindings: readonly unknown[] };
+  const slots: PreparedRead['slots'] = bindings.map((binding) => {
+    const leaf = typeof binding === 'string' ? marks.indexOf(binding) : -1;
+    if (leaf >= 0) return { leaf };
+    if (binding === LIMIT_MARK) return { limit: true };
+    if (binding === OFFSET_MARK) return { offset: true };
+    return { constant: binding };
+  });
+  const intact =
+    slots.filter((slot) => 'leaf' in slot).length === marks.length &&
+    !slots.some((slot) => 'constant' in slot && (typeof slot.constant === 'string' ? slot.constant.includes(nonce) : slot.constant === LIMIT_MARK || slot.constant === OFFSET_MARK)) &&
+    !sql.includes(nonce);
+  const prepared = intact ? { sql, slots, qb } : null;
+  byShape.set(key, prepared);
+  return prepared;
+}
+
+/** Rows of a read, as property names, through its prepared SQL (or built as usual where none could be prepared). */
+async function readRows<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: ReadOptions<T>,
+  select: unknown[],
+): Promise<Record<string, unknown>[]> {
+  const leaves: string[] = [];
+  const shape = shapeOf(where, leaves);
+  const shapeKey = JSON.stringify([shape, options.orderBy ?? null, options.limit !== undefined, Boolean(options.offset), select.length]);
+  const prepared = preparedRead(em, entity, where, options, select, shapeKey);
+  if (!prepared) {
+    const qb = em.createQueryBuilder(entity).select(select as never).where(where);
+    if (options.orderBy) qb.orderBy(options.orderBy);
+    if (options.limit !== undefined) qb.limit(options.limit);
+    if (options.offset) qb.offset(options.offset);
+    return qb.execute<Record<string, unknown>[]>('all', true);
+  }
+  const bindings = prepared.slots.map((slot) =>
+    'leaf' in slot ? leaves[slot.leaf] : 'limit' in slot ? options.limit : 'offset' in slot ? options.offset : slot.constant,
+  );
+  const rows = (await em.getConnection().execute(prepared.sql, bindings as never[], 'all')) as Record<string, unknown>[];
+  const meta = em.getMetadata().get<T>(entity.name);
+  const driver = em.getDriver() as unknown as {
+    mapResult(row: Record<string, unknown>, meta: unknown, populate: unknown[], qb: unknown): Record<string, unknown> | null;
+  };
+  return rows.map((row) => driver.mapResult(row, meta, [], prepared.qb) ?? {});
+}
+
+/**
+ * Reads for answers that change nothing: the same query a `find` would build from the same metadata and filter
+ * (built once per filter shape), but rows become plain instances (as events decode them) instead of managed
+ * entities, so a list pays for no hydration, identity map or change tracking it would not use. Never flush what
+ * this returns.
  */
 export async function findPlain<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   where: FilterQuery<T>,
-  options: { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number } = {},
+  options: ReadOptions<T> = {},
 ): Promise<T[]> {
   const codec = codecOf(em.getMetadata(), entity);
-  const qb = em.createQueryBuilder(entity).select(codec.fields as never).where(where);
-  if (options.orderBy) qb.orderBy(options.orderBy);
-  if (options.limit !== undefined) qb.limit(options.limit);
-  if (options.offset) qb.offset(options.offset);
-  const rows = await qb.execute<Record<string, unknown>[]>('all', true);
+  const rows = await readRows(em, entity, where, options, codec.fields);
   return rows.map((row) => codec.decode(row));
 }
 
@@ -106,17 +202,10 @@ export async function findPlainAndCount<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   where: FilterQuery<T>,
-  options: { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number } = {},
+  options: ReadOptions<T> = {},
 ): Promise<[T[], number]> {
   const codec = codecOf(em.getMetadata(), entity);
-  const qb = em
-    .createQueryBuilder(entity)
-    .select([...codec.fields, raw('count(*) over () as "matched_rows"')] as never)
-    .where(where);
-  if (options.orderBy) qb.orderBy(options.orderBy);
-  if (options.limit !== undefined) qb.limit(options.limit);
-  if (options.offset) qb.offset(options.offset);
-  const rows = await qb.execute<Record<string, unknown>[]>('all', true);
+  const rows = await readRows(em, entity, where, options, [...codec.fields, raw('count(*) over () as "matched_rows"')]);
   if (rows.length === 0) return [[], options.offset ? await em.count(entity, where) : 0];
   return [rows.map((row) => codec.decode(row)), Number(rows[0]!.matched_rows)];
 }
