@@ -1,33 +1,112 @@
 /**
  * bench/lists: the list read path against a plain baseline, in one run. `GET /post?account_id=…&per_page=20`
  * (REST) and GraphQL `postsPage` with the same fields are timed against a bare Fastify + pg route doing the same
- * work and answering the same bytes (bench/support/plain-list-server.ts), in interleaved rounds. The three answers
- * are checked equal before anything is timed. A benchmark: it prints figures and never asserts.
+ * work and answering the same bytes (bench/support/plain-list-server.ts, in its own process), in interleaved
+ * rounds. The three answers are checked equal before anything is timed. A benchmark: it prints figures and never
+ * asserts. `npm run bench:lists -- --help` lists the options; docs/benchmarks.md explains them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createAlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
+import { abortOnLimits } from './support/abort';
+import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { describeJsonMismatch } from './support/json-diff';
+import { sleep } from './support/posting';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
-import { ms, Samples, summarize, table } from './support/stats';
+import { ms, Samples, summarize, table, type Summary } from './support/stats';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 const USAGE = `Usage: npm run bench:lists -- [options]
 
-  --posts N          posts in the listed account, created before timing (default 40)
-  --per-page N       page size of the three lists (default 20)
-  --connections C    requests in flight per target (default 16)
-  --seconds S        length of one target's turn in a round (default 5)
-  --rounds R         rounds; each runs plain, REST and GraphQL, the order rotating (default 3)
-  --url URL --token TOKEN --database-url URL   a running stack instead of starting one (all three needed)
-  --json FILE        also write the figures as JSON
-  --profile-server DIR  write a V8 CPU profile of the server it starts into DIR
+  --posts N            posts created in the listed account before timing (default 40; 0: list what is there)
+  --per-page N         page size of the three lists (default 20)
+  --connections C      closed loops (keep-alive connections) per target (default 16)
+  --seconds S          length of one target's turn in a round (default 5)
+  --rounds R           rounds; each runs plain, REST and GraphQL, the order rotating (default 3)
+  --warmup-s S         an untimed turn of each target before the first round (default 1; 0 skips it)
+  --timeout-s S        global time limit: print what was measured and exit 2 (default 300)
+  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
+  --token TOKEN        with --url: an organization token
+  --database-url URL   with --url: its database (the plain route reads it)
+  --json FILE          also write the figures as JSON
+  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
+interface Options {
+  posts: number;
+  perPage: number;
+  connections: number;
+  seconds: number;
+  rounds: number;
+  warmupSeconds: number;
+  timeoutMs: number;
+  url: string | undefined;
+  token: string | undefined;
+  databaseUrl: string | undefined;
+  json: string | undefined;
+  profileServer: string | undefined;
+}
+
+function readOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      posts: { type: 'string' },
+      'per-page': { type: 'string' },
+      connections: { type: 'string' },
+      seconds: { type: 'string' },
+      rounds: { type: 'string' },
+      'warmup-s': { type: 'string' },
+      'timeout-s': { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      'database-url': { type: 'string' },
+      json: { type: 'string' },
+      'profile-server': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const int = (name: string, raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, not ${raw}`);
+    return value;
+  };
+  if (values.url && (!values.token || !values['database-url'])) {
+    throw new Error('--url needs --token (an organization token) and --database-url (the plain route reads the database)');
+  }
+  if (!values.url && (values.token || values['database-url'])) throw new Error('--token and --database-url go with --url');
+  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
+  return {
+    posts: int('posts', values.posts, 40, 0, 10_000),
+    perPage: int('per-page', values['per-page'], 20, 1, 1000),
+    connections: int('connections', values.connections, 16, 1, 1000),
+    seconds: int('seconds', values.seconds, 5, 1),
+    rounds: int('rounds', values.rounds, 3, 1),
+    warmupSeconds: int('warmup-s', values['warmup-s'], 1, 0),
+    timeoutMs: int('timeout-s', values['timeout-s'], 300, 10) * 1000,
+    url: values.url,
+    token: values.token,
+    databaseUrl: values['database-url'],
+    json: values.json,
+    profileServer: values['profile-server'],
+  };
+}
+
+/** The fields of src/rest/operations/post.graphql's RestPostFields: what the REST record presents. */
 const POST_FIELDS = `id postId locationId accountId state source createTime publishedTime updateTime scheduledTime searchUrl
   lastError { status reason message details at }
   params { languageCode summary topicType callToAction { actionType url } media { mediaFormat sourceUrl }
@@ -35,69 +114,138 @@ const POST_FIELDS = `id postId locationId accountId state source createTime publ
     offer { couponCode redeemOnlineUrl termsConditions } scheduledTime alertType }`;
 const LIST_QUERY = `query BenchList($accountId: ID, $perPage: Int) { postsPage(accountId: $accountId, perPage: $perPage) { found page perPage posts { ${POST_FIELDS} } } }`;
 
+type TargetName = 'plain' | 'REST' | 'GraphQL';
+
 interface Target {
-  name: 'plain' | 'REST' | 'GraphQL';
+  name: TargetName;
   url: URL;
   method: 'GET' | 'POST';
-  body?: string;
+  body: string | undefined;
+  headers: Record<string, string | number>;
+  /** Keep-alive sockets of this target only: `--connections` of them. */
+  agent: Agent;
+  /** The process answering it, whose CPU is charged to it. */
+  servingPid: () => number | undefined;
+  /** Length of the answer checked before timing: every timed answer must have it. */
+  expectedBytes: number;
 }
 
-interface Totals {
-  requests: number;
-  errors: number;
-  seconds: number;
-  latencies: Samples;
+interface Answer {
+  status: number;
+  bytes: number;
+  body: string | undefined;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-
-function send(target: Target, token: string): Promise<{ status: number; body: string }> {
+function send(target: Target, keepBody: boolean): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      target.url,
-      {
-        method: target.method,
-        agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(target.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(target.body) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
+    const req = request(target.url, { method: target.method, agent: target.agent, headers: target.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (keepBody) chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks).toString() : undefined }));
+      res.on('error', reject);
+    });
     req.on('error', reject);
     req.end(target.body);
   });
 }
 
-/** C closed loops for `seconds`: each sends its next request when the previous one is answered. */
-async function load(target: Target, token: string, connections: number, seconds: number, totals: Totals): Promise<void> {
-  const until = performance.now() + seconds * 1000;
+interface Cpu {
+  serving: number | undefined;
+  postgres: number | undefined;
+  bench: number;
+}
+
+/** One target's turn in one round. */
+interface Turn {
+  round: number;
+  target: TargetName;
+  ok: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  cpu: Cpu;
+  benchLoopP99: number;
+}
+
+interface Totals {
+  ok: number;
+  errors: number;
+  firstError: string | undefined;
+  seconds: number;
+  latencies: Samples;
+  turns: Turn[];
+}
+
+const newTotals = (): Totals => ({ ok: 0, errors: 0, firstError: undefined, seconds: 0, latencies: new Samples(), turns: [] });
+
+function cpuOf(target: Target, stack: BenchStack): Cpu {
+  return { serving: processCpuSeconds(target.servingPid()), postgres: processTreeCpuSeconds(stack.postmasterPid()), bench: selfCpuSeconds() };
+}
+
+const minus = (after: number | undefined, before: number | undefined) => (after === undefined || before === undefined ? undefined : after - before);
+
+/**
+ * `connections` closed loops for `seconds`: each sends its next request as soon as the previous one is answered.
+ * An answer counts when it is a 200 of the checked length; anything else is an error.
+ */
+async function runTurn(target: Target, stack: BenchStack, options: Options, seconds: number, round: number, totals: Totals, signal: AbortSignal): Promise<Turn> {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const cpuBefore = cpuOf(target, stack);
+  let ok = 0;
+  let errors = 0;
   const started = performance.now();
+  const until = started + seconds * 1000;
   await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < until) {
+    Array.from({ length: options.connections }, async () => {
+      while (performance.now() < until && !signal.aborted) {
         const sentAt = performance.now();
+        let problem: string | undefined;
         try {
-          const { status } = await send(target, token);
-          if (status !== 200) totals.errors += 1;
-        } catch {
-          totals.errors += 1;
+          const answer = await send(target, false);
+          if (answer.status !== 200) problem = `HTTP ${answer.status}`;
+          else if (answer.bytes !== target.expectedBytes) problem = `${answer.bytes} bytes instead of ${target.expectedBytes}: the list changed`;
+        } catch (error) {
+          problem = error instanceof Error ? error.message : String(error);
         }
         totals.latencies.push(performance.now() - sentAt);
-        totals.requests += 1;
+        if (problem === undefined) ok += 1;
+        else {
+          errors += 1;
+          totals.firstError ??= problem;
+        }
       }
     }),
   );
-  totals.seconds += (performance.now() - started) / 1000;
+  const elapsed = (performance.now() - started) / 1000;
+  const cpuAfter = cpuOf(target, stack);
+  loop.disable();
+  totals.ok += ok;
+  totals.errors += errors;
+  totals.seconds += elapsed;
+  const turn: Turn = {
+    round,
+    target: target.name,
+    ok,
+    errors,
+    seconds: elapsed,
+    rps: ok / elapsed,
+    cpu: { serving: minus(cpuAfter.serving, cpuBefore.serving), postgres: minus(cpuAfter.postgres, cpuBefore.postgres), bench: cpuAfter.bench - cpuBefore.bench },
+    benchLoopP99: loop.percentile(99) / 1e6,
+  };
+  totals.turns.push(turn);
+  return turn;
 }
 
-/** The REST record of a GraphQL post, by this benchmark's own hand: names, ms times, lower-case source, no nulls in params. */
+/**
+ * The REST record of a GraphQL post, by this benchmark's own hand (not the service's record compiler): snake_case
+ * names, `accountId` as `account`, times as ms since the epoch, the source enum as its lower-case value, params
+ * without null fields.
+ */
 function restRecordOf(post: Record<string, any>): Record<string, unknown> {
   const time = (value: string | null) => (value === null ? null : Date.parse(value));
   const withoutNulls = (value: unknown): unknown =>
@@ -123,155 +271,375 @@ function restRecordOf(post: Record<string, any>): Record<string, unknown> {
   };
 }
 
-function startPlainServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/bench/support/plain-list-server.js'), databaseUrl], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+interface PlainServer {
+  url: string;
+  pid: number | undefined;
+  stop(): Promise<void>;
+  kill(): void;
+}
+
+/**
+ * The baseline in its own process, so it does not share an event loop with the load generator (as the service does
+ * not). Forked with an IPC channel and bench/support/exit-with-parent.js preloaded: it exits when this process goes.
+ */
+function startPlainServer(databaseUrl: string, signal: AbortSignal): Promise<PlainServer> {
+  const child: ChildProcess = fork(path.join(__dirname, 'support/plain-list-server.js'), [databaseUrl], {
+    execArgv: ['--require', path.join(__dirname, 'support/exit-with-parent.js')],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(kill, 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      kill();
+      reject(new Error(`the plain server ${why}${output ? `; its output: ${output.slice(0, 500)}` : ''}`));
+    };
+    const onAbort = () => fail('start was aborted');
+    const onExit = (code: number | null, sig: NodeJS.Signals | null) => fail(`exited (${code ?? sig}) before listening`);
+    const timer = setTimeout(() => fail('did not listen within 15 s'), 15_000);
+    signal.addEventListener('abort', onAbort, { once: true });
+    child.once('exit', onExit);
+    const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening (http:\/\/\S+)/.exec(output);
-      if (match) resolve({ url: match[1]!, child });
-    });
-    child.once('exit', (code) => reject(new Error(`the plain server exited (${code}) before listening`)));
+      if (match) {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        child.off('exit', onExit);
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve({ url: match[1]!, pid: child.pid, stop, kill });
+      }
+    };
+    child.stdout!.on('data', onData);
   });
 }
 
-async function seedPosts(stack: BenchStack, count: number): Promise<{ accountId: string }> {
+async function postsInState(stack: BenchStack, accountId: string, state: string, signal: AbortSignal): Promise<number> {
+  const response = await fetch(`${stack.baseUrl}/post?account_id=${encodeURIComponent(accountId)}&state=${state}&per_page=1`, {
+    headers: { authorization: `Bearer ${stack.token}` },
+    signal,
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`GET /post?state=${state} answered ${response.status}: ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { payload: { found: number } }).payload.found;
+}
+
+/** `count` posts in the first target's account, one at a time; then until none of the account's posts is in flight. */
+async function seedPosts(stack: BenchStack, count: number, signal: AbortSignal): Promise<string> {
   const target = stack.targets[0];
   if (!target) throw new Error('the stack has no connected location to post to');
-  const sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
-  if (stack.owned) await sandbox.configure({ latencyMs: 0, processingMs: 0 });
-  for (let index = 0; index < count; index += 1) {
-    const response = await fetch(`${stack.baseUrl}/post?account_id=${target.accountId}`, {
+  const run = randomBytes(4).toString('hex');
+  for (let index = 0; index < count && !signal.aborted; index += 1) {
+    const response = await fetch(`${stack.baseUrl}/post?account_id=${encodeURIComponent(target.accountId)}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ location_id: target.locationId, params: { topicType: 'STANDARD', languageCode: 'en', summary: `bench list ${index}` } }),
+      body: JSON.stringify({ location_id: target.locationId, params: { topicType: 'STANDARD', languageCode: 'en', summary: `bench list ${run} #${index}` } }),
+      signal,
     });
-    if (response.status !== 202) throw new Error(`POST /post answered ${response.status}: ${await response.text()}`);
+    if (response.status !== 202) throw new Error(`POST /post answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    await response.arrayBuffer().catch(() => undefined);
   }
-  // The list must stand still while it is timed: wait until no post of the account is still being sent.
-  for (let attempt = 0; attempt < 600; attempt += 1) {
-    const response = await fetch(`${stack.baseUrl}/post?account_id=${target.accountId}&state=SENDING`, { headers: { authorization: `Bearer ${stack.token}` } });
-    const body = (await response.json()) as { payload: { found: number } };
-    if (body.payload.found === 0) return { accountId: target.accountId };
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  // The list must stand still while it is timed: no post of the account may still be on its way to the provider.
+  const deadline = performance.now() + 60_000;
+  while (!signal.aborted) {
+    const inFlight = (await postsInState(stack, target.accountId, 'SENDING', signal)) + (await postsInState(stack, target.accountId, 'PROCESSING', signal));
+    if (inFlight === 0) break;
+    if (performance.now() > deadline) throw new Error(`${inFlight} post(s) still SENDING or PROCESSING after 60 s`);
+    await sleep(100, signal);
   }
-  throw new Error('posts were still SENDING after 60 s');
+  return target.accountId;
+}
+
+interface PageOfRest {
+  success: boolean;
+  payload: { found: number; page: number; per_page: number; posts: unknown[] };
+}
+
+interface GraphQLPage {
+  data?: { postsPage: { found: number; page: number; perPage: number; posts: Record<string, unknown>[] } } | null;
+  errors?: { message: string }[];
+}
+
+/** The three answers, equal before anything is timed; throws with where they part when they are not. */
+async function checkAnswers(plain: Target, rest: Target, graphql: Target): Promise<{ rest: string; posts: number; found: number }> {
+  const [plainAnswer, restAnswer, graphqlAnswer] = await Promise.all([send(plain, true), send(rest, true), send(graphql, true)]);
+  const bad = [
+    ['plain', plainAnswer],
+    ['REST', restAnswer],
+    ['GraphQL', graphqlAnswer],
+  ].filter(([, answer]) => (answer as Answer).status !== 200) as [string, Answer][];
+  if (bad.length > 0) {
+    throw new Error(`not every list answered 200:\n${bad.map(([name, answer]) => `  ${name}: HTTP ${answer.status} ${answer.body!.slice(0, 300)}`).join('\n')}`);
+  }
+  const restBody = restAnswer!.body!;
+  if (plainAnswer!.body !== restBody) {
+    throw new Error(`REST and the plain route answer different bytes.\n${describeJsonMismatch(restBody, plainAnswer!.body!, ['REST', 'plain'])}`);
+  }
+  const answer = JSON.parse(graphqlAnswer!.body!) as GraphQLPage;
+  if (!answer.data || answer.errors?.length) {
+    throw new Error(`GraphQL answered errors: ${JSON.stringify(answer.errors ?? answer).slice(0, 600)}`);
+  }
+  const page = answer.data.postsPage;
+  const asRest = JSON.stringify({ success: true, payload: { found: page.found, page: page.page, per_page: page.perPage, posts: page.posts.map(restRecordOf) } });
+  if (asRest !== restBody) {
+    throw new Error(`GraphQL's list, mapped to REST records, is not REST's.\n${describeJsonMismatch(restBody, asRest, ['REST', 'GraphQL as REST'])}`);
+  }
+  plain.expectedBytes = plainAnswer!.bytes;
+  rest.expectedBytes = restAnswer!.bytes;
+  graphql.expectedBytes = graphqlAnswer!.bytes;
+  const { payload } = JSON.parse(restBody) as PageOfRest;
+  return { rest: restBody, posts: payload.posts.length, found: payload.found };
+}
+
+interface Figure {
+  target: TargetName;
+  rps: number;
+  roundRps: number[];
+  ofPlain: number | undefined;
+  latency: Summary;
+  ok: number;
+  errors: number;
+  firstError: string | undefined;
+  /** CPU ms per answered request: the serving process, PostgreSQL (postmaster and backends), this process. */
+  cpuMsPerRequest: { serving: number | undefined; postgres: number | undefined; bench: number | undefined };
+  /** Cores busy during the target's turns (serving + PostgreSQL + bench): 2 means the machine was saturated. */
+  coresBusy: number | undefined;
+  benchLoopP99Max: number;
+}
+
+function figuresOf(totals: Map<TargetName, Totals>): Figure[] {
+  const figures: Figure[] = [];
+  for (const [target, t] of totals) {
+    if (t.turns.length === 0) continue;
+    const sum = (pick: (turn: Turn) => number | undefined) =>
+      t.turns.every((turn) => pick(turn) !== undefined) ? t.turns.reduce((total, turn) => total + pick(turn)!, 0) : undefined;
+    const perRequest = (seconds: number | undefined) => (seconds === undefined || t.ok === 0 ? undefined : (seconds * 1000) / t.ok);
+    const serving = sum((turn) => turn.cpu.serving);
+    const postgres = sum((turn) => turn.cpu.postgres);
+    const bench = sum((turn) => turn.cpu.bench);
+    figures.push({
+      target,
+      rps: t.ok / t.seconds,
+      roundRps: t.turns.map((turn) => turn.rps),
+      ofPlain: undefined,
+      latency: summarize(t.latencies.values()),
+      ok: t.ok,
+      errors: t.errors,
+      firstError: t.firstError,
+      cpuMsPerRequest: { serving: perRequest(serving), postgres: perRequest(postgres), bench: perRequest(bench) },
+      coresBusy: serving === undefined || postgres === undefined || bench === undefined ? undefined : (serving + postgres + bench) / t.seconds,
+      benchLoopP99Max: Math.max(...t.turns.map((turn) => turn.benchLoopP99)),
+    });
+  }
+  const plain = figures.find((figure) => figure.target === 'plain');
+  for (const figure of figures) figure.ofPlain = plain && plain.rps > 0 ? figure.rps / plain.rps : undefined;
+  return figures;
+}
+
+const TARGETS: { target: TargetName; share: number }[] = [
+  { target: 'REST', share: 0.8 },
+  { target: 'GraphQL', share: 0.6 },
+];
+
+function report(figures: Figure[], options: Options, stack: BenchStack | undefined, aborted: string | undefined): void {
+  if (figures.length === 0) return;
+  const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${(value * 100).toFixed(0)}%`);
+  console.log('');
+  console.log(`Figures (${options.connections} connections per target, ${options.rounds} round(s) of ${options.seconds} s per target, interleaved)`);
+  console.log(
+    table([
+      ['target', 'req/s', 'per round', 'p50 ms', 'p99 ms', 'of plain', 'CPU ms/req serving/pg/bench', 'cores busy', 'errors'],
+      ...figures.map((f) => [
+        f.target,
+        f.rps.toFixed(0),
+        f.roundRps.map((rps) => rps.toFixed(0)).join('/'),
+        ms(f.latency.p50),
+        ms(f.latency.p99),
+        pct(f.ofPlain),
+        `${ms(f.cpuMsPerRequest.serving, 2)}/${ms(f.cpuMsPerRequest.postgres, 2)}/${ms(f.cpuMsPerRequest.bench, 2)}`,
+        ms(f.coresBusy, 2),
+        String(f.errors),
+      ]),
+    ]),
+  );
+  console.log('  serving: the process answering (plain: the baseline server; REST, GraphQL: the service). Cores busy counts');
+  console.log('  those three processes only: 2.00 is the whole machine.');
+
+  const problems: string[] = [];
+  for (const f of figures) {
+    if (f.errors > 0) problems.push(`${f.target}: ${f.errors} request(s) failed or answered otherwise; first: ${f.firstError}`);
+    if (f.benchLoopP99Max > 20) problems.push(`${f.target}: the benchmark's own event loop lagged (p99 ${f.benchLoopP99Max.toFixed(1)} ms): its latencies include the client's`);
+  }
+  const warnings = stack?.serverWarnings() ?? [];
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  if (problems.length > 0) {
+    console.log('');
+    console.log('Problems');
+    for (const problem of problems) console.log(`  - ${problem}`);
+  }
+
+  console.log('');
+  console.log('Targets (req/s as a share of the plain route)');
+  for (const { target, share } of TARGETS) {
+    const figure = figures.find((f) => f.target === target);
+    const verdict = figure?.ofPlain === undefined ? 'not measured' : figure.ofPlain >= share ? 'met' : 'MISSED';
+    console.log(`  ${target} at least ${(share * 100).toFixed(0)}% of the plain route: ${pct(figure?.ofPlain)} -> ${verdict}${aborted ? ' (run stopped early)' : ''}`);
+  }
+  if (aborted) console.log(`\nStopped early: ${aborted}. The figures above are what was measured until then.`);
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      posts: { type: 'string', default: '40' },
-      'per-page': { type: 'string', default: '20' },
-      connections: { type: 'string', default: '16' },
-      seconds: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      'database-url': { type: 'string' },
-      json: { type: 'string' },
-      'profile-server': { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const posts = Number(values.posts);
-  const perPage = Number(values['per-page']);
-  const connections = Number(values.connections);
-  const seconds = Number(values.seconds);
-  const rounds = Number(values.rounds);
-  const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort());
-
-  const stack = values.url
-    ? await connectToStack({ url: values.url, token: values.token ?? '', databaseUrl: values['database-url'] })
-    : await startOwnedStack({ root: ROOT, signal: controller.signal, profileDir: values['profile-server'] });
-  let plain: { url: string; child: ChildProcess } | undefined;
+  let options: Options;
   try {
-    if (!stack.databaseUrl) throw new Error('the plain route needs the database: give --database-url');
-    console.log(`bench/lists on ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    const { accountId } = await seedPosts(stack, posts);
-    plain = await startPlainServer(stack.databaseUrl);
-    const query = `account_id=${accountId}&per_page=${perPage}`;
+    options = readOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 64;
+  }
+
+  let stack: BenchStack | undefined;
+  let plain: PlainServer | undefined;
+  const limits = abortOnLimits(options.timeoutMs, () => {
+    plain?.kill();
+    stack?.forceStop();
+  });
+  const signal = limits.signal;
+
+  console.log('bench/lists');
+  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
+  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  const agents: Agent[] = [];
+  const totals = new Map<TargetName, Totals>();
+  let answers: { bytes: Record<TargetName, number>; posts: number; found: number } | undefined;
+  let sandbox: AlphaSandboxControl | undefined;
+  let previousSandboxConfig: AlphaSandboxConfig | undefined;
+  let failed = false;
+  try {
+    if (options.url) {
+      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl });
+      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
+    } else {
+      const started = performance.now();
+      stack = await startOwnedStack({ root: ROOT, signal, profileDir: options.profileServer });
+      console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
+    }
+    const databaseUrl = stack.databaseUrl!;
+
+    // A zero-latency provider: the seeded posts leave SENDING at once.
+    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
+    if (stack.owned) await sandbox.reset();
+    else previousSandboxConfig = (await sandbox.state()).config;
+    await sandbox.configure({ latencyMs: 0, processingMs: 0 });
+
+    const seedStarted = performance.now();
+    const accountId = await seedPosts(stack, options.posts, signal);
+    if (signal.aborted) return 2;
+    console.log(`  ${options.posts} post(s) created in account ${accountId} and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+
+    plain = await startPlainServer(databaseUrl, signal);
+    console.log(`  plain route: ${plain.url} (dist/bench/support/plain-list-server.js, its own process)`);
+
+    const query = `account_id=${encodeURIComponent(accountId)}&per_page=${options.perPage}`;
+    const authorization = `Bearer ${stack.token}`;
+    const agentOf = () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+      agents.push(agent);
+      return agent;
+    };
+    const graphqlBody = JSON.stringify({ query: LIST_QUERY, variables: { accountId, perPage: options.perPage } });
+    const serverPid = stack.serverPid;
+    const plainPid = plain.pid;
     const targets: Target[] = [
-      { name: 'plain', url: new URL(`${plain.url}/post?${query}`), method: 'GET' },
-      { name: 'REST', url: new URL(`${stack.baseUrl}/post?${query}`), method: 'GET' },
-      { name: 'GraphQL', url: new URL(`${stack.baseUrl}/graphql`), method: 'POST', body: JSON.stringify({ query: LIST_QUERY, variables: { accountId, perPage } }) },
+      { name: 'plain', url: new URL(`${plain.url}/post?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => plainPid, expectedBytes: -1 },
+      { name: 'REST', url: new URL(`${stack.baseUrl}/post?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => serverPid, expectedBytes: -1 },
+      {
+        name: 'GraphQL',
+        url: new URL(`${stack.baseUrl}/graphql`),
+        method: 'POST',
+        body: graphqlBody,
+        headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(graphqlBody) },
+        agent: agentOf(),
+        servingPid: () => serverPid,
+        expectedBytes: -1,
+      },
     ];
 
-    // The three answers, equal before anything is timed.
-    const [plainAnswer, restAnswer, graphqlAnswer] = await Promise.all(targets.map((target) => send(target, stack.token)));
-    if (plainAnswer!.status !== 200 || restAnswer!.status !== 200 || graphqlAnswer!.status !== 200) {
-      throw new Error(`a list did not answer 200: plain ${plainAnswer!.status}, REST ${restAnswer!.status}, GraphQL ${graphqlAnswer!.status}`);
-    }
-    if (plainAnswer!.body !== restAnswer!.body) {
-      throw new Error(`REST and the plain route answer different bytes:\n  REST  ${restAnswer!.body.slice(0, 600)}\n  plain ${plainAnswer!.body.slice(0, 600)}`);
-    }
-    const page = (JSON.parse(graphqlAnswer!.body) as { data: { postsPage: { found: number; page: number; perPage: number; posts: Record<string, unknown>[] } } }).data.postsPage;
-    const fromGraphql = JSON.stringify({ success: true, payload: { found: page.found, page: page.page, per_page: page.perPage, posts: page.posts.map(restRecordOf) } });
-    if (fromGraphql !== restAnswer!.body) {
-      throw new Error(`GraphQL's list is not REST's:\n  GraphQL as REST ${fromGraphql.slice(0, 600)}\n  REST            ${restAnswer!.body.slice(0, 600)}`);
-    }
-    const found = (JSON.parse(restAnswer!.body) as { payload: { found: number; posts: unknown[] } }).payload;
-    console.log(`the three answers are equal: ${found.posts.length} posts of ${found.found}, ${restAnswer!.body.length} bytes`);
+    const checked = await checkAnswers(targets[0]!, targets[1]!, targets[2]!);
+    answers = { bytes: { plain: targets[0]!.expectedBytes, REST: targets[1]!.expectedBytes, GraphQL: targets[2]!.expectedBytes }, posts: checked.posts, found: checked.found };
+    console.log(
+      `  the three answers are equal: ${checked.posts} post(s) of ${checked.found}; ${answers.bytes.REST} bytes from plain and REST, ` +
+        `${answers.bytes.GraphQL} from GraphQL`,
+    );
+    if (checked.posts === 0) console.log('  (an empty page: the lists measured carry no posts)');
 
-    // Warm-up: a second of each, not counted.
-    for (const target of targets) await load(target, stack.token, connections, 1, { requests: 0, errors: 0, seconds: 0, latencies: new Samples() });
-
-    const totals = new Map(targets.map((target) => [target.name, { requests: 0, errors: 0, seconds: 0, latencies: new Samples() } as Totals]));
-    for (let round = 0; round < rounds && !controller.signal.aborted; round += 1) {
-      const order = targets.map((_, index) => targets[(index + round) % targets.length]!);
+    if (options.warmupSeconds > 0) {
+      console.log(`  warm-up: ${options.warmupSeconds} s of each target, not counted`);
+      for (const target of targets) if (!signal.aborted) await runTurn(target, stack, options, options.warmupSeconds, 0, newTotals(), signal);
+    }
+    for (const target of targets) totals.set(target.name, newTotals());
+    for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
+      const order = targets.map((_, index) => targets[(index + round - 1) % targets.length]!);
+      const line: string[] = [];
       for (const target of order) {
-        const before = totals.get(target.name)!.requests;
-        await load(target, stack.token, connections, seconds, totals.get(target.name)!);
-        console.log(`  round ${round + 1} ${target.name}: ${((totals.get(target.name)!.requests - before) / seconds).toFixed(0)} req/s`);
+        if (signal.aborted) break;
+        const turn = await runTurn(target, stack, options, options.seconds, round, totals.get(target.name)!, signal);
+        line.push(`${target.name} ${turn.rps.toFixed(0)} req/s${turn.errors > 0 ? ` (${turn.errors} errors)` : ''}`);
+      }
+      console.log(`  round ${round}: ${line.join(', ')}`);
+    }
+
+    // Nothing may have changed the list while it was timed: the same bytes as before.
+    if (!signal.aborted) {
+      const after = await send(targets[1]!, true);
+      if (after.body !== checked.rest) {
+        console.log(`  NOTE: REST's answer changed while it was timed.\n${describeJsonMismatch(checked.rest, after.body ?? '', ['before', 'after'])}`);
       }
     }
-
-    const figures = targets.map((target) => {
-      const t = totals.get(target.name)!;
-      const latency = summarize(t.latencies.values());
-      return { name: target.name, rps: t.requests / t.seconds, p50: latency.p50, p99: latency.p99, errors: t.errors };
-    });
-    const baseline = figures[0]!.rps;
-    console.log('');
-    console.log(
-      table([
-        ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'of plain'],
-        ...figures.map((f) => [f.name, f.rps.toFixed(0), ms(f.p50), ms(f.p99), String(f.errors), `${((f.rps / baseline) * 100).toFixed(0)}%`]),
-      ]),
-    );
-    const rest = figures[1]!.rps / baseline;
-    const graphql = figures[2]!.rps / baseline;
-    console.log('');
-    console.log(`Targets (${connections} connections, ${rounds} rounds of ${seconds} s each, interleaved)`);
-    console.log(`  REST at least 80% of the plain route: ${(rest * 100).toFixed(0)}% -> ${rest >= 0.8 ? 'met' : 'MISSED'}`);
-    console.log(`  GraphQL at least 60% of the plain route: ${(graphql * 100).toFixed(0)}% -> ${graphql >= 0.6 ? 'met' : 'MISSED'}`);
-    if (values.json) {
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(values.json, JSON.stringify({ connections, seconds, rounds, figures }, null, 2));
-    }
-    return controller.signal.aborted ? 2 : 0;
+  } catch (error) {
+    failed = true;
+    if (!signal.aborted) console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
-    if (plain) {
-      plain.child.kill('SIGTERM');
-      await new Promise((resolve) => (plain!.child.exitCode !== null ? resolve(undefined) : plain!.child.once('exit', resolve)));
+    limits.finished();
+    const figures = figuresOf(totals);
+    report(figures, options, stack, limits.reason());
+    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    if (options.json) {
+      const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim(), platform: `${process.platform}/${process.arch}` };
+      const turns = [...totals.values()].flatMap((t) => t.turns);
+      writeFileSync(options.json, JSON.stringify({ machine, options: { ...options, token: undefined, databaseUrl: undefined }, answers, figures, turns }, null, 2));
     }
-    agent.destroy();
-    await stack.stop();
+    for (const agent of agents) agent.destroy();
+    if (plain) await plain.stop().catch((error: unknown) => console.error(`stopping the plain server: ${String(error)}`));
+    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
+    if (stack) {
+      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
+      if (stack.owned) console.log('stack stopped, its data directory removed');
+    }
   }
+  return limits.reason() ? 2 : failed ? 1 : 0;
 }
 
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    console.error(error);
     process.exit(1);
   },
 );
