@@ -1,7 +1,15 @@
 import type { z } from 'zod';
 import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetryableAlphaStatus } from './alpha.errors';
-import { LOCAL_POST_NAME, errorEnvelopeSchema, localPostListSchema, servedLocalPostSchema } from './alpha.schemas';
-import type { AlphaLocalPost } from './alpha.types';
+import {
+  LOCAL_POST_NAME,
+  LOCATION_NAME,
+  errorEnvelopeSchema,
+  localPostListSchema,
+  locationListSchema,
+  servedLocalPostSchema,
+  servedLocationSchema,
+} from './alpha.schemas';
+import type { AlphaLocalPost, AlphaLocation, AlphaLocationUpdatePath } from './alpha.types';
 
 /** Per call: `signal` cancels the call (a stopping worker uses it); the client's own timeout still applies. */
 export interface AlphaCallOptions {
@@ -9,8 +17,9 @@ export interface AlphaCallOptions {
 }
 
 /**
- * The alpha provider's local-post API. Every method either returns checked data or throws an AlphaProviderError;
- * none retries (the job engine does, guided by `retryable`). Posts returned always carry `name` and `state`.
+ * The alpha provider's location and local-post API. Every method either returns checked data or throws an
+ * AlphaProviderError; none retries (the job engine does, guided by `retryable`). Posts returned always carry `name`
+ * and `state`; locations always carry `name`.
  */
 export interface AlphaClient {
   /**
@@ -32,6 +41,23 @@ export interface AlphaClient {
   }, options?: AlphaCallOptions): Promise<{ localPosts: AlphaLocalPost[]; nextPageToken?: string }>;
   /** Resolves once the provider has deleted it; a post already gone fails with status 404, reason NOT_FOUND. */
   deleteLocalPost(name: string, options?: AlphaCallOptions): Promise<void>;
+  /** Creates a location under the provider account; the same requestId answers the location it already created. */
+  createLocation(
+    input: { accountId: string; location: AlphaLocation; requestId: string },
+    options?: AlphaCallOptions,
+  ): Promise<AlphaLocation>;
+  /** `name` is `accounts/{a}/locations/{l}`. */
+  getLocation(name: string, options?: AlphaCallOptions): Promise<AlphaLocation>;
+  /** Changes exactly the fields named in `updateMask` (paths of ALPHA_LOCATION_UPDATE_PATHS); answers the whole location after the change. */
+  updateLocation(
+    input: { name: string; location: AlphaLocation; updateMask: readonly AlphaLocationUpdatePath[] },
+    options?: AlphaCallOptions,
+  ): Promise<AlphaLocation>;
+  /** Oldest first; pass `nextPageToken` back as `pageToken`. */
+  listLocations(
+    input: { accountId: string; pageSize?: number; pageToken?: string },
+    options?: AlphaCallOptions,
+  ): Promise<{ locations: AlphaLocation[]; nextPageToken?: string }>;
 }
 
 export interface AlphaClientOptions {
@@ -57,7 +83,7 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
   const fetchFn = options.fetchFn ?? fetch;
 
   async function send(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     path: string,
     query: Record<string, string | number | undefined>,
     body: unknown,
@@ -109,7 +135,7 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     },
 
     async getLocalPost(name, callOptions) {
-      const answer = await send('GET', resourcePath(name), {}, undefined, callOptions);
+      const answer = await send('GET', resourcePath(name, LOCAL_POST_NAME, 'local post'), {}, undefined, callOptions);
       return parseAnswer(servedLocalPostSchema, answer, 'get local post');
     },
 
@@ -122,19 +148,48 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
 
     async deleteLocalPost(name, callOptions) {
       // The answer's body ({}) carries nothing: success is the 2xx status.
-      await send('DELETE', resourcePath(name), {}, undefined, callOptions);
+      await send('DELETE', resourcePath(name, LOCAL_POST_NAME, 'local post'), {}, undefined, callOptions);
+    },
+
+    async createLocation({ accountId, location, requestId }, callOptions) {
+      requireNonEmpty({ accountId, requestId });
+      const answer = await send('POST', `${accountPath(accountId)}/locations`, { requestId }, location, callOptions);
+      return parseAnswer(servedLocationSchema, answer, 'create location');
+    },
+
+    async getLocation(name, callOptions) {
+      const answer = await send('GET', resourcePath(name, LOCATION_NAME, 'location'), {}, undefined, callOptions);
+      return parseAnswer(servedLocationSchema, answer, 'get location');
+    },
+
+    async updateLocation({ name, location, updateMask }, callOptions) {
+      const path = resourcePath(name, LOCATION_NAME, 'location');
+      // The provider judges the mask (an empty one included), so its refusal reaches the caller with its reasons.
+      const answer = await send('PATCH', path, { updateMask: updateMask.join(',') }, location, callOptions);
+      return parseAnswer(servedLocationSchema, answer, 'update location');
+    },
+
+    async listLocations({ accountId, pageSize, pageToken }, callOptions) {
+      requireNonEmpty({ accountId });
+      const answer = await send('GET', `${accountPath(accountId)}/locations`, { pageSize, pageToken }, undefined, callOptions);
+      const page = parseAnswer(locationListSchema, answer, 'list locations');
+      return page.nextPageToken === undefined ? { locations: page.locations } : page;
     },
   };
 }
 
+function accountPath(accountId: string): string {
+  return `accounts/${encodeURIComponent(accountId)}`;
+}
+
 function locationPath(accountId: string, locationId: string): string {
-  return `accounts/${encodeURIComponent(accountId)}/locations/${encodeURIComponent(locationId)}`;
+  return `${accountPath(accountId)}/locations/${encodeURIComponent(locationId)}`;
 }
 
 /** A resource name becomes a path only when it has the exact shape, so a stored value cannot aim elsewhere. */
-function resourcePath(name: string): string {
-  if (!LOCAL_POST_NAME.test(name)) {
-    throw clientRefusal(`not a local post resource name: ${JSON.stringify(name)}`);
+function resourcePath(name: string, shape: RegExp, resource: string): string {
+  if (!shape.test(name)) {
+    throw clientRefusal(`not a ${resource} resource name: ${JSON.stringify(name)}`);
   }
   return name.split('/').map(encodeURIComponent).join('/');
 }

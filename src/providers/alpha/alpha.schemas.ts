@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { ALPHA_ACTION_TYPES, ALPHA_POST_STATES, ALPHA_TOPIC_TYPES, type AlphaLocalPost } from './alpha.types';
+import {
+  ALPHA_ACTION_TYPES,
+  ALPHA_DAYS,
+  ALPHA_POST_STATES,
+  ALPHA_TOPIC_TYPES,
+  type AlphaLocalPost,
+  type AlphaLocation,
+} from './alpha.types';
 
 /**
  * Checks of what the provider answers. Unknown fields are dropped, so what reaches our code is exactly the shape
@@ -7,6 +14,7 @@ import { ALPHA_ACTION_TYPES, ALPHA_POST_STATES, ALPHA_TOPIC_TYPES, type AlphaLoc
  */
 
 export const LOCAL_POST_NAME = /^accounts\/[^/]+\/locations\/[^/]+\/localPosts\/[^/]+$/;
+export const LOCATION_NAME = /^accounts\/[^/]+\/locations\/[^/]+$/;
 
 const dateSchema = z.object({ year: z.number().int(), month: z.number().int(), day: z.number().int() });
 
@@ -62,6 +70,108 @@ export const servedLocalPostSchema = z.object({
 export const localPostListSchema = z.object({
   // The provider omits an empty list entirely.
   localPosts: z.array(servedLocalPostSchema).default([]),
+  nextPageToken: z
+    .string()
+    .optional()
+    .transform((token) => token || undefined),
+});
+
+// Hours times keep the provider's omissions: an absent field is zero, and { hours: 24 } is the end of the day.
+const hoursTimeSchema = z.object({ hours: z.number().int().optional(), minutes: z.number().int().optional() });
+
+const timePeriodSchema = z.object({
+  openDay: z.enum(ALPHA_DAYS),
+  // Midnight is all zeros, which the provider may leave out entirely.
+  openTime: hoursTimeSchema.default({}),
+  closeDay: z.enum(ALPHA_DAYS),
+  closeTime: hoursTimeSchema.default({}),
+});
+
+const categorySchema = z.object({ name: z.string(), displayName: z.string().optional() });
+
+const locationShape = {
+  name: z.string().optional(),
+  title: z.string().optional(),
+  storeCode: z.string().optional(),
+  languageCode: z.string().optional(),
+  phoneNumbers: z
+    .object({ primaryPhone: z.string().optional(), additionalPhones: z.array(z.string()).optional() })
+    .optional(),
+  categories: z
+    .object({ primaryCategory: categorySchema.optional(), additionalCategories: z.array(categorySchema).optional() })
+    .optional(),
+  storefrontAddress: z
+    .object({
+      regionCode: z.string(),
+      postalCode: z.string().optional(),
+      administrativeArea: z.string().optional(),
+      locality: z.string().optional(),
+      addressLines: z.array(z.string()).optional(),
+    })
+    .optional(),
+  websiteUri: z.string().optional(),
+  regularHours: z.object({ periods: z.array(timePeriodSchema).default([]) }).optional(),
+  specialHours: z
+    .object({
+      specialHourPeriods: z
+        .array(
+          z.object({
+            startDate: dateSchema,
+            endDate: dateSchema.optional(),
+            openTime: hoursTimeSchema.optional(),
+            closeTime: hoursTimeSchema.optional(),
+            closed: z.boolean().optional(),
+          }),
+        )
+        .default([]),
+    })
+    .optional(),
+  moreHours: z.array(z.object({ hoursTypeId: z.string(), periods: z.array(timePeriodSchema).default([]) })).optional(),
+  serviceArea: z
+    .object({
+      businessType: z.enum(['CUSTOMER_LOCATION_ONLY', 'CUSTOMER_AND_BUSINESS_LOCATION']),
+      places: z
+        .object({ placeInfos: z.array(z.object({ placeName: z.string(), placeId: z.string() })).default([]) })
+        .optional(),
+      regionCode: z.string().optional(),
+    })
+    .optional(),
+  serviceItems: z
+    .array(
+      z.object({
+        structuredServiceItem: z.object({ serviceTypeId: z.string(), description: z.string().optional() }).optional(),
+        freeFormServiceItem: z
+          .object({
+            category: z.string(),
+            label: z.object({
+              displayName: z.string(),
+              description: z.string().optional(),
+              languageCode: z.string().optional(),
+            }),
+          })
+          .optional(),
+        price: z
+          .object({ currencyCode: z.string(), units: z.string().optional(), nanos: z.number().int().optional() })
+          .optional(),
+      }),
+    )
+    .optional(),
+  profile: z.object({ description: z.string() }).optional(),
+  latlng: z.object({ latitude: z.number(), longitude: z.number() }).optional(),
+  metadata: z
+    .object({ placeId: z.string().optional(), mapsUri: z.string().optional(), newReviewUri: z.string().optional() })
+    .optional(),
+};
+
+/** A location as the provider serves it: without its resource name it is not a location we can address again. */
+export const servedLocationSchema = z.object({
+  ...locationShape,
+  name: z.string().regex(LOCATION_NAME, 'must be accounts/{a}/locations/{l}'),
+}) satisfies z.ZodType<AlphaLocation>;
+
+export const locationListSchema = z.object({
+  // The provider omits an empty list entirely.
+  locations: z.array(servedLocationSchema).default([]),
   nextPageToken: z
     .string()
     .optional()

@@ -6,6 +6,7 @@ export interface AlphaSandboxControl {
   configure(patch: Partial<AlphaSandboxConfig>): Promise<AlphaSandboxConfig>;
   /** The next `count` matching provider calls fail (see AlphaSandboxFailure). */
   fail(failure: Omit<AlphaSandboxFailure, 'when'> & { when?: AlphaSandboxFailure['when'] }): Promise<void>;
+  /** Posts, locations (with their account, requestId and accepted edits), counters, configuration and failures. */
   state(): Promise<AlphaSandboxState>;
 }
 

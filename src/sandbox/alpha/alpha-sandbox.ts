@@ -1,5 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { applyLocationUpdate, parseUpdateMask, validateLocation } from './alpha-sandbox.locations';
 import { AlphaSandboxStore, type AlphaSandboxCallKind } from './alpha-sandbox.state';
 import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
 
@@ -9,13 +13,25 @@ export {
   type AlphaSandboxCallKind,
   type AlphaSandboxConfig,
   type AlphaSandboxFailure,
+  type AlphaSandboxLocationCallKind,
+  type AlphaSandboxLocationSnapshot,
+  type AlphaSandboxPersisted,
+  type AlphaSandboxPostCallKind,
   type AlphaSandboxPostSnapshot,
   type AlphaSandboxState,
 } from './alpha-sandbox.state';
 
 export interface AlphaSandboxOptions {
-  /** Milliseconds since the epoch; drives createTime, processing periods and scheduled posts. Default Date.now. */
+  /**
+   * Milliseconds since the epoch; drives createTime, processing periods, scheduled posts and the location edit
+   * window. Default Date.now.
+   */
   clock?: () => number;
+  /**
+   * A JSON file the posts and locations outlive the process in: read at registration (missing: an empty provider;
+   * unreadable: a warning, then empty), written when the Fastify instance closes. Absent: memory only.
+   */
+  stateFile?: string;
 }
 
 /** The provider's list defaults. */
@@ -50,6 +66,7 @@ class SandboxError extends Error {
     readonly status: number,
     message?: string,
     readonly details: unknown[] = [],
+    readonly headers: Record<string, string> = {},
   ) {
     super(message ?? statusAnswer(status).message);
   }
@@ -58,9 +75,11 @@ class SandboxError extends Error {
 interface SandboxAnswer {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
-type LocationParams = { accountId: string; locationId: string };
+type AccountParams = { accountId: string };
+type LocationParams = AccountParams & { locationId: string };
 type PostParams = LocationParams & { postId: string };
 type Query = Record<string, unknown>;
 
@@ -68,6 +87,7 @@ const configPatchSchema = z.strictObject({
   latencyMs: z.number().int().min(0).max(600_000).optional(),
   processingMs: z.number().int().min(0).optional(),
   rejectMarker: z.string().min(1).nullable().optional(),
+  locationEditsPerMinute: z.number().int().min(1).optional(),
 });
 
 const failureSchema = z.strictObject({
@@ -82,14 +102,20 @@ const failureSchema = z.strictObject({
 });
 
 /**
- * A simulator of the alpha provider's local-post API and its controls, relative to the prefix it is registered
- * under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify instance.
+ * A simulator of the alpha provider's location and local-post API and its controls, relative to the prefix it is
+ * registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
+ * instance, or in `stateFile` across instances.
  */
 export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
   const store = new AlphaSandboxStore(clock);
   const latency = createSleeper();
   app.addHook('preClose', async () => latency.wakeAll());
+  const { stateFile } = options;
+  if (stateFile !== undefined) {
+    await loadStateFile(app, store, stateFile);
+    app.addHook('onClose', async () => saveStateFile(app, store, stateFile));
+  }
 
   // Everything this plugin answers, including Fastify's own refusals (bad JSON), is in the provider's envelope.
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -131,20 +157,23 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
             ]),
           );
         } else if (error instanceof SandboxError) {
-          answer = errorAnswer(error);
+          answer = { ...errorAnswer(error), headers: error.headers };
         } else {
           throw error;
         }
       }
     }
     if (failure?.when === 'after') return sendFailure(request, reply, failure.status);
-    return reply.code(answer.status).send(answer.body);
+    return reply
+      .code(answer.status)
+      .headers(answer.headers ?? {})
+      .send(answer.body);
   }
 
-  const locationPath = '/v4/accounts/:accountId/locations/:locationId/localPosts';
-  const postPath = `${locationPath}/:postId`;
+  const localPostsPath = '/v4/accounts/:accountId/locations/:locationId/localPosts';
+  const postPath = `${localPostsPath}/:postId`;
 
-  app.post<{ Params: LocationParams; Querystring: Query; Body: unknown }>(locationPath, (request, reply) =>
+  app.post<{ Params: LocationParams; Querystring: Query; Body: unknown }>(localPostsPath, (request, reply) =>
     provider('create', request, reply, () => {
       const requestId = optionalQueryString(request.query, 'requestId');
       const content = validateLocalPost(request.body);
@@ -158,7 +187,7 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     }),
   );
 
-  app.get<{ Params: LocationParams; Querystring: Query }>(locationPath, (request, reply) =>
+  app.get<{ Params: LocationParams; Querystring: Query }>(localPostsPath, (request, reply) =>
     provider('list', request, reply, () => {
       const pageSize = parsePageSize(optionalQueryString(request.query, 'pageSize'));
       const pageToken = optionalQueryString(request.query, 'pageToken');
@@ -166,14 +195,14 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
         accountId: request.params.accountId,
         locationId: request.params.locationId,
         pageSize,
-        beforeSeq: pageToken ? decodePageToken(pageToken) : undefined,
+        beforeSeq: pageToken ? decodePageToken(pageToken, 'before') : undefined,
       });
       // Like the provider, an empty list and a last page leave their fields out.
       return {
         status: 200,
         body: {
           ...(page.posts.length > 0 ? { localPosts: page.posts } : {}),
-          ...(page.nextBeforeSeq !== undefined ? { nextPageToken: encodePageToken(page.nextBeforeSeq) } : {}),
+          ...(page.nextBeforeSeq !== undefined ? { nextPageToken: encodePageToken('before', page.nextBeforeSeq) } : {}),
         },
       };
     }),
@@ -194,6 +223,65 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     }),
   );
 
+  const locationsPath = '/v4/accounts/:accountId/locations';
+  const locationPath = `${locationsPath}/:locationId`;
+
+  app.post<{ Params: AccountParams; Querystring: Query; Body: unknown }>(locationsPath, (request, reply) =>
+    provider('location-create', request, reply, () => {
+      const requestId = optionalQueryString(request.query, 'requestId');
+      const content = validateLocation(request.body);
+      const { location } = store.createLocation({ accountId: request.params.accountId, requestId: requestId || null, content });
+      return { status: 200, body: location };
+    }),
+  );
+
+  app.get<{ Params: AccountParams; Querystring: Query }>(locationsPath, (request, reply) =>
+    provider('location-list', request, reply, () => {
+      const pageSize = parsePageSize(optionalQueryString(request.query, 'pageSize'));
+      const pageToken = optionalQueryString(request.query, 'pageToken');
+      const page = store.listLocations({
+        accountId: request.params.accountId,
+        pageSize,
+        afterSeq: pageToken ? decodePageToken(pageToken, 'after') : undefined,
+      });
+      return {
+        status: 200,
+        body: {
+          ...(page.locations.length > 0 ? { locations: page.locations } : {}),
+          ...(page.nextAfterSeq !== undefined ? { nextPageToken: encodePageToken('after', page.nextAfterSeq) } : {}),
+        },
+      };
+    }),
+  );
+
+  app.get<{ Params: LocationParams }>(locationPath, (request, reply) =>
+    provider('location-get', request, reply, () => {
+      const location = store.getLocation(locationName(request.params));
+      if (!location) throw new SandboxError(404);
+      return { status: 200, body: location };
+    }),
+  );
+
+  // Checked in the provider's order: the location, its edit quota, then the mask and the result.
+  app.patch<{ Params: LocationParams; Querystring: Query; Body: unknown }>(locationPath, (request, reply) =>
+    provider('location-update', request, reply, () => {
+      const result = store.updateLocation(locationName(request.params), (current) =>
+        applyLocationUpdate(current, request.body, parseUpdateMask(optionalQueryString(request.query, 'updateMask'))),
+      );
+      if (!result) throw new SandboxError(404);
+      if ('retryAfterMs' in result) {
+        const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+        throw new SandboxError(
+          429,
+          'Quota exceeded for location edits per minute. Retry later.',
+          [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` }],
+          { 'retry-after': String(seconds) },
+        );
+      }
+      return { status: 200, body: result.location };
+    }),
+  );
+
   // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
   app.post('/_control/reset', async () => {
     store.reset();
@@ -211,6 +299,10 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     return { failures: store.snapshot().failures };
   });
   app.get('/_control/state', async () => store.snapshot());
+}
+
+function locationName(params: LocationParams): string {
+  return `accounts/${params.accountId}/locations/${params.locationId}`;
 }
 
 function postName(params: PostParams): string {
@@ -261,15 +353,52 @@ function parsePageSize(text: string | undefined): number {
   return size === 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
 }
 
-/** Page tokens are opaque to clients; inside, the creation position the next page starts below. */
-function encodePageToken(beforeSeq: number): string {
-  return Buffer.from(`before:${beforeSeq}`).toString('base64url');
+/**
+ * Page tokens are opaque to clients; inside, the creation position the next page starts below (posts, newest first)
+ * or after (locations, oldest first), so one list's token is refused by the other.
+ */
+function encodePageToken(direction: 'before' | 'after', seq: number): string {
+  return Buffer.from(`${direction}:${seq}`).toString('base64url');
 }
 
-function decodePageToken(token: string): number {
-  const match = /^before:(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
-  if (!match) throw new FieldViolation('pageToken', 'is not a page token of this list');
-  return Number(match[1]);
+function decodePageToken(token: string, direction: 'before' | 'after'): number {
+  const match = /^(before|after):(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!match || match[1] !== direction) throw new FieldViolation('pageToken', 'is not a page token of this list');
+  return Number(match[2]);
+}
+
+/** A missing file is a provider with nothing yet; one we cannot use is reported and set aside, not fatal. */
+async function loadStateFile(app: FastifyInstance, store: AlphaSandboxStore, file: string): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    app.log.warn({ err: error, stateFile: file }, 'alpha sandbox: state file unreadable, starting empty');
+    return;
+  }
+  try {
+    store.restore(JSON.parse(text) as unknown);
+  } catch (error) {
+    const reason = error instanceof FieldViolation || error instanceof z.ZodError ? error.message : String(error);
+    app.log.warn({ stateFile: file, reason }, 'alpha sandbox: state file malformed, starting empty');
+  }
+}
+
+/**
+ * Written beside the target and renamed over it, so a crash mid-write leaves the previous file whole. A failure is
+ * logged, not thrown: the hooks closing the rest of the server must still run.
+ */
+async function saveStateFile(app: FastifyInstance, store: AlphaSandboxStore, file: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(temporary, `${JSON.stringify(store.persisted())}\n`, 'utf8');
+    await rename(temporary, file);
+  } catch (error) {
+    app.log.error({ err: error, stateFile: file }, 'alpha sandbox: state not saved');
+    await rm(temporary, { force: true });
+  }
 }
 
 function describeIssues(error: z.ZodError): string {

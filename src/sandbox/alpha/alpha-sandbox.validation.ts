@@ -12,8 +12,9 @@ import {
 } from '../../providers/alpha/alpha.types';
 
 /**
- * The provider's local-post rules, as the sandbox enforces them on create. Written independently of the client's
- * response checks, so a client that sends what the provider refuses is caught by tests.
+ * The provider's local-post rules, as the sandbox enforces them on create, and the field checks its location rules
+ * (alpha-sandbox.locations.ts) share. Written independently of the client's response checks, so a client that sends
+ * what the provider refuses is caught by tests.
  */
 
 export const SUMMARY_MAX_LENGTH = 1500;
@@ -46,47 +47,47 @@ const POST_FIELDS = [
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-type JsonObject = Record<string, unknown>;
+export type JsonObject = Record<string, unknown>;
 
-function isObject(value: unknown): value is JsonObject {
+export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function objectAt(value: unknown, field: string): JsonObject {
+export function objectAt(value: unknown, field: string): JsonObject {
   if (!isObject(value)) throw new FieldViolation(field, 'must be an object');
   return value;
 }
 
 /** Unknown names are refused, as the provider refuses them: a misspelt field must not vanish silently. */
-function onlyKnown(value: JsonObject, known: readonly string[], prefix: string): void {
+export function onlyKnown(value: JsonObject, known: readonly string[], prefix: string): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) throw new FieldViolation(`${prefix}${key}`, 'unknown field');
   }
 }
 
-function stringAt(value: unknown, field: string): string {
+export function stringAt(value: unknown, field: string): string {
   if (typeof value !== 'string') throw new FieldViolation(field, 'must be a string');
   return value;
 }
 
-function nonEmptyStringAt(value: unknown, field: string): string {
+export function nonEmptyStringAt(value: unknown, field: string): string {
   const text = stringAt(value, field);
   if (text.trim() === '') throw new FieldViolation(field, 'must not be empty');
   return text;
 }
 
-function optionalStringAt(value: unknown, field: string): string | undefined {
+export function optionalStringAt(value: unknown, field: string): string | undefined {
   return value === undefined ? undefined : stringAt(value, field);
 }
 
-function enumAt<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
+export function enumAt<T extends string>(value: unknown, allowed: readonly T[], field: string): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw new FieldViolation(field, `must be one of ${allowed.join(', ')}`);
   }
   return value as T;
 }
 
-function httpUrlAt(value: unknown, field: string): string {
+export function httpUrlAt(value: unknown, field: string): string {
   const text = stringAt(value, field);
   let url: URL;
   try {
@@ -98,14 +99,14 @@ function httpUrlAt(value: unknown, field: string): string {
   return text;
 }
 
-function integerAt(value: unknown, field: string, min: number, max: number): number {
+export function integerAt(value: unknown, field: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new FieldViolation(field, `must be an integer from ${min} to ${max}`);
   }
   return value;
 }
 
-function dateAt(value: unknown, field: string): AlphaDate {
+export function dateAt(value: unknown, field: string): AlphaDate {
   const date = objectAt(value, field);
   onlyKnown(date, ['year', 'month', 'day'], `${field}.`);
   const year = integerAt(date.year, `${field}.year`, 1, 9999);

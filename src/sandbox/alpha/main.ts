@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { alphaSandboxPlugin } from './alpha-sandbox';
@@ -11,14 +11,21 @@ export interface AlphaSandboxServer {
 
 /**
  * The alpha sandbox on its own server, its routes at the root. Port 0 (the default here) picks a free one; the
- * command line defaults to 4010.
+ * command line defaults to 4010. `stateFile` keeps posts and locations across a close and a new start (see
+ * AlphaSandboxOptions); `logger` is Fastify's, off by default.
  */
 export async function startAlphaSandbox(
-  options: { port?: number; host?: string; clock?: () => number } = {},
+  options: {
+    port?: number;
+    host?: string;
+    clock?: () => number;
+    stateFile?: string;
+    logger?: FastifyServerOptions['logger'];
+  } = {},
 ): Promise<AlphaSandboxServer> {
   const host = options.host ?? '127.0.0.1';
-  const app = Fastify({ logger: false });
-  await app.register(alphaSandboxPlugin, { clock: options.clock });
+  const app = Fastify({ logger: options.logger ?? false });
+  await app.register(alphaSandboxPlugin, { clock: options.clock, stateFile: options.stateFile });
   await app.listen({ port: options.port ?? 0, host });
   const { port } = app.server.address() as AddressInfo;
   return {
@@ -30,9 +37,13 @@ export async function startAlphaSandbox(
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4010),
   HOST: z.string().min(1).default('127.0.0.1'),
+  STATE_FILE: z.string().min(1).optional(),
 });
 
-/** `node dist/src/sandbox/alpha/main.js`: PORT (default 4010) and HOST (default 127.0.0.1) from the environment. */
+/**
+ * `node dist/src/sandbox/alpha/main.js`: PORT (default 4010), HOST (default 127.0.0.1) and STATE_FILE (optional: where
+ * posts and locations outlive the process) from the environment.
+ */
 async function runFromCommandLine(): Promise<void> {
   const present = Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''));
   const env = envSchema.safeParse(present);
@@ -40,7 +51,13 @@ async function runFromCommandLine(): Promise<void> {
     console.error(env.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
     process.exit(78);
   }
-  const sandbox = await startAlphaSandbox({ port: env.data.PORT, host: env.data.HOST });
+  // Warnings only: a state file set aside as unreadable must not go unnoticed.
+  const sandbox = await startAlphaSandbox({
+    port: env.data.PORT,
+    host: env.data.HOST,
+    stateFile: env.data.STATE_FILE,
+    logger: { level: 'warn' },
+  });
   console.log(`Alpha sandbox listening on ${sandbox.url} (controls under ${sandbox.url}/_control)`);
   const stop = () => {
     sandbox.close().then(
