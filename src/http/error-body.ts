@@ -1,8 +1,17 @@
-import { catalogueEntry, type DomainErrorData, type ErrorCode } from '../errors/domain-error';
+import { catalogueEntry, type DomainErrorData, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
 
-/** The documented REST body (and status) of an error of the catalogue. */
-export function restErrorBody(code: ErrorCode, message: string, data: DomainErrorData = {}): { status: number; body: Record<string, unknown> } {
-  const { status, shape } = catalogueEntry(code);
+/**
+ * The documented REST body (and status) of an error of the catalogue; `shape` where a route's document writes
+ * this error in another of the documented shapes.
+ */
+export function restErrorBody(
+  code: ErrorCode,
+  message: string,
+  data: DomainErrorData = {},
+  shapeOverride?: RestErrorShape,
+): { status: number; body: Record<string, unknown> } {
+  const { status, shape: catalogueShape } = catalogueEntry(code);
+  const shape = shapeOverride ?? catalogueShape;
   switch (shape) {
     case 'generic':
       return { status, body: { error: status, message } };

@@ -14,7 +14,7 @@ import { restErrorBody } from '../http/error-body';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
-import { compileRecord } from './record';
+import { compileRecord, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
 
@@ -48,6 +48,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     }
     const readVariables = prepareVariables(deps.schema, route, operation);
     const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
+    const selectFields = fieldSelector(route, record);
 
     app.route({
       method: route.method,
@@ -66,6 +67,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const problem = guardRequestInput(request);
           if (problem) throw DomainError.badInput(problem);
           const read = readVariables(request);
+          const keep = selectFields(request.query as Record<string, unknown>);
           const variableValues = { ...read, ...route.derive?.(read) };
           const result = await execute({
             schema: deps.schema,
@@ -77,17 +79,47 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
             // Prefer a catalogue error when a response carries several.
             throw result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
           }
-          return send(reply, route.successStatus, { success: true, payload: record.present(result.data) }, ctx.responseHeaders);
+          const payload = keep(record.present(result.data));
+          const body = route.envelope === 'spread' ? { success: true, ...(payload as Record<string, unknown>) } : { success: true, payload };
+          return send(reply, route.successStatus, body, ctx.responseHeaders);
         } catch (error) {
           const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
           if (classified.masked) request.log.error({ err: error }, 'unexpected error in a REST route');
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
-          const rendered = restErrorBody(code, classified.message, classified.data);
+          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[code]);
           return send(reply, rendered.status, rendered.body, new Map([...ctx.responseHeaders, ...limitHeaders(classified.data)]));
         }
       },
     });
   }
+}
+
+/**
+ * The route's field selection (`include_fields`), checked against the REST names of the listed items' fields:
+ * a function from the query to what keeps the chosen fields of each item (everything when none is asked for).
+ */
+function fieldSelector(route: RestRoute, record: CompiledRecord): (query: Record<string, unknown>) => (payload: unknown) => unknown {
+  const selection = route.payload.fieldSelection;
+  if (!selection) return () => (payload) => payload;
+  const known = record.itemFields(selection.list);
+  if (!known) throw new Error(`Route ${route.method} ${route.path}: ${selection.list} is not a list of records in its payload`);
+  return (query) => {
+    const raw = query[selection.parameter];
+    const text = Array.isArray(raw) ? raw.join(',') : typeof raw === 'string' ? raw : '';
+    const asked = text.split(',').map((name) => name.trim()).filter(Boolean);
+    if (asked.length === 0) return (payload) => payload;
+    const unknown = asked.filter((name) => !known.includes(name));
+    if (unknown.length > 0) {
+      throw DomainError.badInput(`${selection.parameter}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${known.join(', ')})`);
+    }
+    const kept = new Set([...selection.always, ...asked]);
+    const fields = known.filter((name) => kept.has(name));
+    return (payload) => {
+      const members = payload as Record<string, unknown>;
+      const items = members[selection.list] as Record<string, unknown>[];
+      return { ...members, [selection.list]: items.map((item) => Object.fromEntries(fields.map((name) => [name, item[name]]))) };
+    };
+  };
 }

@@ -1,13 +1,13 @@
 import type { GraphQLSchema } from 'graphql';
-import { errorCatalogue, type ErrorCode } from '../errors/domain-error';
+import { errorCatalogue, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
 import { compileRecord } from './record';
 import type { RestRoute, ValueSource } from './route';
 
 /** The documented body of errors of one shape, exactly: every key required, no other key. */
-function errorSchema(codes: readonly ErrorCode[]): Record<string, unknown> {
+function errorSchema(codes: readonly ErrorCode[], shape: RestErrorShape): Record<string, unknown> {
   const code = codes[0]!;
-  const { body } = restErrorBody(code, 'message');
+  const { body } = restErrorBody(code, 'message', {}, shape);
   const valueSchema = (key: string, value: unknown): Record<string, unknown> => {
     if (key === 'success') return { const: false };
     // The shape whose message is the code itself.
@@ -60,9 +60,12 @@ function errorResponses(route: RestRoute): Record<string, unknown> {
   }
   const responses: Record<string, unknown> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const byShape = new Map<string, ErrorCode[]>();
-    for (const code of codes) byShape.set(errorCatalogue[code].shape, [...(byShape.get(errorCatalogue[code].shape) ?? []), code]);
-    const schemas = [...byShape.values()].map(errorSchema);
+    const byShape = new Map<RestErrorShape, ErrorCode[]>();
+    for (const code of codes) {
+      const shape = route.errorShapes?.[code] ?? errorCatalogue[code].shape;
+      byShape.set(shape, [...(byShape.get(shape) ?? []), code]);
+    }
+    const schemas = [...byShape].map(([shape, shapeCodes]) => errorSchema(shapeCodes, shape));
     const schema = schemas.length === 1 ? schemas[0] : { oneOf: schemas };
     responses[String(status)] = { description: codes.join(', '), content: { 'application/json': { schema } } };
   }
@@ -70,15 +73,42 @@ function errorResponses(route: RestRoute): Record<string, unknown> {
 }
 
 function parameters(route: RestRoute): unknown[] {
-  return (Object.values(route.variables) as ValueSource[])
-    .filter((source): source is Extract<ValueSource, { name: string }> => source.from !== 'bodyFields' && source.from !== 'body')
-    .map((source) => ({
-      name: source.name,
-      in: source.from,
-      required: source.from === 'path' || Boolean(source.required),
-      description: source.description,
-      schema: { type: 'string' },
-    }));
+  const selection = route.payload.fieldSelection;
+  return [
+    ...(Object.values(route.variables) as ValueSource[])
+      .filter((source): source is Extract<ValueSource, { name: string }> => source.from !== 'bodyFields' && source.from !== 'body')
+      .map((source) => ({
+        name: source.name,
+        in: source.from,
+        required: source.from === 'path' || Boolean(source.required),
+        description: source.description,
+        schema: { type: 'string' },
+      })),
+    ...(selection ? [{ name: selection.parameter, in: 'query', required: false, description: selection.description, schema: { type: 'string' } }] : []),
+  ];
+}
+
+/** The success body: the payload in its envelope; with a field selection, items need only the fields always kept. */
+function successSchema(route: RestRoute, schema: GraphQLSchema): Record<string, unknown> {
+  let payload = compileRecord(schema, route.operation, route.payload, `Route ${route.method} ${route.path}`).schema;
+  const selection = route.payload.fieldSelection;
+  if (selection) {
+    const members = payload.properties as Record<string, Record<string, unknown>>;
+    const list = members[selection.list]!;
+    payload = {
+      ...payload,
+      properties: { ...members, [selection.list]: { ...list, items: { ...(list.items as object), required: [...selection.always] } } },
+    };
+  }
+  if (route.envelope === 'spread') {
+    return {
+      type: 'object',
+      required: ['success', ...((payload.required as string[]) ?? [])],
+      properties: { success: { const: true }, ...(payload.properties as object) },
+      additionalProperties: false,
+    };
+  }
+  return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
 }
 
 function requestBody(route: RestRoute): unknown {
@@ -112,19 +142,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       responses: {
         [String(route.successStatus)]: {
           description: 'Success',
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['success', 'payload'],
-                properties: {
-                  success: { const: true },
-                  payload: compileRecord(schema, route.operation, route.payload, `Route ${route.method} ${route.path}`).schema,
-                },
-                additionalProperties: false,
-              },
-            },
-          },
+          content: { 'application/json': { schema: successSchema(route, schema) } },
         },
         ...errorResponses(route),
       },

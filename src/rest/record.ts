@@ -16,6 +16,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { DomainError } from '../errors/domain-error';
+import { isVerbatim, restFieldName } from './names';
 import type { RestRecord } from './route';
 
 /**
@@ -40,10 +41,8 @@ interface Shape {
 export interface CompiledRecord {
   present(data: unknown): unknown;
   schema: JsonSchema;
-}
-
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  /** The REST names of the fields of the records listed under `list` in the payload; undefined if there is no such list. */
+  itemFields(list: string): string[] | undefined;
 }
 
 function orNull(schema: JsonSchema): JsonSchema {
@@ -146,8 +145,9 @@ class RecordCompiler {
       if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
       const coordinate = `${type.name}.${definition.name}`;
       const key = (node.alias ?? node.name).value;
-      const fieldVerbatim = verbatim || (this.rules.verbatim?.includes(coordinate) ?? false);
-      const restName = verbatim ? key : (this.rules.names?.[coordinate] ?? snakeCase(key));
+      const fieldVerbatim = verbatim || isVerbatim(this.rules, type.name, definition.name);
+      // An alias is the operation's own choice of name: written in snake_case like a field's name.
+      const restName = verbatim ? key : node.alias ? restFieldName({}, type.name, key) : restFieldName(this.rules, type.name, definition.name);
       // The provider's body leaves unset fields out; so does the document for the fields it marks optional.
       const absentWhenNull = verbatim || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
       const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim);
@@ -222,5 +222,11 @@ export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rul
       branches.length === 1
         ? withoutNull(branches[0]!.shape.schema)
         : { oneOf: branches.map((branch) => withoutNull(branch.shape.schema)) },
+    itemFields(list) {
+      const members = withoutNull(branches[0]!.shape.schema).properties as Record<string, JsonSchema> | undefined;
+      const items = members?.[list] ? (withoutNull(members[list]!).items as JsonSchema | undefined) : undefined;
+      const properties = items?.properties as Record<string, unknown> | undefined;
+      return properties ? Object.keys(properties) : undefined;
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { ErrorCode } from '../errors/domain-error';
+import type { ErrorCode, RestErrorShape } from '../errors/domain-error';
+import type { RestNaming } from './names';
 
 /**
  * Where a GraphQL variable's value is read from in the HTTP request, under its documented REST name. An enum read
@@ -12,14 +13,17 @@ export type ValueSource =
       description?: string;
       required?: boolean;
     }
-  /** An input object assembled from several body fields: GraphQL input field -> REST body field. */
-  | { from: 'bodyFields'; fields: Record<string, string> };
+  /**
+   * An input object assembled from several body fields: GraphQL input field -> REST body field. Objects nested in
+   * them are read under their REST names (src/rest/names.ts: snake_case unless `naming` says otherwise).
+   */
+  | { from: 'bodyFields'; fields: Record<string, string>; naming?: RestNaming };
 
 export const path = (name: string, description?: string): ValueSource => ({ from: 'path', name, description, required: true });
 export const query = (name: string, description?: string): ValueSource => ({ from: 'query', name, description });
 export const header = (name: string, description?: string): ValueSource => ({ from: 'header', name, description });
 export const body = (name: string, description?: string): ValueSource => ({ from: 'body', name, description });
-export const bodyFields = (fields: Record<string, string>): ValueSource => ({ from: 'bodyFields', fields });
+export const bodyFields = (fields: Record<string, string>, naming?: RestNaming): ValueSource => ({ from: 'bodyFields', fields, naming });
 
 /**
  * One documented REST path, as data: the GraphQL operation it runs, how each variable is read, the success
@@ -42,25 +46,38 @@ export interface RestRoute<TData = any, TVariables extends Record<string, unknow
   payload: RestRecord;
   /** Errors of this route beyond the ones every route may answer (src/rest/openapi.ts), for OpenAPI. */
   errors?: readonly ErrorCode[];
+  /** Where the document writes some errors of this route in another shape than the catalogue's (e.g. 400 as `{success: false, msg}`). */
+  errorShapes?: Partial<Record<ErrorCode, RestErrorShape>>;
+  /**
+   * Required fields missing from the request answer MISSING_FIELDS naming them all (the document's citations
+   * shape), instead of a 400 naming the first.
+   */
+  missingFieldsError?: boolean;
+  /**
+   * `payload` (default): `{success: true, payload: <record>}`. `spread`: the record's own members beside `success`
+   * (`{success: true, data: [...], found, page, per_page}`).
+   */
+  envelope?: 'payload' | 'spread';
 }
 
 /**
  * How a route's payload is read from its operation's data and written in the document's names and units; the
  * presenter and the OpenAPI schema both follow from it and the schema's types (src/rest/record.ts).
  */
-export interface RestRecord {
+export interface RestRecord extends RestNaming {
   /** Response keys from the root, e.g. `createPost.post`; with several, the first present (an `@include` branch). */
   at: string | readonly string[];
   /** How the document writes `DateTime` fields. */
   times: 'epochMs' | 'iso';
-  /** `Type.field` -> the documented name, where it is not the field's name in snake_case. */
-  names?: Readonly<Record<string, string>>;
-  /** `Type.field`s that are the provider's own body: names kept, null fields absent, nothing converted. */
-  verbatim?: readonly string[];
   /** `Type.field`s that are absent from the record when unset, rather than null. */
   absentWhenNull?: readonly string[];
   /** The document answers an empty list with this error. */
   emptyList?: { code: ErrorCode; message: string };
+  /**
+   * A query parameter naming which fields the items of a list keep (`include_fields=name,city`): comma-separated
+   * REST names of the items' fields, checked against them (an unknown name is a 400); `always` are kept anyway.
+   */
+  fieldSelection?: { parameter: string; list: string; always: readonly string[]; description?: string };
 }
 
 /** Keeps a route's type parameters tied to its operation while the table holds routes of many operations. */

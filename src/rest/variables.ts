@@ -12,6 +12,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { DomainError } from '../errors/domain-error';
+import { isVerbatim, restFieldName, type RestNaming } from './names';
 import type { RestRoute, ValueSource } from './route';
 
 /**
@@ -70,22 +71,74 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
     case 'bodyFields': {
       const requestBody = bodyObject(request);
       const input: Record<string, unknown> = {};
+      const inputType = getNamedType(variable.type);
+      const naming = source.naming ?? {};
       for (const [inputField, restName] of Object.entries(source.fields)) {
-        if (restName in requestBody) input[inputField] = requestBody[restName];
+        if (!(restName in requestBody)) continue;
+        const field = isInputObjectType(inputType) ? inputType.getFields()[inputField] : undefined;
+        input[inputField] = field
+          ? fromRestNames(requestBody[restName], field.type, naming, isVerbatim(naming, inputType.name, inputField), restName)
+          : requestBody[restName];
       }
       return input;
     }
   }
 }
 
-/** The REST name of a place in a variable: the source's own name, then the body's field names as written. */
+/**
+ * A body value with the REST names of its nested input objects turned into the GraphQL names (the reverse of the
+ * record rule, src/rest/names.ts). A name that is no field's REST name is refused here, under the name sent: passed
+ * on, it could be taken for a GraphQL name (`openDay` for `open_day`). Values are left for the coercion to judge.
+ */
+function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): unknown {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (verbatim || value === null || typeof value !== 'object') return value;
+  if (isListType(inner)) {
+    return Array.isArray(value) ? value.map((item, index) => fromRestNames(item, inner.ofType, naming, false, `${where}[${index}]`)) : value;
+  }
+  if (!isInputObjectType(inner) || Array.isArray(value)) return value;
+  const byRestName = new Map(Object.keys(inner.getFields()).map((name) => [restFieldName(naming, inner.name, name), name]));
+  const converted: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const name = byRestName.get(key);
+    if (name === undefined) throw DomainError.badInput(`${where}.${key} is not a known field`);
+    converted[name] = fromRestNames(item, inner.getFields()[name]!.type, naming, isVerbatim(naming, inner.name, name), `${where}.${key}`);
+  }
+  return converted;
+}
+
+/** The REST name of a place in a variable: the source's own name, then the REST names of the fields below it. */
 function restName(variable: PreparedVariable, path: readonly (string | number)[]): string {
   const { source } = variable;
-  const [first, ...rest] = path;
-  const head =
-    source.from === 'bodyFields' ? (first === undefined ? 'the request body' : (source.fields[String(first)] ?? String(first))) : source.name;
-  const tail = source.from === 'bodyFields' ? rest : path;
-  return tail.reduce<string>((name, segment) => (typeof segment === 'number' ? `${name}[${segment}]` : `${name}.${segment}`), head);
+  const naming = source.from === 'bodyFields' ? (source.naming ?? {}) : {};
+  let type: GraphQLInputType | undefined = variable.type;
+  let name: string;
+  let rest = path;
+  let verbatim = source.from !== 'bodyFields';
+  if (source.from === 'bodyFields') {
+    const [first, ...others] = path;
+    if (first === undefined) return 'the request body';
+    name = source.fields[String(first)] ?? String(first);
+    const parent = getNamedType(variable.type);
+    verbatim = isInputObjectType(parent) && isVerbatim(naming, parent.name, String(first));
+    type = typeAt(variable.type, [first]);
+    rest = others;
+  } else {
+    name = source.name;
+  }
+  for (const segment of rest) {
+    const inner = type && (isNonNullType(type) ? type.ofType : type);
+    if (typeof segment === 'number') {
+      name = `${name}[${segment}]`;
+      type = inner && isListType(inner) ? inner.ofType : undefined;
+      continue;
+    }
+    const parent = inner && isInputObjectType(inner) ? inner : undefined;
+    name = `${name}.${verbatim || !parent ? segment : restFieldName(naming, parent.name, segment)}`;
+    verbatim ||= parent !== undefined && isVerbatim(naming, parent.name, segment);
+    type = parent?.getFields()[segment]?.type;
+  }
+  return name;
 }
 
 /** The input type found at `path` inside `type` (list items by index, input object fields by name). */
@@ -138,6 +191,21 @@ function describe(variable: PreparedVariable, path: readonly (string | number)[]
   }
 }
 
+/** REST names of the required fields a request left out: required variables, and required fields of body inputs. */
+function missingFields(variables: readonly PreparedVariable[], values: Record<string, unknown>): string[] {
+  return variables.flatMap((variable) => {
+    if (!isNonNullType(variable.type)) return [];
+    const value = values[variable.name];
+    if (variable.source.from !== 'bodyFields') return value === undefined || value === null ? [restName(variable, [])] : [];
+    const inputType = getNamedType(variable.type);
+    if (!isInputObjectType(inputType) || typeof value !== 'object' || value === null) return [];
+    return Object.values(inputType.getFields())
+      .filter((field) => isNonNullType(field.type) && field.defaultValue === undefined)
+      .filter((field) => (value as Record<string, unknown>)[field.name] === undefined || (value as Record<string, unknown>)[field.name] === null)
+      .map((field) => restName(variable, [field.name]));
+  });
+}
+
 /** Prepared once per route at start-up: the variable types of its operation, and where each is read from. */
 export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operation: OperationDefinitionNode): VariableReader {
   const variables: PreparedVariable[] = (operation.variableDefinitions ?? []).flatMap((definition) => {
@@ -155,15 +223,18 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
 
   return (request) => {
     const values: Record<string, unknown> = {};
-    for (const variable of variables) {
-      const value = read(request, variable);
+    const sent = variables.map((variable) => ({ variable, value: read(request, variable) }));
+    if (route.missingFieldsError) {
+      const missing = missingFields(variables, Object.fromEntries(sent.map(({ variable, value }) => [variable.name, value])));
+      if (missing.length > 0) throw new DomainError('MISSING_FIELDS', `Missing required fields: ${missing.join(', ')}`, { missingFields: missing });
+    }
+    for (const { variable, value } of sent) {
       if (value === undefined && !isNonNullType(variable.type)) continue;
-      let problem: string | undefined;
-      // Coerced here only to be judged (execute coerces again); the first problem is the one reported.
+      // Coerced here only to be judged (execute coerces again). The first problem is the one reported, and it ends
+      // the coercion: a list of 100,000 bad items must not cost 100,000 errors.
       coerceInputValue(value, variable.type, (path, invalidValue) => {
-        problem ??= describe(variable, path, invalidValue);
+        throw DomainError.badInput(describe(variable, path, invalidValue));
       });
-      if (problem) throw DomainError.badInput(problem);
       values[variable.name] = value;
     }
     return values;

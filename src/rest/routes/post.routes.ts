@@ -24,13 +24,17 @@ export const postRoutes = [
     variables: {
       accountId,
       idempotencyKey: header('Idempotency-Key', 'same key and same body within 24 h: the original post again'),
-      input: bodyFields({
-        locationId: 'location_id',
-        params: 'params',
-        useLocationWebsiteUrl: 'use_location_website_url',
-        parameterMask: 'parameterMask',
-        parameters: 'parameters',
-      }),
+      input: bodyFields(
+        {
+          locationId: 'location_id',
+          params: 'params',
+          useLocationWebsiteUrl: 'use_location_website_url',
+          parameterMask: 'parameterMask',
+          parameters: 'parameters',
+        },
+        // params is the provider's local-post body, in its own names (as the record presents it).
+        { verbatim: ['CreatePostInput.params'] },
+      ),
     },
     successStatus: 202,
     payload: { ...postRecord, at: 'createPost.post' },
