@@ -25,6 +25,12 @@ const configSchema = z.object({
   JOB_STOP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(600).default(10),
   POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
+  LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  LOCATION_READ_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(200),
+  BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
+  BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  CITATIONS_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });
 
@@ -59,7 +65,17 @@ export interface Config {
     /** How long a stop waits for running jobs before leaving them to be retried. */
     stopTimeoutSeconds: number;
   };
-  limits: { postsPerMinute: number; postsPerMonth: number };
+  /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), and the post quota. */
+  limits: {
+    postsPerMinute: number;
+    postsPerMonth: number;
+    locationCreatesPerMinute: number;
+    locationReadsPerMinute: number;
+    locationUpdatesPerHour: number;
+    businessProfileReadsPerMinute: number;
+    businessProfileUpdatesPerMinute: number;
+    citationsPerMinute: number;
+  };
   /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
   tokenCacheSeconds: number;
 }
@@ -101,7 +117,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
       stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
     },
-    limits: { postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE, postsPerMonth: raw.POST_QUOTA_PER_MONTH },
+    limits: {
+      postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE,
+      postsPerMonth: raw.POST_QUOTA_PER_MONTH,
+      locationCreatesPerMinute: raw.LOCATION_CREATE_RATE_LIMIT_PER_MINUTE,
+      locationReadsPerMinute: raw.LOCATION_READ_RATE_LIMIT_PER_MINUTE,
+      locationUpdatesPerHour: raw.LOCATION_UPDATE_RATE_LIMIT_PER_HOUR,
+      businessProfileReadsPerMinute: raw.BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE,
+      businessProfileUpdatesPerMinute: raw.BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE,
+      citationsPerMinute: raw.CITATIONS_RATE_LIMIT_PER_MINUTE,
+    },
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
   };
 }

@@ -6,6 +6,8 @@ import { buildSchema } from 'type-graphql';
 import { AccountResolver } from './account/account.resolver';
 import { OrganizationAccountsResolver } from './account/organization-accounts.resolver';
 import { TokenResolver } from './auth/token.resolver';
+import { CitationResolver } from './citation/citation.resolver';
+import { LocationUpdateJobResolver } from './location/location-update-job.resolver';
 import { LocationResolver } from './location/location.resolver';
 import { OrganizationResolver } from './organization/organization.resolver';
 import { PostResolver } from './post/post.resolver';
@@ -15,7 +17,16 @@ import { DomainError } from './errors/domain-error';
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
 
-export const resolvers = [OrganizationResolver, OrganizationAccountsResolver, AccountResolver, LocationResolver, TokenResolver, PostResolver] as const;
+export const resolvers = [
+  OrganizationResolver,
+  OrganizationAccountsResolver,
+  AccountResolver,
+  LocationResolver,
+  LocationUpdateJobResolver,
+  CitationResolver,
+  TokenResolver,
+  PostResolver,
+] as const;
 
 function describe(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => [

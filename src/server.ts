@@ -48,6 +48,8 @@ export interface ServerOptions {
   log: FastifyBaseLogger;
   /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
   ideToken?: () => string | undefined;
+  /** Where the alpha sandbox keeps its state between starts; unset: it starts empty. */
+  sandboxStateFile?: string;
 }
 
 export interface GatewayServer {
@@ -151,7 +153,11 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   registerRestRoutes(app, { runtime, schema }, routeTable);
   // The provider simulators speak the providers' own HTTP; development and tests reach them over the wire.
   if (config.sandbox) {
-    await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: () => runtime.clock.now().getTime() });
+    await app.register(alphaSandboxPlugin, {
+      prefix: '/sandbox/alpha',
+      clock: () => runtime.clock.now().getTime(),
+      stateFile: options.sandboxStateFile,
+    });
   }
   const openApi = buildOpenApi(routeTable, schema, config.publicUrl);
   app.get('/openapi.json', async () => openApi);

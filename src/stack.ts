@@ -11,6 +11,7 @@ import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
 import { createLogger, type LoggerSetup } from './logger';
 import { Organization } from './organization/organization.entity';
+import { registerLocationWorkers } from './location/location.worker';
 import { registerPostWorkers } from './post/post.worker';
 import { createAlphaClient } from './providers/alpha/alpha.client';
 import type { Runtime } from './runtime';
@@ -133,14 +134,23 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     let server: GatewayServer | undefined;
     let url: string | undefined;
     if (config.role !== 'worker') {
-      server = await buildServer({ runtime, log, ideToken: () => (config.isDevelopment ? demo?.token : undefined) });
+      server = await buildServer({
+        runtime,
+        log,
+        ideToken: () => (config.isDevelopment ? demo?.token : undefined),
+        // The simulated provider keeps what it holds between starts, as a real one would.
+        sandboxStateFile: path.join(location.dataDir, 'alpha-sandbox.json'),
+      });
       steps.push({ name: 'the HTTP server', run: () => server!.close() });
       const address = await server.app.listen({ port: config.port, host: config.host });
       url = address.replace('[::1]', 'localhost');
       alphaBaseUrl ??= `${url}/sandbox/alpha`;
       runtime.alpha = createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken });
     }
-    if (config.role !== 'api') await registerPostWorkers(runtime);
+    if (config.role !== 'api') {
+      await registerPostWorkers(runtime);
+      await registerLocationWorkers(runtime);
+    }
     // Runs first: no job starts while the server drains (running ones go on, and are awaited after it).
     steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });
 

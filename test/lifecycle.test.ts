@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { waitUntilConnected } from './support/locations';
 import { http } from './support/http';
 import { eventually, pollPost } from './support/posts';
 import { runCli, startServerProcess, type ServerProcess } from './support/process';
@@ -57,6 +58,8 @@ async function startServer(extra: Record<string, string> = {}): Promise<{ server
   });
   servers.push(server);
   const [, url] = await server.waitFor(UP, 60000);
+  // The demo's locations are created at the provider by the first start's workers.
+  await waitUntilConnected(url!, demo.token, demo.accounts[0]!.id);
   return { server, url: url! };
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
+import { waitUntilConnected } from './support/locations';
 import { pollPost, sandboxOf, eventually } from './support/posts';
 import { runCli, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
@@ -42,6 +43,8 @@ async function startWorker(): Promise<ServerProcess> {
   });
   workers.push(worker);
   await worker.waitFor(/worker is up/, 60000);
+  // The demo's locations are created at the provider by the first worker.
+  await waitUntilConnected(apiUrl, demo.token, demo.accounts[0]!.id);
   return worker;
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DemoSeed } from '../../src/demo/demo.seed';
 import { freePort } from './inspector';
+import { sleep } from './posting';
 
 /** Where the posts go: one account and one of its connected locations. */
 export interface PostTarget {
@@ -178,7 +179,7 @@ export async function startOwnedStack(options: {
     return {
       baseUrl,
       token: demo.token,
-      targets: demo.accounts.flatMap((account) => account.location_ids.map((locationId) => ({ accountId: account.id, locationId }))),
+      targets: await connectedTargets(baseUrl, demo.token, options.signal),
       databaseUrl: `postgres://postgres:${encodeURIComponent(cluster.password)}@127.0.0.1:${cluster.port}/listings_gateway`,
       owned: true,
       serverPid: child.pid,
@@ -212,23 +213,40 @@ async function graphql<T>(baseUrl: string, token: string, query: string, variabl
 }
 
 /** A stack already running (--url/--token): the organization's connected locations are found through GraphQL. */
-export async function connectToStack(options: { url: string; token: string; databaseUrl?: string }): Promise<BenchStack> {
-  const baseUrl = assertLoopback(options.url).origin;
-  const { accounts } = await graphql<{ accounts: { id: string }[] }>(baseUrl, options.token, '{ accounts { id } }');
-  const targets: PostTarget[] = [];
+/** The organization's locations, and which of them the alpha provider knows (they can receive posts). */
+async function locationsOf(baseUrl: string, token: string): Promise<{ all: number; connected: PostTarget[] }> {
+  const { accounts } = await graphql<{ accounts: { id: string }[] }>(baseUrl, token, '{ accounts { id } }');
+  const connected: PostTarget[] = [];
+  let all = 0;
   for (const account of accounts) {
     const { locations } = await graphql<{
       locations: { edges: { node: { id: string; connected: boolean; alphaLocationName: string | null } }[] };
     }>(
       baseUrl,
-      options.token,
+      token,
       'query($a: ID) { locations(accountId: $a, first: 100) { edges { node { id connected alphaLocationName } } } }',
       { a: account.id },
     );
+    all += locations.edges.length;
     for (const { node } of locations.edges) {
-      if (node.connected && node.alphaLocationName) targets.push({ accountId: account.id, locationId: node.id });
+      if (node.connected && node.alphaLocationName) connected.push({ accountId: account.id, locationId: node.id });
     }
   }
+  return { all, connected };
+}
+
+/** Until every location of the organization is connected (a new stack's workers create the demo's at the provider). */
+async function connectedTargets(baseUrl: string, token: string, signal: AbortSignal): Promise<PostTarget[]> {
+  for (;;) {
+    const { all, connected } = await locationsOf(baseUrl, token);
+    if (connected.length === all || signal.aborted) return connected;
+    await sleep(100, signal);
+  }
+}
+
+export async function connectToStack(options: { url: string; token: string; databaseUrl?: string }): Promise<BenchStack> {
+  const baseUrl = assertLoopback(options.url).origin;
+  const targets = (await locationsOf(baseUrl, options.token)).connected;
   if (targets.length === 0) throw new Error('the organization of --token has no location connected to the alpha provider');
   return {
     baseUrl,

@@ -15,3 +15,9 @@ export interface Principal {
 export function visibilityKey(principal: Principal): string {
   return JSON.stringify([principal.organizationId, principal.accountId, principal.kind, principal.flags.betaApi, principal.flags.citationsApi]);
 }
+
+/** Whether something of this organization and account is the principal's to see (events, subscriptions). */
+export function canSee(principal: Principal | null, owner: { organizationId: string; accountId: string }): principal is Principal {
+  if (!principal || owner.organizationId !== principal.organizationId) return false;
+  return !principal.accountId || owner.accountId === principal.accountId;
+}

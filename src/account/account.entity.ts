@@ -11,7 +11,7 @@ import { newId } from '../shared/ids';
 @Entity({ tableName: 'account' })
 @Unique({ properties: ['organization', 'referenceId'] })
 export class Account {
-  [OptionalProps]?: 'id' | 'referenceId' | 'alphaState' | 'countryCodes' | 'createdAt';
+  [OptionalProps]?: 'id' | 'referenceId' | 'alphaState' | 'countryCodes' | 'createdAt' | 'alphaAccountId';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -32,6 +32,10 @@ export class Account {
   @Field({ description: 'Verification state at the alpha provider; VERIFIED once connected.' })
   @Property({ type: 'text' })
   alphaState: string = 'VERIFIED';
+
+  /** The account's id at the alpha provider: its locations are created under it. Null until it is connected. */
+  @Property({ type: 'text', nullable: true })
+  alphaAccountId: string | null = null;
 
   @Field(() => [String], { description: 'ISO 3166-1 alpha-2 codes of the countries of its locations.' })
   @Property({ type: 'text[]' })

@@ -1,5 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import type { Context } from '../graphql/context';
+import { withLimitHeaders, type Context } from '../graphql/context';
 import { Account } from './account.entity';
 import { AccountLookupArgs, AccountLookupInput, UpdateAccountInput } from './account.inputs';
 import { getAccount, listAccounts, updateAccount } from './account.service';
@@ -7,22 +7,22 @@ import { getAccount, listAccounts, updateAccount } from './account.service';
 @Resolver(() => Account)
 export class AccountResolver {
   @Query(() => [Account], { description: 'Accounts of the organization, oldest first. Organization token only.' })
-  accounts(@Ctx() ctx: Context): Promise<Account[]> {
-    return listAccounts(ctx);
+  async accounts(@Ctx() ctx: Context): Promise<Account[]> {
+    return withLimitHeaders(ctx, await listAccounts(ctx));
   }
 
   @Query(() => Account, { description: 'One account by id and/or reference id. Organization token only.' })
-  account(@Args() lookup: AccountLookupArgs, @Ctx() ctx: Context): Promise<Account> {
-    return getAccount(ctx, lookup);
+  async account(@Args() lookup: AccountLookupArgs, @Ctx() ctx: Context): Promise<Account> {
+    return withLimitHeaders(ctx, await getAccount(ctx, lookup));
   }
 
   @Mutation(() => Account, { description: 'Renames an account or changes its reference id. Organization token only.' })
-  updateAccount(
+  async updateAccount(
     @Arg('where', () => AccountLookupInput) where: AccountLookupInput,
     @Arg('input', () => UpdateAccountInput) input: UpdateAccountInput,
     @Ctx() ctx: Context,
   ): Promise<Account> {
-    return updateAccount(ctx, where, input);
+    return withLimitHeaders(ctx, await updateAccount(ctx, where, input));
   }
 
   @FieldResolver(() => ID)

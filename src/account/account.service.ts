@@ -3,14 +3,17 @@ import { requireOrganizationToken } from '../access/guards';
 import type { Principal } from '../access/principal';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
+import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
 import { isId } from '../shared/ids';
 import { trimmedText } from '../shared/text';
 import { Account } from './account.entity';
 import type { AccountLookup, UpdateAccountInput } from './account.inputs';
 
-export async function listAccounts(scope: RequestScope): Promise<Account[]> {
+/** Every account of the organization; counted against the per-token business-profile read limit. */
+export async function listAccounts(scope: RequestScope): Promise<Limited<Account[]>> {
   const principal = requireOrganizationToken(scope);
-  return scope.loaders.accountsByOrganization.load(principal.organizationId);
+  const counted = await countRequest(scope, 'business-profile-reads');
+  return { result: await scope.loaders.accountsByOrganization.load(principal.organizationId), rateLimit: counted.state };
 }
 
 async function findAccount(scope: RequestScope, principal: Principal, lookup: AccountLookup): Promise<Account> {
@@ -27,15 +30,18 @@ async function findAccount(scope: RequestScope, principal: Principal, lookup: Ac
   return account;
 }
 
-export async function getAccount(scope: RequestScope, lookup: AccountLookup): Promise<Account> {
-  return findAccount(scope, requireOrganizationToken(scope), lookup);
+/** One account by id and/or reference id; counted against the per-token business-profile read limit. */
+export async function getAccount(scope: RequestScope, lookup: AccountLookup): Promise<Limited<Account>> {
+  const principal = requireOrganizationToken(scope);
+  const counted = await countRequest(scope, 'business-profile-reads');
+  return { result: await findAccount(scope, principal, lookup), rateLimit: counted.state };
 }
 
 /**
  * Renames an account or changes its reference id. The reference id is the key a caller may look the account up
  * by, so it can only change when the account is looked up by its own id.
  */
-export async function updateAccount(scope: RequestScope, lookup: AccountLookup, input: UpdateAccountInput): Promise<Account> {
+export async function updateAccount(scope: RequestScope, lookup: AccountLookup, input: UpdateAccountInput): Promise<Limited<Account>> {
   const principal = requireOrganizationToken(scope);
   const changesReference = input.referenceId !== undefined;
   if (input.name === undefined && !changesReference) {
@@ -48,15 +54,18 @@ export async function updateAccount(scope: RequestScope, lookup: AccountLookup, 
   if (changesReference && newReference !== account.referenceId && !lookup.id) {
     throw DomainError.badInput('reference_id can only be changed when the account is looked up by account_id');
   }
-  if (name !== undefined) account.name = name;
-  if (changesReference) account.referenceId = newReference;
-  try {
-    await scope.em.flush();
-  } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) {
-      throw new DomainError('CONFLICT', 'reference_id is already used by another account of the organization');
+  const counted = await countRequest(scope, 'business-profile-updates');
+  await withCountedRequest(counted, async () => {
+    if (name !== undefined) account.name = name;
+    if (changesReference) account.referenceId = newReference;
+    try {
+      await scope.em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        throw new DomainError('CONFLICT', 'reference_id is already used by another account of the organization');
+      }
+      throw error;
     }
-    throw error;
-  }
-  return account;
+  });
+  return { result: account, rateLimit: counted.state };
 }

@@ -18,8 +18,10 @@ const weekdayHours = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'].ma
 }));
 
 /**
- * The demo organization (both feature flags on) with two connected accounts and their locations, with a
- * website and without. Later resources (posts, reviews, brands, scans) add their demo rows here.
+ * The demo organization (both feature flags on) with two accounts connected to the alpha provider and their
+ * locations, with a website and without. The locations are created at the provider by the workers of the first
+ * start (src/location/location.worker.ts), as any new location is; they are `connected` once it knows them. Later
+ * resources (posts, reviews, brands, scans) add their demo rows here.
  */
 export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
@@ -36,6 +38,7 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
         name: plan.name,
         referenceId: plan.referenceId,
         countryCodes: [plan.country],
+        alphaAccountId: `alpha-${plan.referenceId}`,
       });
       const locations = plan.cities.map((city, index) =>
         tx.create(Location, {
@@ -52,8 +55,6 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
           phoneNumber: '+1 555 0100',
           regularHours: weekdayHours,
           categories: { primaryCategory: { name: 'gcid:coffee_shop', displayName: 'Coffee shop' }, additionalCategories: [] },
-          connected: true,
-          alphaLocationName: `accounts/alpha-${plan.referenceId}/locations/${index + 1}`,
         }),
       );
       const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });

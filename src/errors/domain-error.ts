@@ -25,15 +25,25 @@ export const errorCatalogue = {
   /** A request HTTP itself refuses: malformed, bad percent-encoding, unreadable body. */
   BAD_REQUEST: { status: 400, shape: 'generic' },
   ACCOUNT_ID_REQUIRED: { status: 400, shape: 'generic' },
+  /** Required fields missing, named all at once (the citations shape). */
+  MISSING_FIELDS: { status: 400, shape: 'coded' },
   OPERATION_LIMIT_EXCEEDED: { status: 400, shape: 'generic' },
   UNAUTHENTICATED: { status: 401, shape: 'generic' },
   FORBIDDEN: { status: 403, shape: 'generic' },
   ORGANIZATION_TOKEN_REQUIRED: { status: 403, shape: 'generic' },
+  /** The organization has no citations API access. */
+  CITATIONS_API_DISABLED: { status: 403, shape: 'coded' },
   NOT_FOUND: { status: 404, shape: 'generic' },
   ORGANIZATION_NOT_FOUND: { status: 404, shape: 'organization' },
   METHOD_NOT_ALLOWED: { status: 405, shape: 'generic' },
   REQUEST_TIMEOUT: { status: 408, shape: 'generic' },
   CONFLICT: { status: 409, shape: 'generic' },
+  /** A location update is QUEUED or RUNNING for the location. */
+  LOCATION_UPDATE_IN_PROGRESS: { status: 409, shape: 'msg' },
+  /** Citations can be disabled only from ACTIVE. */
+  NOT_ACTIVE: { status: 409, shape: 'coded' },
+  /** Another citations request for the location is running. */
+  IN_PROGRESS: { status: 409, shape: 'coded' },
   PAYLOAD_TOO_LARGE: { status: 413, shape: 'generic' },
   URI_TOO_LONG: { status: 414, shape: 'generic' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, shape: 'generic' },

@@ -1,4 +1,4 @@
-import type { EntitySnapshot } from '../shared/entity-snapshot';
+import type { EntityEvent } from '../shared/entity-events';
 
 /**
  * Every event topic and its payload, declared once. Payloads cross processes through PostgreSQL NOTIFY
@@ -6,15 +6,9 @@ import type { EntitySnapshot } from '../shared/entity-snapshot';
  */
 export interface TopicPayloads {
   /** A post changed; subscribers get the whole post as of this change (the snapshot, or loaded when too large). */
-  'post.updated': {
-    postId: string;
-    organizationId: string;
-    accountId: string;
-    locationId: string;
-    version: number;
-    /** The post as it was at this change (src/shared/entity-snapshot.ts). */
-    snapshot?: EntitySnapshot;
-  };
+  'post.updated': EntityEvent & { organizationId: string; accountId: string; locationId: string };
+  /** A location update job changed (created, started, finished); as posts, with the job as of this change. */
+  'location-update-job.updated': EntityEvent & { organizationId: string; accountId: string; locationId: string };
   /** Jobs were enqueued: workers in every process wake instead of waiting for their next poll. */
   'jobs.enqueued': { queue: string };
   /** A token was revoked: every process closes the WebSockets opened with it, ending their subscriptions. */
@@ -23,7 +17,7 @@ export interface TopicPayloads {
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'jobs.enqueued', 'token.revoked'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'jobs.enqueued', 'token.revoked'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

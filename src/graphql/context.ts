@@ -1,3 +1,5 @@
+import { limitHeaders } from '../http/limit-headers';
+import type { Limited } from '../limits/request-limits';
 import type { RequestScope } from '../request-scope';
 
 /**
@@ -12,4 +14,10 @@ export interface Context extends RequestScope {
 /** Adds headers for the HTTP response of this operation (both transports send `responseHeaders`). */
 export function addResponseHeaders(ctx: Context, headers: Map<string, string>): void {
   for (const [name, value] of headers) ctx.responseHeaders.set(name, value);
+}
+
+/** A limited operation's result, with its limit's state sent as RateLimit headers (both transports send them). */
+export function withLimitHeaders<T>(ctx: Context, outcome: Limited<T>): T {
+  addResponseHeaders(ctx, limitHeaders(outcome));
+  return outcome.result;
 }

@@ -9,6 +9,10 @@ export interface QueuePayloads {
   'post-check': { postId: string; attempt: number };
   /** Delete a post at the provider, then mark it DELETED. */
   'post-delete': { postId: string };
+  /** Create a new location at the provider; it is connected once the provider knows it. */
+  'location-publish': { locationId: string };
+  /** Send a QUEUED location update to the provider, then apply it. */
+  'location-update': { jobId: string };
 }
 
 export type QueueName = keyof QueuePayloads;
@@ -21,6 +25,8 @@ function isRecord(data: unknown): data is Record<string, unknown> {
 }
 
 const hasPostId = (data: unknown): data is { postId: string } => isRecord(data) && typeof data.postId === 'string';
+const hasLocationId = (data: unknown): data is { locationId: string } => isRecord(data) && typeof data.locationId === 'string';
+const hasJobId = (data: unknown): data is { jobId: string } => isRecord(data) && typeof data.jobId === 'string';
 
 /**
  * Payloads come back from the database as `unknown`: these guards, one per queue, are the only way to a typed
@@ -31,6 +37,8 @@ const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayload
   'post-check': (data): data is QueuePayloads['post-check'] =>
     hasPostId(data) && typeof (data as { attempt?: unknown }).attempt === 'number',
   'post-delete': hasPostId,
+  'location-publish': hasLocationId,
+  'location-update': hasJobId,
 };
 
 export const QUEUES = Object.keys(payloadGuards) as QueueName[];

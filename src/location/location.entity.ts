@@ -1,9 +1,24 @@
-import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { GraphQLJSON } from 'graphql-scalars';
-import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { Account } from '../account/account.entity';
+import type { AlphaServiceArea, AlphaServiceItem } from '../providers/alpha/alpha.types';
 import { newId } from '../shared/ids';
 import { Categories, HoursPeriod, MoreHours, SpecialHours } from './location-hours.types';
+import { CitationsStatus } from './location.enums';
+
+/** The latest failure of sending a location to the alpha provider. */
+@ObjectType({ description: 'A failure of the alpha provider, as recorded on a location or an update job.', simpleResolvers: true })
+export class ProviderFailure {
+  @Field(() => Int, { description: 'HTTP status from the provider; 0 for a network failure or time-out.' })
+  status!: number;
+
+  @Field({ description: 'The provider\'s canonical reason, e.g. INVALID_ARGUMENT.' })
+  reason!: string;
+
+  @Field()
+  message!: string;
+}
 
 type Defaulted =
   | 'id' | 'referenceId' | 'categoryId' | 'address' | 'postal' | 'city' | 'countryCode' | 'administrativeArea'
@@ -11,12 +26,13 @@ type Defaulted =
   | 'latitude' | 'longitude' | 'profileLogoUrl' | 'coverUrl' | 'additionalCategoryIds' | 'serviceAreaPlaceIds'
   | 'serviceAreaPlaceNames' | 'placeId' | 'regularHours' | 'specialHours' | 'moreHours' | 'categories'
   | 'serviceItems' | 'serviceArea' | 'citationsStatus' | 'connected' | 'alphaLocationName' | 'createdAt'
-  | 'updatedAt';
+  | 'updatedAt' | 'version' | 'providerError';
 
 /** A business location of an account, with every field of the interface document. */
-@ObjectType({ description: 'A business location managed on the alpha provider.' })
+@ObjectType({ description: 'A business location managed on the alpha provider.', simpleResolvers: true })
 @Entity({ tableName: 'location' })
-@Index({ properties: ['account', 'referenceId'] })
+// The store code identifies a location within its account (GET /location?store_code=).
+@Unique({ properties: ['account', 'referenceId'] })
 export class Location {
   [OptionalProps]?: Defaulted;
 
@@ -24,7 +40,6 @@ export class Location {
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
 
-  @Index()
   @ManyToOne(() => Account, { deleteRule: 'cascade' })
   account!: Account;
 
@@ -128,17 +143,17 @@ export class Location {
   @Property({ type: 'json', nullable: true })
   categories: Categories | null = null;
 
-  @Field(() => [GraphQLJSON], { description: 'Service items; their inner structure follows the alpha provider.' })
+  @Field(() => [GraphQLJSON], { description: "Service items, in the alpha provider's shape (docs/locations.md)." })
   @Property({ type: 'json' })
-  serviceItems: Record<string, unknown>[] = [];
+  serviceItems: AlphaServiceItem[] = [];
 
-  @Field(() => GraphQLJSON, { nullable: true, description: 'Service area; structure follows the alpha provider.' })
+  @Field(() => GraphQLJSON, { nullable: true, description: "Service area, in the alpha provider's shape (docs/locations.md)." })
   @Property({ type: 'json', nullable: true })
-  serviceArea: Record<string, unknown> | null = null;
+  serviceArea: AlphaServiceArea | null = null;
 
-  @Field({ description: 'ACTIVE, DISABLING or DISABLED.' })
+  @Field(() => String, { description: 'ACTIVE, DISABLING or DISABLED.' })
   @Property({ type: 'text' })
-  citationsStatus: string = 'ACTIVE';
+  citationsStatus: CitationsStatus = CitationsStatus.ACTIVE;
 
   @Field({ description: 'Whether the alpha provider knows this location.' })
   @Property({ type: 'boolean' })
@@ -152,7 +167,16 @@ export class Location {
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();
 
+  /** Stamped by every update from the runtime's clock (src/db/orm.ts). */
   @Field()
-  @Property({ type: 'timestamptz', onUpdate: () => new Date() })
+  @Property({ type: 'timestamptz' })
   updatedAt: Date = new Date();
+
+  @Field(() => ProviderFailure, { nullable: true, description: 'Why the alpha provider refused to create it; null otherwise.' })
+  @Property({ type: 'json', nullable: true })
+  providerError: ProviderFailure | null = null;
+
+  /** The ORM's version: incremented by every update; a publish compares it to see whether it sent the latest. */
+  @Property({ type: 'integer', version: true })
+  version: number = 1;
 }

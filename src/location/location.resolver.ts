@@ -1,26 +1,53 @@
-import { MaxLength } from 'class-validator';
-import { Args, ArgsType, Ctx, Field, ID, Query, Resolver } from 'type-graphql';
-import { ConnectionArgs, ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
-import type { Context } from '../graphql/context';
+import { Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { withLimitHeaders, type Context } from '../graphql/context';
 import { Location } from './location.entity';
-import { listLocations } from './location.service';
+import { CreateLocationArgs, LocationRefArgs, LocationsArgs, LocationsPageArgs } from './location.inputs';
+import { createLocation, getLocation, listLocations, listLocationsPage } from './location.service';
 
 export const LocationConnection = ConnectionType(Location, 'Location');
 
-@ArgsType()
-export class LocationsArgs extends ConnectionArgs {
-  @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
-  accountId?: string | null;
+@ObjectType()
+export class LocationPage {
+  @Field(() => Int, { description: 'Locations matching the filters, over all pages.' })
+  found!: number;
 
-  @Field(() => String, { nullable: true, description: "Only the location with this store code (reference id)." })
-  @MaxLength(255, { message: 'storeCode must be at most 255 characters' })
-  storeCode?: string | null;
+  @Field(() => Int)
+  page!: number;
+
+  @Field(() => Int)
+  perPage!: number;
+
+  @Field(() => [Location])
+  locations!: Location[];
 }
 
 @Resolver(() => Location)
 export class LocationResolver {
   @Query(() => LocationConnection, { description: 'Locations of an account, in creation order.' })
   async locations(@Args() args: LocationsArgs, @Ctx() ctx: Context): Promise<Connection<Location>> {
-    return toConnection(await listLocations(ctx, args, sliceRequestOf(args)), args.after);
+    return toConnection(withLimitHeaders(ctx, await listLocations(ctx, args, sliceRequestOf(args))), args.after);
+  }
+
+  @Query(() => LocationPage, { description: 'Locations of an account by page number, in creation order (the GET /location list).' })
+  async locationsPage(@Args() args: LocationsPageArgs, @Ctx() ctx: Context): Promise<LocationPage> {
+    return withLimitHeaders(ctx, await listLocationsPage(ctx, args));
+  }
+
+  @Query(() => Location, { description: 'One location of the account.' })
+  location(@Args() args: LocationRefArgs, @Ctx() ctx: Context): Promise<Location> {
+    return getLocation(ctx, args);
+  }
+
+  @Mutation(() => Location, {
+    description: 'Creates a location; a job creates it at the alpha provider (connected once it knows it). Organization token only.',
+  })
+  async createLocation(@Args() args: CreateLocationArgs, @Ctx() ctx: Context): Promise<Location> {
+    return withLimitHeaders(ctx, await createLocation(ctx, args));
+  }
+
+  @FieldResolver(() => ID)
+  accountId(@Root() location: Location): string {
+    return location.account.id;
   }
 }

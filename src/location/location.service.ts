@@ -1,24 +1,184 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import { resolveAccountScope } from '../account/account.access';
+import { Account } from '../account/account.entity';
+import { DomainError } from '../errors/domain-error';
+import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
+import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
+import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
+import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
+import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
+import { LocationUpdateStatus } from './location.enums';
+import { announceUpdateJobChange } from './location.events';
+import type { CreateLocationInput, LocationFilterArgs, LocationUpdateJobsArgs, LocationsPageArgs, UpdateLocationInput } from './location.inputs';
+import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from './location.rules';
 
-export interface LocationFilter {
-  accountId?: string | null;
-  /** The provider's store code, which is our reference id. */
-  storeCode?: string | null;
+/**
+ * Creates a location of the account at once; a job creates it at the alpha provider when the account is
+ * connected there (the location is `connected` once the provider knows it). Organization tokens only.
+ */
+export async function createLocation(scope: RequestScope, args: { accountId?: string | null; input: CreateLocationInput }): Promise<Limited<Location>> {
+  requireOrganizationToken(scope);
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  // Checked before counting: a refused request does not use up the limit.
+  const fields = prepareNewLocation(args.input);
+  const counted = await countRequest(scope, 'location-creates');
+  const now = scope.runtime.clock.now();
+  const location = await withCountedRequest(counted, async () => {
+    try {
+      return await scope.em.transactional(async (em) => {
+        const account = await em.findOneOrFail(Account, accountId);
+        const created = em.create(Location, { ...fields, account, createdAt: now, updatedAt: now });
+        await em.flush();
+        if (account.alphaAccountId) await scope.runtime.jobs.enqueue(em, 'location-publish', { locationId: created.id });
+        return created;
+      });
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        throw new DomainError('CONFLICT', 'reference_id is already used by another location of the account');
+      }
+      throw error;
+    }
+  });
+  return { result: location, rateLimit: counted.state };
 }
 
-/** Locations of one account, in creation order, a slice at a time. */
-export async function listLocations(scope: RequestScope, filter: LocationFilter, slice: SliceRequest): Promise<Slice<Location>> {
-  const accountId = await resolveAccountScope(scope, filter.accountId);
-  const where = { account: accountId, ...(filter.storeCode ? { referenceId: filter.storeCode } : {}) };
-  const [rows, totalCount] = await Promise.all([
-    scope.em.find(Location, slice.afterId ? { ...where, id: { $gt: slice.afterId } } : where, {
+function locationWhere(accountId: string, filter: LocationFilterArgs): Record<string, unknown> {
+  return { account: accountId, ...(filter.storeCode ? { referenceId: filter.storeCode } : {}) };
+}
+
+/** The page-numbered list of GET /location, in creation order; counted against the per-token read limit. */
+export async function listLocationsPage(
+  scope: RequestScope,
+  args: LocationsPageArgs,
+): Promise<Limited<{ found: number; page: number; perPage: number; locations: Location[] }>> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const counted = await countRequest(scope, 'location-reads');
+  const [locations, found] = await withCountedRequest(counted, () =>
+    findPlainAndCount(scope.em, Location, locationWhere(accountId, args), {
       orderBy: { id: 'asc' },
-      limit: slice.first + 1,
+      limit: args.perPage,
+      offset: (args.page - 1) * args.perPage,
     }),
-    scope.em.count(Location, where),
-  ]);
-  return sliceOf(rows, slice.first, totalCount);
+  );
+  return { result: { found, page: args.page, perPage: args.perPage, locations }, rateLimit: counted.state };
+}
+
+/** Locations of one account, in creation order, a slice at a time; counted against the per-token read limit. */
+export async function listLocations(scope: RequestScope, filter: LocationFilterArgs, slice: SliceRequest): Promise<Limited<Slice<Location>>> {
+  const accountId = await resolveAccountScope(scope, filter.accountId);
+  const counted = await countRequest(scope, 'location-reads');
+  const where = locationWhere(accountId, filter);
+  const [rows, totalCount] = await withCountedRequest(counted, () =>
+    Promise.all([
+      findPlain(scope.em, Location, slice.afterId ? { ...where, id: { $gt: slice.afterId } } : where, { orderBy: { id: 'asc' }, limit: slice.first + 1 }),
+      scope.em.count(Location, where),
+    ]),
+  );
+  return { result: sliceOf(rows, slice.first, totalCount), rateLimit: counted.state };
+}
+
+/** One location of the account (404 otherwise), read plainly. */
+export async function getLocation(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Location> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const [location] = isId(args.id) ? await findPlain(scope.em, Location, { id: args.id, account: accountId }, { limit: 1 }) : [];
+  if (!location) throw DomainError.notFound('Location');
+  return location;
+}
+
+export interface UpdateLocationOutcome {
+  job: LocationUpdateJob;
+  message: string;
+}
+
+/**
+ * Accepts an update of a location: only the fields that change, checked by the location's rules. A location the
+ * provider knows gets a QUEUED job that sends the change there and applies it when the provider took it; one it
+ * does not know yet is changed at once (its job is SUCCEEDED from the start, and the publish sends the latest).
+ * At most one update is QUEUED or RUNNING per location: another is a 409 (a partial unique index decides, so two
+ * concurrent requests cannot both pass). Counted against the account's hourly limit.
+ */
+export async function updateLocation(
+  scope: RequestScope,
+  args: { accountId?: string | null; locationId: string; serviceItemsCombination?: boolean | null; input: UpdateLocationInput },
+): Promise<Limited<UpdateLocationOutcome>> {
+  const principal = requirePrincipal(scope);
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const stored = isId(args.locationId) ? await scope.em.findOne(Location, { id: args.locationId, account: accountId }) : null;
+  if (!stored) throw DomainError.notFound('Location');
+  const { fields, changes } = prepareLocationUpdate(stored, args.input, { combineServiceItems: args.serviceItemsCombination === true });
+  const counted = await countRequest(scope, 'location-updates', { accountId });
+  const now = scope.runtime.clock.now();
+  const job = await withCountedRequest(counted, async () => {
+    try {
+      return await scope.em.transactional(async (em) => {
+        const location = await em.findOneOrFail(Location, stored.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const connected = location.connected;
+        const created = em.create(LocationUpdateJob, {
+          organization: em.getReference(Organization, principal.organizationId),
+          account: location.account,
+          location,
+          fields,
+          changes,
+          status: connected ? LocationUpdateStatus.QUEUED : LocationUpdateStatus.SUCCEEDED,
+          createdAt: now,
+          startedAt: connected ? null : now,
+          finishedAt: connected ? null : now,
+        });
+        if (!connected) applyLocationChanges(location, changes);
+        await em.flush();
+        if (connected) await scope.runtime.jobs.enqueue(em, 'location-update', { jobId: created.id });
+        return created;
+      });
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) {
+        throw new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');
+      }
+      throw error;
+    }
+  });
+  await announceUpdateJobChange(scope.runtime, job);
+  const message =
+    job.status === LocationUpdateStatus.QUEUED
+      ? 'The update was added to the update queue'
+      : 'The location is not connected to the alpha provider: the update was applied at once';
+  return { result: { job, message }, rateLimit: counted.state };
+}
+
+/** Updates of the account's locations, newest first, by page (GET /location/updates). */
+export async function listUpdateJobs(
+  scope: RequestScope,
+  args: LocationUpdateJobsArgs,
+): Promise<{ found: number; page: number; perPage: number; updates: LocationUpdateJob[] }> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const where: Record<string, unknown> = { account: accountId };
+  if (args.locationId) where.location = isId(args.locationId) ? args.locationId : NO_MATCH_ID;
+  if (args.id) where.id = isId(args.id) ? args.id : NO_MATCH_ID;
+  if (args.status) where.status = args.status;
+  const [updates, found] = await findPlainAndCount(scope.em, LocationUpdateJob, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: args.perPage,
+    offset: (args.page - 1) * args.perPage,
+  });
+  return { found, page: args.page, perPage: args.perPage, updates };
+}
+
+/** One update of the account's locations (404 otherwise). */
+export async function getUpdateJob(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<LocationUpdateJob> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const [job] = isId(args.id) ? await findPlain(scope.em, LocationUpdateJob, { id: args.id, account: accountId }, { limit: 1 }) : [];
+  if (!job) throw DomainError.notFound('Location update');
+  return job;
+}
+
+/** The location a request acts on, in the account (404 otherwise). For other resources' services. */
+export async function findLocationOfAccount(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
+  const location = isId(locationId) ? await em.findOne(Location, { id: locationId, account: accountId }) : null;
+  if (!location) throw DomainError.notFound('Location');
+  return location;
 }

@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
+import { canSee } from '../access/principal';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
 import { addResponseHeaders, type Context } from '../graphql/context';
 import { limitHeaders } from '../http/limit-headers';
@@ -113,10 +114,8 @@ export class PostResolver {
     topics: 'post.updated',
     description: "The whole post after each change, for the subscriber's own organization (and account, for account tokens).",
     filter: ({ payload, args, context }: { payload: TopicPayloads['post.updated']; args: { postId?: string | null; locationId?: string | null }; context: Context }) => {
-      const principal = context.principal;
-      if (!principal || payload.organizationId !== principal.organizationId) return false;
-      if (principal.accountId && payload.accountId !== principal.accountId) return false;
-      if (args.postId && payload.postId !== args.postId) return false;
+      if (!canSee(context.principal, payload)) return false;
+      if (args.postId && payload.id !== args.postId) return false;
       if (args.locationId && payload.locationId !== args.locationId) return false;
       return true;
     },

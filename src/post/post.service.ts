@@ -6,8 +6,10 @@ import { resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
-import { consumeMonthlyQuota, consumeRateLimit } from '../limits/rate-limiter';
-import { Location } from '../location/location.entity';
+import { consumeMonthlyQuota } from '../limits/rate-limiter';
+import { countRequest } from '../limits/request-limits';
+import type { Location } from '../location/location.entity';
+import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
@@ -32,8 +34,7 @@ function canonicalJson(value: unknown): string {
 }
 
 async function findLocationForPost(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
-  const location = isId(locationId) ? await em.findOne(Location, { id: locationId, account: accountId }) : null;
-  if (!location) throw DomainError.notFound('Location');
+  const location = await findLocationOfAccount(em, accountId, locationId);
   if (!location.connected || !location.alphaLocationName) {
     throw DomainError.badInput('The location is not connected to the alpha provider');
   }
@@ -84,10 +85,9 @@ async function countPostLimits(
   newPosts: number,
   now: Date,
 ): Promise<{ rateLimit: RateLimitState; refund(): Promise<void> }> {
-  const { limits } = scope.runtime.config;
-  const rate = await consumeRateLimit(scope.em, { name: 'posts', bucket: `post:${accountId}`, limit: limits.postsPerMinute, windowSeconds: 60 });
+  const rate = await countRequest(scope, 'posts', { accountId });
   try {
-    const quota = await consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: limits.postsPerMonth, amount: newPosts, now });
+    const quota = await consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount: newPosts, now });
     return { rateLimit: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
   } catch (error) {
     await rate.refund();

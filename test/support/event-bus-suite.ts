@@ -43,7 +43,7 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, wha
 /** A payload for every topic: the mapped type makes a new topic fail to compile here until it has one. */
 const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
   'post.updated': (n) => ({
-    postId: `post-${n}`,
+    id: `post-${n}`,
     organizationId: 'org-1',
     accountId: 'account-1',
     locationId: 'location-1',
@@ -64,6 +64,14 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
       updatedAt: null,
       version: n,
     },
+  }),
+  'location-update-job.updated': (n) => ({
+    id: `job-${n}`,
+    organizationId: 'org-1',
+    accountId: 'account-1',
+    locationId: 'location-1',
+    version: n,
+    snapshot: { id: `job-${n}`, status: 'RUNNING', fields: ['description'], changes: { description: `Ölmühle n°${n}` }, error: null, version: n },
   }),
   'jobs.enqueued': (n) => ({ queue: `queue-${n}` }),
   'token.revoked': (n) => ({ tokenId: `token-${n}` }),

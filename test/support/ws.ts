@@ -29,7 +29,7 @@ export function postProbe(events: EventBus, scope: ProbeScope): Probe {
       const id = scope.postId ?? randomUUID();
       const now = new Date().toISOString();
       await events.publish('post.updated', {
-        postId: id,
+        id,
         organizationId: scope.organizationId,
         accountId: scope.accountId,
         locationId: scope.locationId,

@@ -1,7 +1,8 @@
 import type { RestRoute } from '../route';
 import { businessProfileRoutes } from './business-profile.routes';
+import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
 import { postRoutes } from './post.routes';
 
 /** The route table: every documented REST path. A resource adds its file here. */
-export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes, ...postRoutes];
+export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes, ...locationRoutes, ...postRoutes];

@@ -1,0 +1,54 @@
+import { requirePrincipal } from '../access/guards';
+import { resolveAccountScope } from '../account/account.access';
+import { DomainError } from '../errors/domain-error';
+import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
+import { findLocationOfAccount } from '../location/location.service';
+import { Location } from '../location/location.entity';
+import { CitationsStatus } from '../location/location.enums';
+import type { RequestScope } from '../request-scope';
+
+export interface CitationsDisabled {
+  message: string;
+  locationId: string;
+  removed: boolean;
+}
+
+/**
+ * Disables the citations of a location: only from ACTIVE (409 NOT_ACTIVE otherwise), and one request at a time (409
+ * IN_PROGRESS while another holds it in DISABLING). The move out of ACTIVE is one conditional statement, so of
+ * concurrent requests exactly one proceeds. Needs the organization's citations API access (403).
+ */
+export async function disableCitations(scope: RequestScope, args: { accountId?: string | null; locationId: string }): Promise<Limited<CitationsDisabled>> {
+  const principal = requirePrincipal(scope);
+  if (!principal.flags.citationsApi) {
+    throw new DomainError('CITATIONS_API_DISABLED', 'Citations API access is not enabled for this organization');
+  }
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const location = await findLocationOfAccount(scope.em, accountId, args.locationId);
+  const counted = await countRequest(scope, 'citations', { accountId });
+  const result = await withCountedRequest(counted, async () => {
+    const table = scope.em.getMetadata().get(Location.name).tableName;
+    const claimed = await scope.em.getConnection().execute<{ id: string }[]>(
+      `update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ? returning id`,
+      [CitationsStatus.DISABLING, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
+    );
+    if (claimed.length === 0) {
+      const [current] = await scope.em.getConnection().execute<{ citations_status: string }[]>(
+        `select citations_status from "${table}" where id = ?`,
+        [location.id],
+      );
+      if (current?.citations_status === CitationsStatus.DISABLING) {
+        throw new DomainError('IN_PROGRESS', 'A citations request for this location is in progress');
+      }
+      throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current?.citations_status ?? 'unknown'})`);
+    }
+    // The citations are ours to syndicate: disabling them is stopping, done when the status says so.
+    await scope.em.getConnection().execute(`update "${table}" set citations_status = ?, updated_at = ? where id = ?`, [
+      CitationsStatus.DISABLED,
+      scope.runtime.clock.now(),
+      location.id,
+    ]);
+    return { message: 'Citations disabled', locationId: location.id, removed: true };
+  });
+  return { result, rateLimit: counted.state };
+}

@@ -1,0 +1,92 @@
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { requirePrincipal } from '../access/guards';
+import { canSee } from '../access/principal';
+import type { TopicPayloads } from '../events/topics';
+import { withLimitHeaders, type Context } from '../graphql/context';
+import { LocationUpdateJob } from './location-update-job.entity';
+import { loadUpdateJobForEvent } from './location.events';
+import { LocationRefArgs, LocationUpdateJobsArgs, UpdateLocationArgs } from './location.inputs';
+import { getUpdateJob, listUpdateJobs, updateLocation } from './location.service';
+
+@ObjectType()
+export class LocationUpdateJobPage {
+  @Field(() => Int, { description: 'Updates matching the filters, over all pages.' })
+  found!: number;
+
+  @Field(() => Int)
+  page!: number;
+
+  @Field(() => Int)
+  perPage!: number;
+
+  @Field(() => [LocationUpdateJob])
+  updates!: LocationUpdateJob[];
+}
+
+@ObjectType()
+export class UpdateLocationPayload {
+  @Field(() => ID, { description: 'The update job: poll it with locationUpdateJob, or subscribe to locationUpdateJobUpdated.' })
+  id!: string;
+
+  @Field()
+  message!: string;
+
+  @Field(() => LocationUpdateJob)
+  job!: LocationUpdateJob;
+}
+
+interface JobSubscriptionArgs {
+  jobId?: string | null;
+  locationId?: string | null;
+}
+
+@Resolver(() => LocationUpdateJob)
+export class LocationUpdateJobResolver {
+  @Mutation(() => UpdateLocationPayload, {
+    description: 'Updates a location with only the fields that change; a job sends it to the alpha provider (one at a time per location).',
+  })
+  async updateLocation(@Args() args: UpdateLocationArgs, @Ctx() ctx: Context): Promise<UpdateLocationPayload> {
+    const { job, message } = withLimitHeaders(ctx, await updateLocation(ctx, args));
+    return { id: job.id, message, job };
+  }
+
+  @Query(() => LocationUpdateJobPage, { description: 'Updates of the account’s locations, newest first (the GET /location/updates list).' })
+  locationUpdateJobs(@Args() args: LocationUpdateJobsArgs, @Ctx() ctx: Context): Promise<LocationUpdateJobPage> {
+    return listUpdateJobs(ctx, args);
+  }
+
+  @Query(() => LocationUpdateJob, { description: 'One update of the account’s locations.' })
+  locationUpdateJob(@Args() args: LocationRefArgs, @Ctx() ctx: Context): Promise<LocationUpdateJob> {
+    return getUpdateJob(ctx, args);
+  }
+
+  @Subscription(() => LocationUpdateJob, {
+    topics: 'location-update-job.updated',
+    description: "The whole update job after each change, for the subscriber's own organization (and account, for account tokens).",
+    filter: ({ payload, args, context }: { payload: TopicPayloads['location-update-job.updated']; args: JobSubscriptionArgs; context: Context }) => {
+      if (!canSee(context.principal, payload)) return false;
+      if (args.jobId && payload.id !== args.jobId) return false;
+      if (args.locationId && payload.locationId !== args.locationId) return false;
+      return true;
+    },
+  })
+  locationUpdateJobUpdated(
+    @Root() payload: TopicPayloads['location-update-job.updated'],
+    @Arg('jobId', () => ID, { nullable: true }) _jobId: string | null,
+    @Arg('locationId', () => ID, { nullable: true }) _locationId: string | null,
+    @Ctx() ctx: Context,
+  ): Promise<LocationUpdateJob> {
+    requirePrincipal(ctx);
+    return loadUpdateJobForEvent(ctx.runtime, payload);
+  }
+
+  @FieldResolver(() => ID)
+  locationId(@Root() job: LocationUpdateJob): string {
+    return job.location.id;
+  }
+
+  @FieldResolver(() => ID)
+  accountId(@Root() job: LocationUpdateJob): string {
+    return job.account.id;
+  }
+}

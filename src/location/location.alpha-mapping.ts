@@ -1,0 +1,124 @@
+import {
+  ALPHA_DAYS,
+  type AlphaDay,
+  type AlphaHoursTime,
+  type AlphaLocation,
+  type AlphaLocationUpdatePath,
+  type AlphaTimePeriod,
+} from '../providers/alpha/alpha.types';
+import type { HoursPeriod, TimeOfDay } from './location-hours.types';
+import type { Location } from './location.entity';
+import { LocationUpdateField } from './location.enums';
+
+/**
+ * Our location's fields in the alpha provider's shapes and names, and the provider's update mask of a change: the
+ * one place where the two vocabularies meet (title for name, storefrontAddress for the address fields, …).
+ */
+
+/** The provider paths that carry each of our fields; the pairs it wants masked together are masked whole. */
+const UPDATE_PATHS: Record<LocationUpdateField, AlphaLocationUpdatePath> = {
+  [LocationUpdateField.NAME]: 'title',
+  [LocationUpdateField.ADDRESS]: 'storefrontAddress',
+  [LocationUpdateField.POSTAL]: 'storefrontAddress',
+  [LocationUpdateField.CITY]: 'storefrontAddress',
+  [LocationUpdateField.COUNTRY_CODE]: 'storefrontAddress',
+  [LocationUpdateField.ADMINISTRATIVE_AREA]: 'storefrontAddress',
+  [LocationUpdateField.DESCRIPTION]: 'profile.description',
+  [LocationUpdateField.PHONE_NUMBER]: 'phoneNumbers',
+  [LocationUpdateField.ADDITIONAL_PHONE_NUMBERS]: 'phoneNumbers',
+  [LocationUpdateField.WEBSITE_URI]: 'websiteUri',
+  [LocationUpdateField.REGULAR_HOURS]: 'regularHours',
+  [LocationUpdateField.SPECIAL_HOURS]: 'specialHours',
+  [LocationUpdateField.MORE_HOURS]: 'moreHours',
+  [LocationUpdateField.CATEGORIES]: 'categories',
+  [LocationUpdateField.SERVICE_ITEMS]: 'serviceItems',
+  [LocationUpdateField.SERVICE_AREA]: 'serviceArea',
+};
+
+/** Every path a full re-send names (after a change made while the location was being created). */
+const ALL_PATHS: readonly AlphaLocationUpdatePath[] = [...new Set([...Object.values(UPDATE_PATHS), 'storeCode' as const, 'latlng' as const])];
+
+/** `{hours: '09', minutes: '30'}` -> `{hours: 9, minutes: 30}`; the provider leaves zero fields out. */
+function alphaTime(time: TimeOfDay | null | undefined): AlphaHoursTime {
+  const hours = Number(time?.hours ?? 0);
+  const minutes = Number(time?.minutes ?? 0);
+  return { ...(hours ? { hours } : {}), ...(minutes ? { minutes } : {}) };
+}
+
+/** A period without days is every day's (the document's create samples carry only times). */
+function alphaPeriods(periods: readonly HoursPeriod[]): AlphaTimePeriod[] {
+  return periods.flatMap((period) => {
+    const days: readonly AlphaDay[] = period.openDay ? [period.openDay as AlphaDay] : ALPHA_DAYS;
+    return days.map((openDay) => ({
+      openDay,
+      openTime: alphaTime(period.openTime),
+      closeDay: (period.openDay ? (period.closeDay ?? period.openDay) : openDay) as AlphaDay,
+      closeTime: alphaTime(period.closeTime),
+    }));
+  });
+}
+
+function alphaDate(date: string): { year: number; month: number; day: number } {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return { year, month, day };
+}
+
+/** Category ids go to the provider as its category names. */
+function categoryName(id: string): string {
+  return id.startsWith('categories/') || id.startsWith('gcid:') ? id : `categories/${id}`;
+}
+
+type LocationFields = Omit<Location, 'account' | 'version'>;
+
+/** The whole location as the provider takes it. */
+export function alphaLocationOf(location: LocationFields): AlphaLocation {
+  const addressLines = [location.address, ...location.additionalAddressLines].filter((line): line is string => Boolean(line));
+  const primaryCategory = location.categories?.primaryCategory ?? { name: location.categoryId ?? '', displayName: undefined };
+  const additionalCategories =
+    location.categories?.additionalCategories ?? location.additionalCategoryIds.map((id) => ({ name: id, displayName: undefined }));
+  const category = (item: { name: string; displayName?: string | null }) => ({
+    name: categoryName(item.name),
+    ...(item.displayName ? { displayName: item.displayName } : {}),
+  });
+  return {
+    title: location.name,
+    ...(location.referenceId ? { storeCode: location.referenceId } : {}),
+    ...(location.phoneNumber ? { phoneNumbers: { primaryPhone: location.phoneNumber, additionalPhones: [...location.additionalPhoneNumbers] } } : {}),
+    categories: { primaryCategory: category(primaryCategory), additionalCategories: additionalCategories.map(category) },
+    ...(location.countryCode && (addressLines.length > 0 || location.city || location.postal)
+      ? {
+          storefrontAddress: {
+            regionCode: location.countryCode,
+            ...(location.postal ? { postalCode: location.postal } : {}),
+            ...(location.administrativeArea ? { administrativeArea: location.administrativeArea } : {}),
+            ...(location.city ? { locality: location.city } : {}),
+            addressLines,
+          },
+        }
+      : {}),
+    ...(location.websiteUri ? { websiteUri: location.websiteUri } : {}),
+    regularHours: { periods: alphaPeriods(location.regularHours) },
+    specialHours: {
+      specialHourPeriods: location.specialHours.map((item) => ({
+        startDate: alphaDate(item.openDate),
+        ...(item.closeDate ? { endDate: alphaDate(item.closeDate) } : {}),
+        ...(item.isClosed ? { closed: true } : { openTime: alphaTime(item.openTime), closeTime: alphaTime(item.closeTime) }),
+      })),
+    },
+    moreHours: location.moreHours.map((item) => ({ hoursTypeId: item.hoursTypeId, periods: alphaPeriods(item.periods) })),
+    ...(location.serviceArea ? { serviceArea: location.serviceArea } : {}),
+    serviceItems: location.serviceItems,
+    ...(location.description ? { profile: { description: location.description } } : {}),
+    ...(location.latitude !== null && location.longitude !== null ? { latlng: { latitude: location.latitude, longitude: location.longitude } } : {}),
+  };
+}
+
+/**
+ * The provider's PATCH of a change: the location as it is after the change, and the mask of the paths that carry
+ * the changed fields (all of them for `'all'`). Fields masked but cleared are absent from the body, which the
+ * provider reads as "clear".
+ */
+export function alphaUpdateOf(location: LocationFields, fields: readonly LocationUpdateField[] | 'all'): { location: AlphaLocation; updateMask: AlphaLocationUpdatePath[] } {
+  const updateMask = fields === 'all' ? [...ALL_PATHS] : [...new Set(fields.map((field) => UPDATE_PATHS[field]))];
+  return { location: alphaLocationOf(location), updateMask };
+}

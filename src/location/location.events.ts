@@ -1,0 +1,20 @@
+import type { TopicPayloads } from '../events/topics';
+import type { Runtime } from '../runtime';
+import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
+import { LocationUpdateJob } from './location-update-job.entity';
+
+/** Tells every subscriber, in every process, that an update job changed; call after the change committed. */
+export async function announceUpdateJobChange(runtime: Runtime, job: LocationUpdateJob): Promise<void> {
+  await runtime.events.publish('location-update-job.updated', {
+    id: job.id,
+    organizationId: job.organization.id,
+    accountId: job.account.id,
+    locationId: job.location.id,
+    version: job.version,
+    snapshot: eventSnapshot(runtime, LocationUpdateJob, job),
+  });
+}
+
+export function loadUpdateJobForEvent(runtime: Runtime, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {
+  return entityOfEvent(runtime, LocationUpdateJob, event);
+}

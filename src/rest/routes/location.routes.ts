@@ -1,0 +1,122 @@
+import {
+  RestCreateLocationDocument,
+  RestDisableCitationsDocument,
+  RestLocationUpdatesDocument,
+  RestLocationsDocument,
+  RestUpdateLocationDocument,
+} from '../../generated/graphql';
+import { restFieldName, type RestNaming } from '../names';
+import { body, bodyFields, defineRoute, query, type RestRecord } from '../route';
+
+/**
+ * The document's location names: snake_case, hours items in snake_case too, but the categories object and the
+ * more-hours type id in the camelCase it shows, and placeId as written. One naming for bodies and records.
+ */
+const locationNaming = {
+  names: { 'MoreHours.hoursTypeId': 'hoursTypeId', 'CreateLocationInput.placeId': 'placeId' },
+  verbatim: ['Location.categories', 'UpdateLocationInput.categories'],
+} as const satisfies RestNaming;
+
+const locationRecord = { times: 'epochMs', ...locationNaming } as const satisfies Omit<RestRecord, 'at'>;
+
+const tag = 'Locations';
+const accountId = query('account_id', 'required with an organization token; ignored with an account token');
+
+/** GraphQL input field -> body name, for every field of an input (the body's names follow the naming above). */
+function fieldsOf(names: readonly string[], naming: RestNaming, typeName: string): Record<string, string> {
+  return Object.fromEntries(names.map((name) => [name, restFieldName(naming, typeName, name)]));
+}
+
+const CREATE_FIELDS = [
+  'name', 'referenceId', 'categoryId', 'address', 'postal', 'city', 'countryCode', 'administrativeArea', 'additionalAddressLines',
+  'description', 'phoneNumber', 'additionalPhoneNumbers', 'websiteUri', 'latitude', 'longitude', 'profileLogoUrl', 'coverUrl',
+  'additionalCategoryIds', 'serviceAreaPlaceIds', 'serviceAreaPlaceNames', 'placeId', 'regularHours', 'specialHours',
+] as const;
+
+const UPDATE_FIELDS = [
+  'name', 'address', 'postal', 'city', 'countryCode', 'administrativeArea', 'description', 'phoneNumber', 'additionalPhoneNumbers',
+  'websiteUri', 'regularHours', 'specialHours', 'moreHours', 'categories', 'serviceItems', 'serviceArea',
+] as const;
+
+export const locationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/location',
+    summary: 'Creates a location of the account; a job creates it at the alpha provider (connected once it knows it).',
+    tag,
+    organizationTokenOnly: true,
+    operation: RestCreateLocationDocument,
+    variables: { accountId, input: bodyFields(fieldsOf(CREATE_FIELDS, locationNaming, 'CreateLocationInput'), locationNaming) },
+    successStatus: 200,
+    payload: { ...locationRecord, at: 'createLocation' },
+    errors: ['CONFLICT', 'RATE_LIMIT_EXCEEDED'],
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/location',
+    summary: 'Lists locations of the account in creation order.',
+    tag,
+    operation: RestLocationsDocument,
+    variables: {
+      accountId,
+      storeCode: query('store_code', 'only the location with this store code (reference_id)'),
+      page: query('page', '1-based, default 1'),
+      perPage: query('per_page', '1 to 250, default 10'),
+    },
+    successStatus: 200,
+    envelope: 'spread',
+    payload: {
+      ...locationRecord,
+      at: 'locationsPage',
+      fieldSelection: { parameter: 'include_fields', list: 'data', always: ['id'], description: 'comma-separated names of the fields to include (id always)' },
+    },
+    errors: ['RATE_LIMIT_EXCEEDED'],
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/location/update',
+    summary: 'Updates a location with only the fields that change; poll GET /location/updates for the job.',
+    tag,
+    operation: RestUpdateLocationDocument,
+    variables: {
+      accountId,
+      locationId: { from: 'query', name: 'location_id', description: 'the location to update', required: true },
+      serviceItemsCombination: query('service_items_combination', 'true: new service items join the stored ones; false (default): they replace them'),
+      input: bodyFields(fieldsOf(UPDATE_FIELDS, locationNaming, 'UpdateLocationInput'), locationNaming),
+    },
+    successStatus: 200,
+    payload: { ...locationRecord, at: 'updateLocation' },
+    // The document writes this route's refusals of input as {success: false, msg}.
+    errorShapes: { BAD_USER_INPUT: 'msg' },
+    errors: ['LOCATION_UPDATE_IN_PROGRESS', 'RATE_LIMIT_EXCEEDED'],
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/location/updates',
+    summary: 'Updates of the account’s locations, newest first.',
+    tag,
+    operation: RestLocationUpdatesDocument,
+    variables: {
+      accountId,
+      locationId: query('location_id', 'only this location'),
+      id: query('id', 'one update, by its id'),
+      status: query('status', 'QUEUED, RUNNING, SUCCEEDED or FAILED'),
+      page: query('page', '1-based, default 1'),
+      perPage: query('per_page', '1 to 100, default 20'),
+    },
+    successStatus: 200,
+    payload: { times: 'epochMs', names: { 'LocationUpdateJob.accountId': 'account' }, at: 'locationUpdateJobs' },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/citations/disable',
+    summary: 'Disables the citations of a location (only from ACTIVE, one request at a time). Needs citations API access.',
+    tag: 'Citations',
+    operation: RestDisableCitationsDocument,
+    variables: { accountId, locationId: body('location_id', 'the location whose citations to disable') },
+    successStatus: 200,
+    missingFieldsError: true,
+    payload: { times: 'epochMs', at: 'disableCitations' },
+    errors: ['MISSING_FIELDS', 'CITATIONS_API_DISABLED', 'NOT_ACTIVE', 'IN_PROGRESS', 'RATE_LIMIT_EXCEEDED'],
+  }),
+];

@@ -1,0 +1,50 @@
+import type { EntityClass } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Runtime } from '../runtime';
+import { codecOf, type EntitySnapshot } from './entity-snapshot';
+
+/**
+ * An entity carried by an event: its id and version, and the entity as it was at that change (a snapshot by its
+ * metadata, src/shared/entity-snapshot.ts) when that fits the event.
+ */
+export interface EntityEvent {
+  id: string;
+  version: number;
+  snapshot?: EntitySnapshot;
+}
+
+/** PostgreSQL NOTIFY carries at most 8000 bytes; larger entities travel as ids and are loaded by the receiver. */
+const MAX_SNAPSHOT_BYTES = 7000;
+
+/** The snapshot of an entity for an event, or undefined when it is too large to travel. */
+export function eventSnapshot<T extends object>(runtime: Runtime, entity: EntityClass<T>, instance: T): EntitySnapshot | undefined {
+  const snapshot = codecOf(runtime.database.orm.getMetadata(), entity).encode(instance);
+  return Buffer.byteLength(JSON.stringify(snapshot)) <= MAX_SNAPSHOT_BYTES ? snapshot : undefined;
+}
+
+/** Entities of events, built once per event however many subscribers it reaches (the event object is shared). */
+const fromEvent = new WeakMap<EntityEvent, Promise<unknown>>();
+/** Loads for events without a snapshot, shared by the subscribers of one event in this process. */
+const inFlight = new Map<string, Promise<unknown>>();
+
+/** The entity of an event: decoded from its snapshot, or loaded (once per id and version) when it had none. */
+export function entityOfEvent<T extends object>(runtime: Runtime, entity: EntityClass<T>, event: EntityEvent): Promise<T> {
+  let built = fromEvent.get(event) as Promise<T> | undefined;
+  if (built) return built;
+  if (event.snapshot) {
+    built = Promise.resolve(codecOf(runtime.database.orm.getMetadata(), entity).decode(event.snapshot));
+  } else {
+    const key = `${entity.name}:${event.id}:${event.version}`;
+    built = inFlight.get(key) as Promise<T> | undefined;
+    if (!built) {
+      const em = runtime.database.orm.em.fork() as EntityManager;
+      const load = em.findOneOrFail(entity, event.id as never) as Promise<T>;
+      inFlight.set(key, load);
+      const forget = () => setTimeout(() => inFlight.delete(key), 1000).unref();
+      load.then(forget, forget);
+      built = load;
+    }
+  }
+  fromEvent.set(event, built);
+  return built;
+}
