@@ -23,4 +23,8 @@ module.exports = {
   testTimeout: 60000,
   // Two cores here: more workers only contend for them (and for PostgreSQL).
   maxWorkers: 2,
+  // A worker that was told to end gets this long before it is killed as "failed to exit gracefully". Every file is
+  // already checked to leave nothing running (the environment above); the default 500 ms is shorter than a busy
+  // 2-core machine may take to schedule the worker at all, and a real leak still shows after 5 s.
+  workerGracefulExitTimeout: 5000,
 };

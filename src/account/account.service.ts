@@ -34,7 +34,8 @@ async function findAccount(scope: RequestScope, principal: Principal, lookup: Ac
 export async function getAccount(scope: RequestScope, lookup: AccountLookup): Promise<Limited<Account>> {
   const principal = requireOrganizationToken(scope);
   const counted = await countRequest(scope, 'business-profile-reads');
-  return { result: await findAccount(scope, principal, lookup), rateLimit: counted.state };
+  // A lookup that finds nothing (404) is refused, not served: not counted.
+  return { result: await withCountedRequest(counted, () => findAccount(scope, principal, lookup)), rateLimit: counted.state };
 }
 
 /**

@@ -42,12 +42,21 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
       }
       throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current?.citations_status ?? 'unknown'})`);
     }
-    // The citations are ours to syndicate: disabling them is stopping, done when the status says so.
-    await scope.em.getConnection().execute(`update "${table}" set citations_status = ?, updated_at = ? where id = ?`, [
-      CitationsStatus.DISABLED,
-      scope.runtime.clock.now(),
-      location.id,
-    ]);
+    // The citations are ours to syndicate: disabling them is stopping, done when the status says so. Should that
+    // fail, the location goes back to ACTIVE rather than stay DISABLING (IN_PROGRESS) for ever.
+    const settle = (status: CitationsStatus) =>
+      scope.em.getConnection().execute(`update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ?`, [
+        status,
+        scope.runtime.clock.now(),
+        location.id,
+        CitationsStatus.DISABLING,
+      ]);
+    try {
+      await settle(CitationsStatus.DISABLED);
+    } catch (error) {
+      await settle(CitationsStatus.ACTIVE).catch(() => undefined);
+      throw error;
+    }
     return { message: 'Citations disabled', locationId: location.id, removed: true };
   });
   return { result, rateLimit: counted.state };

@@ -443,7 +443,8 @@ export function prepareLocationUpdate(location: Location, patch: LocationPatch, 
     changes.categoryId = changes.categories.primaryCategory!.name;
     changes.additionalCategoryIds = (changes.categories.additionalCategories ?? []).map((category) => category.name);
   }
-  requirePlace({ ...location, ...changes });
+  // Judged when the update moves the place: a location stored without one is not refused other changes.
+  if (['address', 'city', 'postal', 'serviceArea'].some((property) => property in changes)) requirePlace({ ...location, ...changes });
   return { fields, changes };
 }
 

@@ -44,10 +44,16 @@ const EVERY_ROUTE: readonly ErrorCode[] = [
 /** Errors of tokens scoped to one account, on routes that act on an account. */
 const ACCOUNT_SCOPED: readonly ErrorCode[] = ['ACCOUNT_ID_REQUIRED', 'FORBIDDEN', 'NOT_FOUND'];
 
+/** Whether the route acts on an account named by `account_id` (organization tokens name it; its absence is a 400, another organization's a 404). */
+function readsAccountId(route: RestRoute): boolean {
+  return (Object.values(route.variables) as ValueSource[]).some((source) => source.from === 'query' && source.name === 'account_id');
+}
+
 function errorCodes(route: RestRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...(route.errors ?? [])]);
   if (route.organizationTokenOnly) codes.add('ORGANIZATION_TOKEN_REQUIRED');
   else for (const code of ACCOUNT_SCOPED) codes.add(code);
+  if (readsAccountId(route)) for (const code of ['ACCOUNT_ID_REQUIRED', 'NOT_FOUND'] as const) codes.add(code);
   return [...codes];
 }
 

@@ -6,6 +6,7 @@ import {
   isInputObjectType,
   isListType,
   isNonNullType,
+  isScalarType,
   typeFromAST,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -67,7 +68,7 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
       return fromText(text, variable.type);
     }
     case 'body':
-      return bodyObject(request)[source.name];
+      return fromRestNames(bodyObject(request)[source.name], variable.type, {}, false, source.name);
     case 'bodyFields': {
       const requestBody = bodyObject(request);
       const input: Record<string, unknown> = {};
@@ -92,6 +93,8 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
  */
 function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): unknown {
   const inner = isNonNullType(type) ? type.ofType : type;
+  // GraphQL's ID takes integers too; the document's ids are strings, and 42 is no id of ours.
+  if (isScalarType(inner) && inner.name === 'ID' && typeof value === 'number') throw DomainError.badInput(`${where} must be a string`);
   if (verbatim || value === null || typeof value !== 'object') return value;
   if (isListType(inner)) {
     return Array.isArray(value) ? value.map((item, index) => fromRestNames(item, inner.ofType, naming, false, `${where}[${index}]`)) : value;
@@ -196,12 +199,14 @@ function missingFields(variables: readonly PreparedVariable[], values: Record<st
   return variables.flatMap((variable) => {
     if (!isNonNullType(variable.type)) return [];
     const value = values[variable.name];
-    if (variable.source.from !== 'bodyFields') return value === undefined || value === null ? [restName(variable, [])] : [];
+    // An empty text is no value either (`?location_id=` reads as absent too).
+    const absent = (item: unknown) => item === undefined || item === null || (typeof item === 'string' && item.trim() === '');
+    if (variable.source.from !== 'bodyFields') return absent(value) ? [restName(variable, [])] : [];
     const inputType = getNamedType(variable.type);
     if (!isInputObjectType(inputType) || typeof value !== 'object' || value === null) return [];
     return Object.values(inputType.getFields())
       .filter((field) => isNonNullType(field.type) && field.defaultValue === undefined)
-      .filter((field) => (value as Record<string, unknown>)[field.name] === undefined || (value as Record<string, unknown>)[field.name] === null)
+      .filter((field) => absent((value as Record<string, unknown>)[field.name]))
       .map((field) => restName(variable, [field.name]));
   });
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../src/account/account.entity';
 import { issueToken } from '../../src/auth/token.service';
@@ -22,6 +23,11 @@ export async function createOrganizationFixture(
     citationsApi?: boolean;
     /** Locations known to the alpha provider (they can receive posts); default false. */
     connected?: boolean;
+    /**
+     * Accounts connected at the alpha provider: each gets an `alphaAccountId` (`alpha-<unique>-<n>`), so the new
+     * locations created through the API are published there by a job. Default false (none set).
+     */
+    alphaAccounts?: boolean;
   } = {},
 ): Promise<OrganizationFixture> {
   const { organization, token } = await createOrganization(em, {
@@ -30,6 +36,8 @@ export async function createOrganizationFixture(
     citationsApi: options.citationsApi,
   });
   const accounts: OrganizationFixture['accounts'] = [];
+  // Unique per fixture: tests sharing one sandbox tell their accounts apart by it.
+  const alphaPrefix = `alpha-${randomBytes(4).toString('hex')}`;
   for (let a = 0; a < (options.accounts ?? 1); a += 1) {
     const account = em.create(Account, {
       organization,
@@ -37,6 +45,7 @@ export async function createOrganizationFixture(
       referenceId: `ref-${a + 1}`,
       countryCodes: ['US'],
       createdAt: new Date(Date.now() + a),
+      ...(options.alphaAccounts ? { alphaAccountId: `${alphaPrefix}-${a + 1}` } : {}),
     });
     const locations = Array.from({ length: options.locationsEach ?? 0 }, (_, l) =>
       em.create(Location, {
@@ -54,4 +63,11 @@ export async function createOrganizationFixture(
   }
   await em.flush();
   return { organization, token, accounts };
+}
+
+/** Another organization token of an existing organization (each token has its own per-token limits). */
+export async function createOrganizationToken(em: EntityManager, organization: Organization): Promise<string> {
+  const { secret } = issueToken(em, em.getReference(Organization, organization.id));
+  await em.flush();
+  return secret;
 }

@@ -58,6 +58,37 @@ export function postProbe(events: EventBus, scope: ProbeScope): Probe {
   };
 }
 
+/** Probe events for `locationUpdateJobUpdated`: update jobs QUEUED at version 0. `jobId` fixes the id, for jobId filters. */
+export function updateJobProbe(events: EventBus, scope: Omit<ProbeScope, 'postId'> & { jobId?: string }): Probe {
+  return {
+    async send() {
+      const id = scope.jobId ?? randomUUID();
+      await events.publish('location-update-job.updated', {
+        id,
+        organizationId: scope.organizationId,
+        accountId: scope.accountId,
+        locationId: scope.locationId,
+        version: 0,
+        snapshot: {
+          id,
+          organization: scope.organizationId,
+          account: scope.accountId,
+          location: scope.locationId,
+          status: 'QUEUED',
+          fields: [],
+          changes: {},
+          error: null,
+          createdAt: new Date().toISOString(),
+          startedAt: null,
+          finishedAt: null,
+          version: 0,
+        },
+      });
+      return id;
+    },
+  };
+}
+
 export interface Recorder<T> {
   /** Every event but probes, in arrival order. */
   events: T[];
@@ -69,10 +100,13 @@ export interface Recorder<T> {
   close(): Promise<void>;
 }
 
-/** Reads the post id of an event of `postUpdated`, the subscription the probes speak (its query must select `id` and `version`). */
+/**
+ * The id of a probe event: probes are records at version 0, which no real record has (the subscription's query
+ * must select `id` and `version` of its one root field).
+ */
 function probeIdOf(event: unknown): string | undefined {
-  const post = (event as { postUpdated?: { id?: string; version?: number } }).postUpdated;
-  return post?.version === 0 ? post.id : undefined;
+  const [record] = Object.values(event as Record<string, { id?: string; version?: number } | null>);
+  return record?.version === 0 ? record.id : undefined;
 }
 
 /**

@@ -24,7 +24,7 @@ export const businessProfileRoutes = [
     derive: (read) => ({ one: Boolean(read.accountId || read.referenceId) }),
     successStatus: 200,
     payload: { ...businessProfileRecord, at: ['account', 'accounts'] },
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'RATE_LIMIT_EXCEEDED'],
   }),
   defineRoute({
     method: 'PATCH',
@@ -40,6 +40,6 @@ export const businessProfileRoutes = [
     },
     successStatus: 200,
     payload: { ...businessProfileRecord, at: 'updateAccount' },
-    errors: ['NOT_FOUND', 'CONFLICT'],
+    errors: ['NOT_FOUND', 'CONFLICT', 'RATE_LIMIT_EXCEEDED'],
   }),
 ];

@@ -13,7 +13,7 @@ import { body, bodyFields, defineRoute, query, type RestRecord } from '../route'
  * more-hours type id in the camelCase it shows, and placeId as written. One naming for bodies and records.
  */
 const locationNaming = {
-  names: { 'MoreHours.hoursTypeId': 'hoursTypeId', 'CreateLocationInput.placeId': 'placeId' },
+  names: { 'MoreHours.hoursTypeId': 'hoursTypeId', 'MoreHoursInput.hoursTypeId': 'hoursTypeId', 'CreateLocationInput.placeId': 'placeId' },
   verbatim: ['Location.categories', 'UpdateLocationInput.categories'],
 } as const satisfies RestNaming;
 

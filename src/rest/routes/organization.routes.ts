@@ -30,6 +30,7 @@ export const organizationRoutes = [
       // The document answers 404 when the organization has no accounts; GraphQL's `accounts` is simply empty.
       emptyList: { code: 'ORGANIZATION_NOT_FOUND', message: 'Organization accounts not found' },
     },
-    errors: ['ORGANIZATION_NOT_FOUND'],
+    // It runs the `accounts` query of GET /business-profile, whose read limit it shares.
+    errors: ['ORGANIZATION_NOT_FOUND', 'RATE_LIMIT_EXCEEDED'],
   }),
 ];
