@@ -78,4 +78,41 @@ describe('relations followed by resolvers are batched per request', () => {
     expect(await rest(many!)).toBe(await rest(few!));
     expect(await query(many!)).toBe(await query(few!));
   });
+
+  it('lists locations and their update jobs with the same statements for 2 and for 60, over REST and GraphQL', async () => {
+    const few = await createOrganizationFixture(t.em(), { name: 'Few locations', accounts: 1, locationsEach: 2 });
+    const many = await createOrganizationFixture(t.em(), { name: 'Many locations', accounts: 1, locationsEach: 60 });
+    // An update job for every location (applied at once: the locations are not connected).
+    for (const fixture of [few, many]) {
+      for (const location of fixture.accounts[0]!.locations) {
+        const answer = await http(t.url, 'PATCH', `/location/update?account_id=${fixture.accounts[0]!.account.id}&location_id=${location.id}`, {
+          token: fixture.token,
+          body: { description: `Counted ${location.id}` },
+        });
+        expect(answer.status).toBe(200);
+      }
+    }
+    const counts = async (fixture: typeof few) => {
+      const accountId = fixture.accounts[0]!.account.id;
+      return {
+        rest: await statementsFor(() => http(t.url, 'GET', `/location?account_id=${accountId}&per_page=250`, { token: fixture.token })),
+        updates: await statementsFor(() => http(t.url, 'GET', `/location/updates?account_id=${accountId}&per_page=100`, { token: fixture.token })),
+        graphql: await statementsFor(() =>
+          graphql(t.url, `{ locations(accountId: "${accountId}", first: 100) { totalCount edges { node { id accountId name regularHours { openDay } } } } }`, {
+            token: fixture.token,
+          }),
+        ),
+        jobs: await statementsFor(() =>
+          graphql(t.url, `{ locationUpdateJobs(accountId: "${accountId}", perPage: 100) { found updates { id locationId accountId status fields } } }`, {
+            token: fixture.token,
+          }),
+        ),
+      };
+    };
+    const small = await counts(few);
+    const large = await counts(many);
+    expect(large).toEqual(small);
+    // Token, account check, the rate-limit count, one statement for the page and its count.
+    expect(large.rest).toBeLessThanOrEqual(4);
+  });
 });
