@@ -6,8 +6,31 @@ import { Samples } from './stats';
 /** What each subscriber asks for: enough to attribute the event to a run and time it, nothing more. */
 export const SUBSCRIPTION = 'subscription BenchPostUpdated { postUpdated { id state version updateTime params { summary } } }';
 
+/** The event the post subscription selects. */
+export interface PostUpdatedEvent {
+  id: string;
+  state: string;
+  version: number;
+  updateTime: string | null;
+  params: { summary: string | null };
+}
+
 interface PostUpdatedData {
-  postUpdated: { id: string; state: string; version: number; updateTime: string | null; params: { summary: string | null } };
+  postUpdated: PostUpdatedEvent;
+}
+
+/**
+ * What a subscriber (or a baseline socket) hands on for each `next` frame: its index, the frame's `data`, and the
+ * arrival (performance.now(), and Date.now() for comparing with the server's stamps).
+ */
+export type NextHandler = (subscriber: number, data: Record<string, unknown>, at: number, wallClock: number) => void;
+
+/** The events of posts whose summary starts with the recorder's prefix go to it; others are ignored. */
+export function postEventHandler(recorder: PhaseRecorder): NextHandler {
+  return (subscriber, data, at, wallClock) => {
+    const event = (data as Partial<PostUpdatedData>).postUpdated;
+    if (event?.params?.summary?.startsWith(recorder.prefix)) recorder.record(subscriber, event, at, wallClock);
+  };
 }
 
 /** States a post leaves SENDING for when its publish job is done. */
@@ -41,7 +64,7 @@ export class PhaseRecorder {
     this.perSubscriber = new Uint32Array(subscribers);
   }
 
-  record(subscriber: number, event: PostUpdatedData['postUpdated'], at: number, wallClock: number): void {
+  record(subscriber: number, event: PostUpdatedEvent, at: number, wallClock: number): void {
     this.received += 1;
     this.perSubscriber[subscriber]! += 1;
     this.lastEventAt = at;
@@ -66,20 +89,21 @@ export class PhaseRecorder {
 }
 
 /**
- * `count` graphql-ws clients, each on its own socket (as many browsers would be), each with one `postUpdated`
- * subscription without arguments: an organization token sees every post, so every subscriber gets every event.
+ * `count` graphql-ws clients, each on its own socket (as many browsers would be), each with one subscription
+ * without arguments (`query`; by default `postUpdated`): an organization token sees every post and every update
+ * job of its organization, so every subscriber gets every event.
  */
 export class SubscriberPool {
   private readonly clients: Client[] = [];
   private readonly sockets = new Set<WebSocket>();
-  private recorder: PhaseRecorder | undefined;
+  private handler: NextHandler | undefined;
   private connected = 0;
   readonly errors: string[] = [];
   unexpectedCloses = 0;
   private closing = false;
 
   constructor(
-    private readonly options: { wsUrl: string; token: string; count: number; signal: AbortSignal },
+    private readonly options: { wsUrl: string; token: string; count: number; signal: AbortSignal; query?: string },
   ) {}
 
   get size(): number {
@@ -88,7 +112,12 @@ export class SubscriberPool {
 
   /** Events of posts whose summary starts with the recorder's prefix go to it; others are ignored. */
   setRecorder(recorder: PhaseRecorder | undefined): void {
-    this.recorder = recorder;
+    this.handler = recorder && postEventHandler(recorder);
+  }
+
+  /** Every event's data goes to `handler` (undefined: events are dropped). */
+  setHandler(handler: NextHandler | undefined): void {
+    this.handler = handler;
   }
 
   /** Opens every socket and subscribes, `batch` sockets at a time; resolves when all are acknowledged. */
@@ -125,19 +154,17 @@ export class SubscriberPool {
         },
       },
     });
-    client.subscribe<PostUpdatedData>(
-      { query: SUBSCRIPTION },
+    client.subscribe<Record<string, unknown>>(
+      { query: this.options.query ?? SUBSCRIPTION },
       {
-        next: (result: ExecutionResult<PostUpdatedData>) => {
+        next: (result: ExecutionResult<Record<string, unknown>>) => {
           const at = performance.now();
           const wallClock = Date.now();
-          const event = result.data?.postUpdated;
-          if (!event) {
+          if (!result.data || result.errors?.length) {
             if (this.errors.length < 20) this.errors.push(`subscriber ${index}: ${JSON.stringify(result.errors ?? result)}`);
             return;
           }
-          const recorder = this.recorder;
-          if (recorder && event.params.summary?.startsWith(recorder.prefix)) recorder.record(index, event, at, wallClock);
+          this.handler?.(index, result.data, at, wallClock);
         },
         error: (error: unknown) => {
           if (this.closing) return;

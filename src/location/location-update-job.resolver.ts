@@ -3,25 +3,13 @@ import { requirePrincipal } from '../access/guards';
 import { canSee } from '../access/principal';
 import type { TopicPayloads } from '../events/topics';
 import { withLimitHeaders, type Context } from '../graphql/context';
+import { PageType, type Page } from '../graphql/page';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { loadUpdateJobForEvent } from './location.events';
 import { LocationRefArgs, LocationUpdateJobsArgs, UpdateLocationArgs } from './location.inputs';
 import { getUpdateJob, listUpdateJobs, updateLocation } from './location.service';
 
-@ObjectType()
-export class LocationUpdateJobPage {
-  @Field(() => Int, { description: 'Updates matching the filters, over all pages.' })
-  found!: number;
-
-  @Field(() => Int)
-  page!: number;
-
-  @Field(() => Int)
-  perPage!: number;
-
-  @Field(() => [LocationUpdateJob])
-  updates!: LocationUpdateJob[];
-}
+export const LocationUpdateJobPage = PageType(LocationUpdateJob, 'LocationUpdateJobPage', 'updates');
 
 @ObjectType()
 export class UpdateLocationPayload {
@@ -51,7 +39,7 @@ export class LocationUpdateJobResolver {
   }
 
   @Query(() => LocationUpdateJobPage, { description: 'Updates of the account’s locations, newest first (the GET /location/updates list).' })
-  locationUpdateJobs(@Args() args: LocationUpdateJobsArgs, @Ctx() ctx: Context): Promise<LocationUpdateJobPage> {
+  locationUpdateJobs(@Args() args: LocationUpdateJobsArgs, @Ctx() ctx: Context): Promise<Page<'updates', LocationUpdateJob>> {
     return listUpdateJobs(ctx, args);
   }
 

@@ -1,7 +1,8 @@
-import { Max, MaxLength, Min } from 'class-validator';
+import { MaxLength } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
-import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
+import { ArgsType, Field, Float, ID, InputType } from 'type-graphql';
 import { withConnectionArgs } from '../graphql/connection';
+import { withPageArgs } from '../graphql/page';
 import { Categories, HoursPeriod, MoreHours, SpecialHoursInput } from './location-hours.types';
 import { LocationUpdateStatus } from './location.enums';
 import type { LocationDraft, LocationPatch } from './location.rules';
@@ -146,16 +147,7 @@ export class LocationFilterArgs {
 export class LocationsArgs extends withConnectionArgs(LocationFilterArgs) {}
 
 @ArgsType()
-export class LocationsPageArgs extends LocationFilterArgs {
-  @Field(() => Int, { defaultValue: 1, description: '1-based.' })
-  @Min(1, { message: 'page must be at least 1' })
-  page: number = 1;
-
-  @Field(() => Int, { defaultValue: 10, description: '1 to 250.' })
-  @Min(1, { message: 'per_page must be between 1 and 250' })
-  @Max(250, { message: 'per_page must be between 1 and 250' })
-  perPage: number = 10;
-}
+export class LocationsPageArgs extends withPageArgs(LocationFilterArgs, { default: 10, max: 250 }) {}
 
 @ArgsType()
 export class LocationRefArgs {
@@ -183,7 +175,7 @@ export class UpdateLocationArgs {
 
 /** The filters of GET /location/updates and `locationUpdateJobs`. */
 @ArgsType()
-export class LocationUpdateJobsArgs {
+class LocationUpdateJobFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;
 
@@ -195,16 +187,10 @@ export class LocationUpdateJobsArgs {
 
   @Field(() => LocationUpdateStatus, { nullable: true })
   status?: LocationUpdateStatus | null;
-
-  @Field(() => Int, { defaultValue: 1, description: '1-based.' })
-  @Min(1, { message: 'page must be at least 1' })
-  page: number = 1;
-
-  @Field(() => Int, { defaultValue: 20, description: '1 to 100.' })
-  @Min(1, { message: 'per_page must be between 1 and 100' })
-  @Max(100, { message: 'per_page must be between 1 and 100' })
-  perPage: number = 20;
 }
+
+@ArgsType()
+export class LocationUpdateJobsArgs extends withPageArgs(LocationUpdateJobFilterArgs, { default: 20, max: 100 }) {}
 
 @ArgsType()
 export class CreateLocationArgs {

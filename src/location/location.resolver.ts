@@ -1,26 +1,14 @@
-import { Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
 import { withLimitHeaders, type Context } from '../graphql/context';
+import { PageType, type Page } from '../graphql/page';
 import { Location } from './location.entity';
 import { CreateLocationArgs, LocationRefArgs, LocationsArgs, LocationsPageArgs } from './location.inputs';
 import { createLocation, getLocation, listLocations, listLocationsPage } from './location.service';
 
 export const LocationConnection = ConnectionType(Location, 'Location');
 
-@ObjectType()
-export class LocationPage {
-  @Field(() => Int, { description: 'Locations matching the filters, over all pages.' })
-  found!: number;
-
-  @Field(() => Int)
-  page!: number;
-
-  @Field(() => Int)
-  perPage!: number;
-
-  @Field(() => [Location])
-  locations!: Location[];
-}
+export const LocationPage = PageType(Location, 'LocationPage', 'locations');
 
 @Resolver(() => Location)
 export class LocationResolver {
@@ -30,7 +18,7 @@ export class LocationResolver {
   }
 
   @Query(() => LocationPage, { description: 'Locations of an account by page number, in creation order (the GET /location list).' })
-  async locationsPage(@Args() args: LocationsPageArgs, @Ctx() ctx: Context): Promise<LocationPage> {
+  async locationsPage(@Args() args: LocationsPageArgs, @Ctx() ctx: Context): Promise<Page<'locations', Location>> {
     return withLimitHeaders(ctx, await listLocationsPage(ctx, args));
   }
 

@@ -2,6 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
+import type { Page } from '../shared/page';
 import { resolveAccountScope } from '../account/account.access';
 import { Account } from '../account/account.entity';
 import { DomainError } from '../errors/domain-error';
@@ -56,7 +57,7 @@ function locationWhere(accountId: string, filter: LocationFilterArgs): Record<st
 export async function listLocationsPage(
   scope: RequestScope,
   args: LocationsPageArgs,
-): Promise<Limited<{ found: number; page: number; perPage: number; locations: Location[] }>> {
+): Promise<Limited<Page<'locations', Location>>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const counted = await countRequest(scope, 'location-reads');
   const [locations, found] = await withCountedRequest(counted, () =>
@@ -154,7 +155,7 @@ export async function updateLocation(
 export async function listUpdateJobs(
   scope: RequestScope,
   args: LocationUpdateJobsArgs,
-): Promise<{ found: number; page: number; perPage: number; updates: LocationUpdateJob[] }> {
+): Promise<Page<'updates', LocationUpdateJob>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const where: Record<string, unknown> = { account: accountId };
   if (args.locationId) where.location = isId(args.locationId) ? args.locationId : NO_MATCH_ID;

@@ -2,6 +2,7 @@ import { IsOptional, Matches, MaxLength, ArrayMaxSize, ArrayMinSize, ValidateNes
 import { GraphQLJSON } from 'graphql-scalars';
 import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
 import { withConnectionArgs } from '../graphql/connection';
+import { withPageArgs } from '../graphql/page';
 import { PostParams } from './post-params.types';
 import { PostSource, PostState } from './post.enums';
 
@@ -91,13 +92,4 @@ export class PostsArgs extends withConnectionArgs(PostFilterArgs) {
 }
 
 @ArgsType()
-export class PostsPageArgs extends PostFilterArgs {
-  @Field(() => Int, { defaultValue: 1, description: '1-based.' })
-  @Min(1, { message: 'page must be at least 1' })
-  page: number = 1;
-
-  @Field(() => Int, { defaultValue: 20, description: '1 to 100.' })
-  @Min(1, { message: 'per_page must be between 1 and 100' })
-  @Max(100, { message: 'per_page must be between 1 and 100' })
-  perPage: number = 20;
-}
+export class PostsPageArgs extends withPageArgs(PostFilterArgs, { default: 20, max: 100 }) {}

@@ -2,6 +2,7 @@ import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Qu
 import { requirePrincipal } from '../access/guards';
 import { canSee } from '../access/principal';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { PageType, type Page } from '../graphql/page';
 import { addResponseHeaders, type Context } from '../graphql/context';
 import { limitHeaders } from '../http/limit-headers';
 import type { TopicPayloads } from '../events/topics';
@@ -21,20 +22,7 @@ import { loadPostForEvent } from './post.events';
 
 export const PostConnection = ConnectionType(Post, 'Post');
 
-@ObjectType()
-export class PostPage {
-  @Field(() => Int, { description: 'Posts matching the filters, over all pages.' })
-  found!: number;
-
-  @Field(() => Int)
-  page!: number;
-
-  @Field(() => Int)
-  perPage!: number;
-
-  @Field(() => [Post])
-  posts!: Post[];
-}
+export const PostPage = PageType(Post, 'PostPage', 'posts');
 
 @ObjectType()
 export class CreatePostPayload {
@@ -82,7 +70,7 @@ export class PostResolver {
   }
 
   @Query(() => PostPage, { description: 'Posts of the account by page number, newest first (the GET /post list).' })
-  postsPage(@Args() args: PostsPageArgs, @Ctx() ctx: Context): Promise<PostPage> {
+  postsPage(@Args() args: PostsPageArgs, @Ctx() ctx: Context): Promise<Page<'posts', Post>> {
     return listPostsPage(ctx, args);
   }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
+import type { Page } from '../shared/page';
 import { resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
@@ -229,7 +230,7 @@ function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: st
 export async function listPostsPage(
   scope: RequestScope,
   args: PostsPageArgs,
-): Promise<{ found: number; page: number; perPage: number; posts: Post[] }> {
+): Promise<Page<'posts', Post>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const where = postWhere(accountId, args);
   const [posts, found] = await findPlainAndCount(scope.em, Post, where, {

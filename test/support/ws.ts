@@ -22,71 +22,60 @@ export interface ProbeScope {
   postId?: string;
 }
 
-/** Probe events are posts in SENDING at version 0, which no real post ever has. */
-export function postProbe(events: EventBus, scope: ProbeScope): Probe {
+/**
+ * A probe publishing, on `topic`, a record of the scope at version 0 (which no real record has): `fields` are the
+ * record's own fields besides its id, scope and version.
+ */
+function recordProbe(
+  events: EventBus,
+  topic: 'post.updated' | 'location-update-job.updated',
+  scope: Omit<ProbeScope, 'postId'>,
+  fixedId: string | undefined,
+  fields: () => Record<string, unknown>,
+): Probe {
   return {
     async send() {
-      const id = scope.postId ?? randomUUID();
-      const now = new Date().toISOString();
-      await events.publish('post.updated', {
+      const id = fixedId ?? randomUUID();
+      const owner = { organizationId: scope.organizationId, accountId: scope.accountId, locationId: scope.locationId };
+      await events.publish(topic, {
         id,
-        organizationId: scope.organizationId,
-        accountId: scope.accountId,
-        locationId: scope.locationId,
+        ...owner,
         version: 0,
-        snapshot: {
-          id,
-          organization: scope.organizationId,
-          account: scope.accountId,
-          location: scope.locationId,
-          state: 'SENDING',
-          source: 'app',
-          params: { summary: 'probe' },
-          campaignId: null,
-          providerName: null,
-          searchUrl: null,
-          lastError: null,
-          publishedTime: null,
-          scheduledTime: null,
-          createdAt: now,
-          updatedAt: null,
-          version: 0,
-        },
+        snapshot: { id, organization: owner.organizationId, account: owner.accountId, location: owner.locationId, ...fields(), version: 0 },
       });
       return id;
     },
   };
 }
 
+/** Probe events for `postUpdated`: posts in SENDING at version 0. */
+export function postProbe(events: EventBus, scope: ProbeScope): Probe {
+  return recordProbe(events, 'post.updated', scope, scope.postId, () => ({
+    state: 'SENDING',
+    source: 'app',
+    params: { summary: 'probe' },
+    campaignId: null,
+    providerName: null,
+    searchUrl: null,
+    lastError: null,
+    publishedTime: null,
+    scheduledTime: null,
+    createdAt: new Date().toISOString(),
+    updatedAt: null,
+  }));
+}
+
 /** Probe events for `locationUpdateJobUpdated`: update jobs QUEUED at version 0. `jobId` fixes the id, for jobId filters. */
 export function updateJobProbe(events: EventBus, scope: Omit<ProbeScope, 'postId'> & { jobId?: string }): Probe {
-  return {
-    async send() {
-      const id = scope.jobId ?? randomUUID();
-      await events.publish('location-update-job.updated', {
-        id,
-        organizationId: scope.organizationId,
-        accountId: scope.accountId,
-        locationId: scope.locationId,
-        version: 0,
-        snapshot: {
-          id,
-          organization: scope.organizationId,
-          account: scope.accountId,
-          location: scope.locationId,
-          status: 'QUEUED',
-          fields: [],
-          changes: {},
-          error: null,
-          createdAt: new Date().toISOString(),
-          startedAt: null,
-          finishedAt: null,
-          version: 0,
-        },
-      });
-      return id;
-    },
-  };
+  return recordProbe(events, 'location-update-job.updated', scope, scope.jobId, () => ({
+    status: 'QUEUED',
+    fields: [],
+    changes: {},
+    error: null,
+    createdAt: new Date().toISOString(),
+    startedAt: null,
+    finishedAt: null,
+  }));
 }
 
 export interface Recorder<T> {

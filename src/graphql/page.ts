@@ -1,0 +1,43 @@
+import { Max, Min } from 'class-validator';
+import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+
+export type { Page } from '../shared/page';
+
+/**
+ * Page-numbered lists: the REST lists (`page`, `per_page`, `found`) and their GraphQL twins. Cursor lists are the
+ * connections of src/graphql/connection.ts.
+ */
+
+/** Adds `page` and `perPage` to an args class of filters; `perPage` 1 to `max` (more is refused, never cut). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function withPageArgs<TBase extends new (...args: any[]) => object>(Base: TBase, perPage: { default: number; max: number }) {
+  const range = `per_page must be between 1 and ${perPage.max}`;
+  @ArgsType()
+  class WithPageArgs extends Base {
+    @Field(() => Int, { defaultValue: 1, description: '1-based.' })
+    @Min(1, { message: 'page must be at least 1' })
+    page: number = 1;
+
+    @Field(() => Int, { defaultValue: perPage.default, description: `1 to ${perPage.max}.` })
+    @Min(1, { message: range })
+    @Max(perPage.max, { message: range })
+    perPage: number = perPage.default;
+  }
+  return WithPageArgs;
+}
+
+/** The GraphQL type of a page: `found`, `page`, `perPage`, and the items under `itemsField`. */
+export function PageType<T extends object>(itemType: ClassType<T>, name: string, itemsField: string): ClassType {
+  class PageClass {
+    found!: number;
+    page!: number;
+    perPage!: number;
+  }
+  // Decorators applied by hand: the items' property is named by the caller.
+  Field(() => Int, { description: 'Items matching the filters, over all pages.' })(PageClass.prototype, 'found');
+  Field(() => Int)(PageClass.prototype, 'page');
+  Field(() => Int)(PageClass.prototype, 'perPage');
+  Field(() => [itemType])(PageClass.prototype, itemsField);
+  ObjectType(name)(PageClass);
+  return PageClass;
+}
