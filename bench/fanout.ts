@@ -14,7 +14,7 @@ import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sand
 import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
 import { pendingPublishJobs } from './support/breakdown';
 import { BroadcastClients, startBroadcastServer, type BroadcastServer } from './support/broadcast';
-import type { NextFrame } from './support/broadcast-server';
+import { POST_FRAME_LAYOUT, type NextFrame } from './support/broadcast-server';
 import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
 import { freePort, INSPECTOR_NOISE, readMemoryAfterGc, residentBytes, type MemoryReading } from './support/inspector';
@@ -22,7 +22,7 @@ import { createPostsPaced, sleep, type CreateRecord } from './support/posting';
 import { abortOnLimits } from './support/abort';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
-import { PhaseRecorder, SubscriberPool, SUBSCRIPTION } from './support/subscribers';
+import { PhaseRecorder, SubscriberPool, SUBSCRIPTION, type PostUpdatedEvent } from './support/subscribers';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -118,6 +118,13 @@ function readOptions(argv: string[]): Options {
 }
 
 type EventRecord = Parameters<PhaseRecorder['record']>[1];
+
+/** A `next` frame of the post subscription. */
+interface PostFrame {
+  id: string;
+  type: 'next';
+  payload: { data: { postUpdated: PostUpdatedEvent } };
+}
 
 /** Per event (post id and version, or baseline frame) with a commit stamp: its first and last delivery. */
 interface EventDeliveries {
@@ -308,7 +315,7 @@ class FanoutBench {
       const prefix = this.prefix('frame');
       const liveFrames = () =>
         probe.frames.filter((frame) => {
-          const event = (JSON.parse(frame) as NextFrame).payload.data.postUpdated;
+          const event = (JSON.parse(frame) as PostFrame).payload.data.postUpdated;
           return event.state === 'LIVE' && event.params.summary?.startsWith(prefix);
         });
       // The subscription is not acknowledged: posts go until one is seen LIVE.
@@ -338,7 +345,7 @@ class FanoutBench {
       }
       this.template = JSON.parse(frame) as NextFrame;
       // The frame of a measured run differs only by its summary (and stamps of the same length).
-      const measured: NextFrame = JSON.parse(frame) as NextFrame;
+      const measured = JSON.parse(frame) as PostFrame;
       measured.payload.data.postUpdated.params.summary = `${this.prefix('service-1')}#${Math.floor(this.options.posts / 2)}`;
       this.frameBytes = Buffer.byteLength(JSON.stringify(measured));
       log(`  a LIVE frame of the service: ${Buffer.byteLength(frame)} bytes as received; ${this.frameBytes} bytes with a measured run's summary`);
@@ -504,6 +511,7 @@ class FanoutBench {
           framesPerTick,
           gapMs: 500 / this.options.rate,
           template: this.template!,
+          layout: POST_FRAME_LAYOUT,
           frameBytes: this.frameBytes!,
           prefix: recorder.prefix,
         });

@@ -1,23 +1,26 @@
 /**
- * bench/lists: the list read path against a plain baseline, in one run. `GET /post?account_id=…&per_page=20`
- * (REST) and GraphQL `postsPage` with the same fields are timed against a bare Fastify + pg route doing the same
- * work and answering the same bytes (bench/support/plain-list-server.ts, in its own process), in interleaved
- * rounds. The three answers are checked equal before anything is timed. A benchmark: it prints figures and never
- * asserts. `npm run bench:lists -- --help` lists the options; docs/benchmarks.md explains them.
+ * bench/lists: the list read paths against a plain baseline, in one run. `GET /post?account_id=…&per_page=20`
+ * (REST) and GraphQL `postsPage` with the same fields, and `GET /location?account_id=…&per_page=250` and GraphQL
+ * `locationsPage`, are timed against bare Fastify + pg routes doing the same work and answering the same bytes
+ * (bench/support/plain-list-server.ts, in its own process), in interleaved rounds. The three answers of a list are
+ * checked equal before anything is timed. A benchmark: it prints figures and never asserts.
+ * `npm run bench:lists -- --help` lists the options; docs/benchmarks.md explains them.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { Client } from 'pg';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
 import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
 import { abortOnLimits } from './support/abort';
 import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
 import { describeJsonMismatch } from './support/json-diff';
+import { seedLocations } from './support/locations';
 import { sleep } from './support/posting';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
@@ -26,8 +29,11 @@ const ROOT = path.resolve(__dirname, '../..');
 
 const USAGE = `Usage: npm run bench:lists -- [options]
 
+  --list L             posts, locations or both (default both): which lists are timed
   --posts N            posts created in the listed account before timing (default 40; 0: list what is there)
-  --per-page N         page size of the three lists (default 20)
+  --per-page N         page size of the post lists (default 20)
+  --locations N        locations created in the listed account before timing (default 250; 0: list what is there)
+  --location-per-page N  page size of the location lists (default 250, the most the route allows)
   --connections C      closed loops (keep-alive connections) per target (default 16)
   --seconds S          length of one target's turn in a round (default 5)
   --rounds R           rounds; each runs plain, REST and GraphQL, the order rotating (default 3)
@@ -36,13 +42,21 @@ const USAGE = `Usage: npm run bench:lists -- [options]
   --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
   --token TOKEN        with --url: an organization token
   --database-url URL   with --url: its database (the plain route reads it)
+  --location-read-limit N  with --url: its LOCATION_READ_RATE_LIMIT_PER_MINUTE (default 300), which the plain
+                       route counts against as the service does (both count in the token's one bucket)
   --json FILE          also write the figures as JSON
   --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
+type ListName = 'posts' | 'locations';
+
 interface Options {
+  lists: ListName[];
   posts: number;
   perPage: number;
+  locations: number;
+  locationPerPage: number;
+  locationReadLimit: number | undefined;
   connections: number;
   seconds: number;
   rounds: number;
@@ -59,8 +73,12 @@ function readOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
     options: {
+      list: { type: 'string' },
       posts: { type: 'string' },
       'per-page': { type: 'string' },
+      locations: { type: 'string' },
+      'location-per-page': { type: 'string' },
+      'location-read-limit': { type: 'string' },
       connections: { type: 'string' },
       seconds: { type: 'string' },
       rounds: { type: 'string' },
@@ -90,9 +108,16 @@ function readOptions(argv: string[]): Options {
   }
   if (!values.url && (values.token || values['database-url'])) throw new Error('--token and --database-url go with --url');
   if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
+  if (!values.url && values['location-read-limit']) throw new Error('--location-read-limit goes with --url (the stack the bench starts has its own)');
+  const list = values.list ?? 'both';
+  if (!['posts', 'locations', 'both'].includes(list)) throw new Error(`--list must be posts, locations or both, not ${list}`);
   return {
+    lists: list === 'both' ? ['posts', 'locations'] : [list as ListName],
     posts: int('posts', values.posts, 40, 0, 10_000),
     perPage: int('per-page', values['per-page'], 20, 1, 1000),
+    locations: int('locations', values.locations, 250, 0, 10_000),
+    locationPerPage: int('location-per-page', values['location-per-page'], 250, 1, 250),
+    locationReadLimit: values.url ? int('location-read-limit', values['location-read-limit'], 300, 1, 2_147_483_647) : undefined,
     connections: int('connections', values.connections, 16, 1, 1000),
     seconds: int('seconds', values.seconds, 5, 1),
     rounds: int('rounds', values.rounds, 3, 1),
@@ -113,6 +138,17 @@ const POST_FIELDS = `id postId locationId accountId state source createTime publ
     event { title schedule { startDate { year month day } endDate { year month day } startTime { hours minutes seconds } endTime { hours minutes seconds } } }
     offer { couponCode redeemOnlineUrl termsConditions } scheduledTime alertType }`;
 const LIST_QUERY = `query BenchList($accountId: ID, $perPage: Int) { postsPage(accountId: $accountId, perPage: $perPage) { found page perPage posts { ${POST_FIELDS} } } }`;
+
+/** The fields of src/rest/operations/location.graphql's RestLocationFields: what the REST record presents. */
+const HOURS_PERIOD_FIELDS = 'openDay openTime { hours minutes } closeDay closeTime { hours minutes }';
+const LOCATION_FIELDS = `id referenceId name categoryId address postal city countryCode administrativeArea additionalAddressLines
+  description phoneNumber additionalPhoneNumbers websiteUri latitude longitude
+  regularHours { ${HOURS_PERIOD_FIELDS} }
+  specialHours { openDate closeDate isClosed openTime { hours minutes } closeTime { hours minutes } }
+  moreHours { hoursTypeId periods { ${HOURS_PERIOD_FIELDS} } }
+  categories { primaryCategory { name displayName } additionalCategories { name displayName } }
+  serviceItems serviceArea citationsStatus connected alphaLocationName createdAt updatedAt`;
+const LOCATIONS_QUERY = `query BenchLocations($accountId: ID, $perPage: Int) { locationsPage(accountId: $accountId, perPage: $perPage) { data: locations { ${LOCATION_FIELDS} } found page perPage } }`;
 
 type TargetName = 'plain' | 'REST' | 'GraphQL';
 
@@ -271,6 +307,65 @@ function restRecordOf(post: Record<string, any>): Record<string, unknown> {
   };
 }
 
+/**
+ * The REST record of a GraphQL location, by this benchmark's own hand: snake_case names (hours items too), times
+ * as ms since the epoch, `categories` and `more_hours[].hoursTypeId` in camelCase as the document writes them
+ * (categories without null members), service items and area as stored.
+ */
+function restLocationOf(location: Record<string, any>): Record<string, unknown> {
+  const time = (value: string | null) => (value === null ? null : Date.parse(value));
+  const clock = (value: { hours: string; minutes: string | null } | null) => (value === null ? null : { hours: value.hours, minutes: value.minutes });
+  const period = (value: Record<string, any>) => ({
+    open_day: value.openDay,
+    open_time: clock(value.openTime),
+    close_day: value.closeDay,
+    close_time: clock(value.closeTime),
+  });
+  const category = (value: { name: string; displayName: string }) => ({ name: value.name, displayName: value.displayName });
+  const categories = location.categories as { primaryCategory: { name: string; displayName: string } | null; additionalCategories: { name: string; displayName: string }[] | null } | null;
+  return {
+    id: location.id,
+    reference_id: location.referenceId,
+    name: location.name,
+    category_id: location.categoryId,
+    address: location.address,
+    postal: location.postal,
+    city: location.city,
+    country_code: location.countryCode,
+    administrative_area: location.administrativeArea,
+    additional_address_lines: location.additionalAddressLines,
+    description: location.description,
+    phone_number: location.phoneNumber,
+    additional_phone_numbers: location.additionalPhoneNumbers,
+    website_uri: location.websiteUri,
+    latitude: location.latitude,
+    longitude: location.longitude,
+    regular_hours: (location.regularHours as Record<string, any>[]).map(period),
+    special_hours: (location.specialHours as Record<string, any>[]).map((item) => ({
+      open_date: item.openDate,
+      close_date: item.closeDate,
+      is_closed: item.isClosed,
+      open_time: clock(item.openTime),
+      close_time: clock(item.closeTime),
+    })),
+    more_hours: (location.moreHours as Record<string, any>[]).map((item) => ({ hoursTypeId: item.hoursTypeId, periods: (item.periods as Record<string, any>[]).map(period) })),
+    categories:
+      categories === null
+        ? null
+        : {
+            ...(categories.primaryCategory ? { primaryCategory: category(categories.primaryCategory) } : {}),
+            ...(categories.additionalCategories ? { additionalCategories: categories.additionalCategories.map(category) } : {}),
+          },
+    service_items: location.serviceItems,
+    service_area: location.serviceArea,
+    citations_status: location.citationsStatus,
+    connected: location.connected,
+    alpha_location_name: location.alphaLocationName,
+    created_at: time(location.createdAt),
+    updated_at: time(location.updatedAt),
+  };
+}
+
 interface PlainServer {
   url: string;
   pid: number | undefined;
@@ -282,8 +377,8 @@ interface PlainServer {
  * The baseline in its own process, so it does not share an event loop with the load generator (as the service does
  * not). Forked with an IPC channel and bench/support/exit-with-parent.js preloaded: it exits when this process goes.
  */
-function startPlainServer(databaseUrl: string, signal: AbortSignal): Promise<PlainServer> {
-  const child: ChildProcess = fork(path.join(__dirname, 'support/plain-list-server.js'), [databaseUrl], {
+function startPlainServer(databaseUrl: string, locationReadLimit: number, signal: AbortSignal): Promise<PlainServer> {
+  const child: ChildProcess = fork(path.join(__dirname, 'support/plain-list-server.js'), [databaseUrl, String(locationReadLimit)], {
     execArgv: ['--require', path.join(__dirname, 'support/exit-with-parent.js')],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -366,18 +461,38 @@ async function seedPosts(stack: BenchStack, count: number, signal: AbortSignal):
   return target.accountId;
 }
 
-interface PageOfRest {
-  success: boolean;
-  payload: { found: number; page: number; per_page: number; posts: unknown[] };
-}
+/** How a list's GraphQL data becomes REST's body, by this benchmark's own hand, and what a REST body holds. */
+const SHAPES: Record<ListName, { restOf(data: Record<string, any>): string; items(rest: Record<string, any>): { items: number; found: number } }> = {
+  posts: {
+    restOf: (data) => {
+      const page = data.postsPage;
+      return JSON.stringify({ success: true, payload: { found: page.found, page: page.page, per_page: page.perPage, posts: page.posts.map(restRecordOf) } });
+    },
+    items: (rest) => ({ items: rest.payload.posts.length, found: rest.payload.found }),
+  },
+  locations: {
+    restOf: (data) => {
+      const page = data.locationsPage;
+      return JSON.stringify({ success: true, data: page.data.map(restLocationOf), found: page.found, page: page.page, per_page: page.perPage });
+    },
+    items: (rest) => ({ items: rest.data.length, found: rest.found }),
+  },
+};
 
-interface GraphQLPage {
-  data?: { postsPage: { found: number; page: number; perPage: number; posts: Record<string, unknown>[] } } | null;
-  errors?: { message: string }[];
+/** One list's three targets, what was checked of them, and what their turns measured. */
+interface ListRun {
+  name: ListName;
+  perPage: number;
+  targets: [Target, Target, Target];
+  checked: { rest: string; items: number; found: number; bytes: Record<TargetName, number> } | undefined;
+  totals: Map<TargetName, Totals>;
+  /** The rate-limit bucket the list counts in (locations: `location-reads:<token id>`), shown each round. */
+  bucket: string | undefined;
 }
 
 /** The three answers, equal before anything is timed; throws with where they part when they are not. */
-async function checkAnswers(plain: Target, rest: Target, graphql: Target): Promise<{ rest: string; posts: number; found: number }> {
+async function checkAnswers(run: ListRun): Promise<void> {
+  const [plain, rest, graphql] = run.targets;
   const [plainAnswer, restAnswer, graphqlAnswer] = await Promise.all([send(plain, true), send(rest, true), send(graphql, true)]);
   const bad = [
     ['plain', plainAnswer],
@@ -385,26 +500,28 @@ async function checkAnswers(plain: Target, rest: Target, graphql: Target): Promi
     ['GraphQL', graphqlAnswer],
   ].filter(([, answer]) => (answer as Answer).status !== 200) as [string, Answer][];
   if (bad.length > 0) {
-    throw new Error(`not every list answered 200:\n${bad.map(([name, answer]) => `  ${name}: HTTP ${answer.status} ${answer.body!.slice(0, 300)}`).join('\n')}`);
+    throw new Error(`${run.name}: not every list answered 200:\n${bad.map(([name, answer]) => `  ${name}: HTTP ${answer.status} ${answer.body!.slice(0, 300)}`).join('\n')}`);
   }
-  const restBody = restAnswer!.body!;
-  if (plainAnswer!.body !== restBody) {
-    throw new Error(`REST and the plain route answer different bytes.\n${describeJsonMismatch(restBody, plainAnswer!.body!, ['REST', 'plain'])}`);
+  const restBody = restAnswer.body!;
+  if (plainAnswer.body !== restBody) {
+    throw new Error(`${run.name}: REST and the plain route answer different bytes.\n${describeJsonMismatch(restBody, plainAnswer.body!, ['REST', 'plain'])}`);
   }
-  const answer = JSON.parse(graphqlAnswer!.body!) as GraphQLPage;
+  const answer = JSON.parse(graphqlAnswer.body!) as { data?: Record<string, any> | null; errors?: { message: string }[] };
   if (!answer.data || answer.errors?.length) {
-    throw new Error(`GraphQL answered errors: ${JSON.stringify(answer.errors ?? answer).slice(0, 600)}`);
+    throw new Error(`${run.name}: GraphQL answered errors: ${JSON.stringify(answer.errors ?? answer).slice(0, 600)}`);
   }
-  const page = answer.data.postsPage;
-  const asRest = JSON.stringify({ success: true, payload: { found: page.found, page: page.page, per_page: page.perPage, posts: page.posts.map(restRecordOf) } });
+  const asRest = SHAPES[run.name].restOf(answer.data);
   if (asRest !== restBody) {
-    throw new Error(`GraphQL's list, mapped to REST records, is not REST's.\n${describeJsonMismatch(restBody, asRest, ['REST', 'GraphQL as REST'])}`);
+    throw new Error(`${run.name}: GraphQL's list, mapped to REST records, is not REST's.\n${describeJsonMismatch(restBody, asRest, ['REST', 'GraphQL as REST'])}`);
   }
-  plain.expectedBytes = plainAnswer!.bytes;
-  rest.expectedBytes = restAnswer!.bytes;
-  graphql.expectedBytes = graphqlAnswer!.bytes;
-  const { payload } = JSON.parse(restBody) as PageOfRest;
-  return { rest: restBody, posts: payload.posts.length, found: payload.found };
+  plain.expectedBytes = plainAnswer.bytes;
+  rest.expectedBytes = restAnswer.bytes;
+  graphql.expectedBytes = graphqlAnswer.bytes;
+  run.checked = {
+    rest: restBody,
+    ...SHAPES[run.name].items(JSON.parse(restBody) as Record<string, any>),
+    bytes: { plain: plainAnswer.bytes, REST: restAnswer.bytes, GraphQL: graphqlAnswer.bytes },
+  };
 }
 
 interface Figure {
@@ -457,35 +574,49 @@ const TARGETS: { target: TargetName; share: number }[] = [
   { target: 'GraphQL', share: 0.6 },
 ];
 
-function report(figures: Figure[], options: Options, stack: BenchStack | undefined, aborted: string | undefined): void {
-  if (figures.length === 0) return;
+const ROUTES: Record<ListName, { rest: string; graphql: string }> = {
+  posts: { rest: 'GET /post', graphql: 'postsPage' },
+  locations: { rest: 'GET /location', graphql: 'locationsPage' },
+};
+
+function report(runs: ListRun[], options: Options, stack: BenchStack | undefined, aborted: string | undefined): void {
+  const measured = runs.map((run) => ({ run, figures: figuresOf(run.totals) })).filter(({ figures }) => figures.length > 0);
+  if (measured.length === 0) return;
   const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${(value * 100).toFixed(0)}%`);
-  console.log('');
-  console.log(`Figures (${options.connections} connections per target, ${options.rounds} round(s) of ${options.seconds} s per target, interleaved)`);
-  console.log(
-    table([
-      ['target', 'req/s', 'per round', 'p50 ms', 'p99 ms', 'of plain', 'CPU ms/req serving/pg/bench', 'cores busy', 'errors'],
-      ...figures.map((f) => [
-        f.target,
-        f.rps.toFixed(0),
-        f.roundRps.map((rps) => rps.toFixed(0)).join('/'),
-        ms(f.latency.p50),
-        ms(f.latency.p99),
-        pct(f.ofPlain),
-        `${ms(f.cpuMsPerRequest.serving, 2)}/${ms(f.cpuMsPerRequest.postgres, 2)}/${ms(f.cpuMsPerRequest.bench, 2)}`,
-        ms(f.coresBusy, 2),
-        String(f.errors),
+  const problems: string[] = [];
+  for (const { run, figures } of measured) {
+    const what = run.checked
+      ? `${run.checked.items} of ${run.checked.found} ${run.name}, ${(run.checked.bytes.REST / 1024).toFixed(1)} KB REST, ${(run.checked.bytes.GraphQL / 1024).toFixed(1)} KB GraphQL`
+      : run.name;
+    console.log('');
+    console.log(
+      `Figures: ${ROUTES[run.name].rest} and ${ROUTES[run.name].graphql}, per_page ${run.perPage} (${what}; ` +
+        `${options.connections} connections per target, ${options.rounds} round(s) of ${options.seconds} s per target, interleaved)`,
+    );
+    console.log(
+      table([
+        ['target', 'req/s', 'per round', 'p50 ms', 'p99 ms', 'of plain', 'CPU ms/req serving/pg/bench', 'cores busy', 'errors'],
+        ...figures.map((f) => [
+          f.target,
+          f.rps.toFixed(0),
+          f.roundRps.map((rps) => rps.toFixed(0)).join('/'),
+          ms(f.latency.p50),
+          ms(f.latency.p99),
+          pct(f.ofPlain),
+          `${ms(f.cpuMsPerRequest.serving, 2)}/${ms(f.cpuMsPerRequest.postgres, 2)}/${ms(f.cpuMsPerRequest.bench, 2)}`,
+          ms(f.coresBusy, 2),
+          String(f.errors),
+        ]),
       ]),
-    ]),
-  );
+    );
+    for (const f of figures) {
+      if (f.errors > 0) problems.push(`${run.name} ${f.target}: ${f.errors} request(s) failed or answered otherwise; first: ${f.firstError}`);
+      if (f.benchLoopP99Max > 20) problems.push(`${run.name} ${f.target}: the benchmark's own event loop lagged (p99 ${f.benchLoopP99Max.toFixed(1)} ms): its latencies include the client's`);
+    }
+  }
   console.log('  serving: the process answering (plain: the baseline server; REST, GraphQL: the service). Cores busy counts');
   console.log('  those three processes only: 2.00 is the whole machine.');
 
-  const problems: string[] = [];
-  for (const f of figures) {
-    if (f.errors > 0) problems.push(`${f.target}: ${f.errors} request(s) failed or answered otherwise; first: ${f.firstError}`);
-    if (f.benchLoopP99Max > 20) problems.push(`${f.target}: the benchmark's own event loop lagged (p99 ${f.benchLoopP99Max.toFixed(1)} ms): its latencies include the client's`);
-  }
   const warnings = stack?.serverWarnings() ?? [];
   if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
   if (problems.length > 0) {
@@ -496,12 +627,22 @@ function report(figures: Figure[], options: Options, stack: BenchStack | undefin
 
   console.log('');
   console.log('Targets (req/s as a share of the plain route)');
-  for (const { target, share } of TARGETS) {
-    const figure = figures.find((f) => f.target === target);
-    const verdict = figure?.ofPlain === undefined ? 'not measured' : figure.ofPlain >= share ? 'met' : 'MISSED';
-    console.log(`  ${target} at least ${(share * 100).toFixed(0)}% of the plain route: ${pct(figure?.ofPlain)} -> ${verdict}${aborted ? ' (run stopped early)' : ''}`);
+  for (const { run, figures } of measured) {
+    for (const { target, share } of TARGETS) {
+      const figure = figures.find((f) => f.target === target);
+      const verdict = figure?.ofPlain === undefined ? 'not measured' : figure.ofPlain >= share ? 'met' : 'MISSED';
+      const name = target === 'REST' ? ROUTES[run.name].rest : `GraphQL ${ROUTES[run.name].graphql}`;
+      console.log(`  ${name} at least ${(share * 100).toFixed(0)}% of the plain route: ${pct(figure?.ofPlain)} -> ${verdict}${aborted ? ' (run stopped early)' : ''}`);
+    }
   }
   if (aborted) console.log(`\nStopped early: ${aborted}. The figures above are what was measured until then.`);
+}
+
+/** The events counted in a rate-limit bucket's window now (rows of rate_limit_event). */
+async function windowEvents(db: Client | undefined, bucket: string | undefined): Promise<number | undefined> {
+  if (!db || !bucket) return undefined;
+  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from rate_limit_event where bucket = $1', [bucket]);
+  return rows[0]?.n;
 }
 
 async function main(): Promise<number> {
@@ -524,16 +665,17 @@ async function main(): Promise<number> {
   console.log('bench/lists');
   console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
   console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`  lists: ${options.lists.join(', ')}`);
 
   const agents: Agent[] = [];
-  const totals = new Map<TargetName, Totals>();
-  let answers: { bytes: Record<TargetName, number>; posts: number; found: number } | undefined;
+  const runs: ListRun[] = [];
+  let db: Client | undefined;
   let sandbox: AlphaSandboxControl | undefined;
   let previousSandboxConfig: AlphaSandboxConfig | undefined;
   let failed = false;
   try {
     if (options.url) {
-      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl });
+      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl, locationReadLimit: options.locationReadLimit });
       console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
     } else {
       const started = performance.now();
@@ -541,75 +683,112 @@ async function main(): Promise<number> {
       console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
     }
     const databaseUrl = stack.databaseUrl!;
+    const target = stack.targets[0];
+    if (!target) throw new Error('the stack has no connected location: no account to list');
 
-    // A zero-latency provider: the seeded posts leave SENDING at once.
+    // A zero-latency provider: the seeded posts leave SENDING at once, the seeded locations connect at once; and
+    // no per-location edit limit, so the seeding's updates are never put off.
     sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
     if (stack.owned) await sandbox.reset();
     else previousSandboxConfig = (await sandbox.state()).config;
-    await sandbox.configure({ latencyMs: 0, processingMs: 0 });
+    await sandbox.configure({ latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 });
 
-    const seedStarted = performance.now();
-    const accountId = await seedPosts(stack, options.posts, signal);
-    if (signal.aborted) return 2;
-    console.log(`  ${options.posts} post(s) created in account ${accountId} and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    if (options.lists.includes('posts')) {
+      const seedStarted = performance.now();
+      await seedPosts(stack, options.posts, signal);
+      if (signal.aborted) return 2;
+      console.log(`  posts: ${options.posts} created in account ${target.accountId} and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    }
+    if (options.lists.includes('locations') && options.locations > 0) {
+      const seedStarted = performance.now();
+      await seedLocations(stack, target.accountId, { count: options.locations, run: randomBytes(4).toString('hex'), signal });
+      if (signal.aborted) return 2;
+      console.log(
+        `  locations: ${options.locations} created (POST /location, then PATCH /location/update with categories, more hours and service items) ` +
+          `in account ${target.accountId}, connected and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+      );
+    }
 
-    plain = await startPlainServer(databaseUrl, signal);
-    console.log(`  plain route: ${plain.url} (dist/bench/support/plain-list-server.js, its own process)`);
+    const locationReadLimit = stack.locationReadLimit ?? 300;
+    plain = await startPlainServer(databaseUrl, locationReadLimit, signal);
+    console.log(`  plain routes: ${plain.url} (dist/bench/support/plain-list-server.js, its own process; location read limit ${locationReadLimit}/min)`);
 
-    const query = `account_id=${encodeURIComponent(accountId)}&per_page=${options.perPage}`;
+    db = new Client({ connectionString: databaseUrl, application_name: 'lg-bench' });
+    await db.connect();
+    const tokenHash = createHash('sha256').update(stack.token).digest('hex');
+    const tokenId = (await db.query<{ id: string }>('select id from api_token where token_hash = $1', [tokenHash])).rows[0]?.id;
+
     const authorization = `Bearer ${stack.token}`;
     const agentOf = () => {
       const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
       agents.push(agent);
       return agent;
     };
-    const graphqlBody = JSON.stringify({ query: LIST_QUERY, variables: { accountId, perPage: options.perPage } });
     const serverPid = stack.serverPid;
     const plainPid = plain.pid;
-    const targets: Target[] = [
-      { name: 'plain', url: new URL(`${plain.url}/post?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => plainPid, expectedBytes: -1 },
-      { name: 'REST', url: new URL(`${stack.baseUrl}/post?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => serverPid, expectedBytes: -1 },
-      {
-        name: 'GraphQL',
-        url: new URL(`${stack.baseUrl}/graphql`),
-        method: 'POST',
-        body: graphqlBody,
-        headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(graphqlBody) },
-        agent: agentOf(),
-        servingPid: () => serverPid,
-        expectedBytes: -1,
-      },
-    ];
-
-    const checked = await checkAnswers(targets[0]!, targets[1]!, targets[2]!);
-    answers = { bytes: { plain: targets[0]!.expectedBytes, REST: targets[1]!.expectedBytes, GraphQL: targets[2]!.expectedBytes }, posts: checked.posts, found: checked.found };
-    console.log(
-      `  the three answers are equal: ${checked.posts} post(s) of ${checked.found}; ${answers.bytes.REST} bytes from plain and REST, ` +
-        `${answers.bytes.GraphQL} from GraphQL`,
-    );
-    if (checked.posts === 0) console.log('  (an empty page: the lists measured carry no posts)');
-
-    if (options.warmupSeconds > 0) {
-      console.log(`  warm-up: ${options.warmupSeconds} s of each target, not counted`);
-      for (const target of targets) if (!signal.aborted) await runTurn(target, stack, options, options.warmupSeconds, 0, newTotals(), signal);
+    for (const name of options.lists) {
+      const perPage = name === 'posts' ? options.perPage : options.locationPerPage;
+      const restPath = name === 'posts' ? '/post' : '/location';
+      const query = `account_id=${encodeURIComponent(target.accountId)}&per_page=${perPage}`;
+      const graphqlBody = JSON.stringify({ query: name === 'posts' ? LIST_QUERY : LOCATIONS_QUERY, variables: { accountId: target.accountId, perPage } });
+      const run: ListRun = {
+        name,
+        perPage,
+        targets: [
+          { name: 'plain', url: new URL(`${plain.url}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => plainPid, expectedBytes: -1 },
+          { name: 'REST', url: new URL(`${stack.baseUrl}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => serverPid, expectedBytes: -1 },
+          {
+            name: 'GraphQL',
+            url: new URL(`${stack.baseUrl}/graphql`),
+            method: 'POST',
+            body: graphqlBody,
+            headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(graphqlBody) },
+            agent: agentOf(),
+            servingPid: () => serverPid,
+            expectedBytes: -1,
+          },
+        ],
+        checked: undefined,
+        totals: new Map(),
+        bucket: name === 'locations' && tokenId ? `location-reads:${tokenId}` : undefined,
+      };
+      await checkAnswers(run);
+      runs.push(run);
+      const checked = run.checked!;
+      console.log(
+        `  ${name}: the three answers are equal: ${checked.items} of ${checked.found}; ${checked.bytes.REST} bytes from plain and REST, ` +
+          `${checked.bytes.GraphQL} from GraphQL`,
+      );
+      if (checked.items === 0) console.log(`  (an empty page: the ${name} lists measured carry nothing)`);
     }
-    for (const target of targets) totals.set(target.name, newTotals());
-    for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
-      const order = targets.map((_, index) => targets[(index + round - 1) % targets.length]!);
-      const line: string[] = [];
-      for (const target of order) {
-        if (signal.aborted) break;
-        const turn = await runTurn(target, stack, options, options.seconds, round, totals.get(target.name)!, signal);
-        line.push(`${target.name} ${turn.rps.toFixed(0)} req/s${turn.errors > 0 ? ` (${turn.errors} errors)` : ''}`);
+
+    for (const run of runs) {
+      if (signal.aborted) break;
+      console.log(`  ${run.name}:`);
+      if (options.warmupSeconds > 0) {
+        console.log(`    warm-up: ${options.warmupSeconds} s of each target, not counted`);
+        for (const t of run.targets) if (!signal.aborted) await runTurn(t, stack, options, options.warmupSeconds, 0, newTotals(), signal);
       }
-      console.log(`  round ${round}: ${line.join(', ')}`);
+      for (const t of run.targets) run.totals.set(t.name, newTotals());
+      for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
+        const order = run.targets.map((_, index) => run.targets[(index + round - 1) % run.targets.length]!);
+        const line: string[] = [];
+        for (const t of order) {
+          if (signal.aborted) break;
+          const turn = await runTurn(t, stack, options, options.seconds, round, run.totals.get(t.name)!, signal);
+          line.push(`${t.name} ${turn.rps.toFixed(0)} req/s${turn.errors > 0 ? ` (${turn.errors} errors)` : ''}`);
+        }
+        const window = await windowEvents(db, run.bucket);
+        console.log(`    round ${round}: ${line.join(', ')}${window === undefined ? '' : `; rate-limit window now ${window} events`}`);
+      }
     }
 
-    // Nothing may have changed the list while it was timed: the same bytes as before.
-    if (!signal.aborted) {
-      const after = await send(targets[1]!, true);
-      if (after.body !== checked.rest) {
-        console.log(`  NOTE: REST's answer changed while it was timed.\n${describeJsonMismatch(checked.rest, after.body ?? '', ['before', 'after'])}`);
+    // Nothing may have changed the lists while they were timed: the same bytes as before.
+    for (const run of runs) {
+      if (signal.aborted) break;
+      const after = await send(run.targets[1], true);
+      if (after.body !== run.checked!.rest) {
+        console.log(`  NOTE: REST's ${run.name} answer changed while it was timed.\n${describeJsonMismatch(run.checked!.rest, after.body ?? '', ['before', 'after'])}`);
       }
     }
   } catch (error) {
@@ -617,15 +796,21 @@ async function main(): Promise<number> {
     if (!signal.aborted) console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     limits.finished();
-    const figures = figuresOf(totals);
-    report(figures, options, stack, limits.reason());
+    report(runs, options, stack, limits.reason());
     console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     if (options.json) {
       const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim(), platform: `${process.platform}/${process.arch}` };
-      const turns = [...totals.values()].flatMap((t) => t.turns);
-      writeFileSync(options.json, JSON.stringify({ machine, options: { ...options, token: undefined, databaseUrl: undefined }, answers, figures, turns }, null, 2));
+      const lists = runs.map((run) => ({
+        list: run.name,
+        perPage: run.perPage,
+        answers: run.checked && { items: run.checked.items, found: run.checked.found, bytes: run.checked.bytes },
+        figures: figuresOf(run.totals),
+        turns: [...run.totals.values()].flatMap((t) => t.turns),
+      }));
+      writeFileSync(options.json, JSON.stringify({ machine, options: { ...options, token: undefined, databaseUrl: undefined }, lists }, null, 2));
     }
     for (const agent of agents) agent.destroy();
+    await db?.end().catch(() => undefined);
     if (plain) await plain.stop().catch((error: unknown) => console.error(`stopping the plain server: ${String(error)}`));
     if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
     if (stack) {

@@ -1,35 +1,48 @@
 /**
- * The plain baseline of bench/fanout, run as its own process (`node --expose-gc dist/bench/support/broadcast-server.js`,
- * forked with an IPC channel by bench/support/broadcast.ts): a bare `ws` WebSocketServer on 127.0.0.1 that, on
- * command, broadcasts frames on a fixed schedule. Each frame is serialized once and the same bytes are sent to every
- * open socket, as a plain broadcast does; its `updateTime` is stamped just before the send loop starts.
+ * The plain baseline of bench/fanout and bench/locations, run as its own process (`node --expose-gc
+ * dist/bench/support/broadcast-server.js`, forked with an IPC channel by bench/support/broadcast.ts): a bare `ws`
+ * WebSocketServer on 127.0.0.1 that, on command, broadcasts frames on a fixed schedule. Each frame is serialized once
+ * and the same bytes are sent to every open socket, as a plain broadcast does; its stamps are set just before the
+ * send loop starts.
  */
 import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
 
+/**
+ * Where a frame's event is and what of it the baseline rewrites: the member of `payload.data` holding the event,
+ * the members stamped with the send time (ISO 8601), and the path of a text member that carries `<prefix>#<tick>`
+ * (the run's tag, by which clients attribute frames) and the padding up to the service's frame size. The event's
+ * `id` and `version` are rewritten too (unique per tick and frame).
+ */
+export interface FrameLayout {
+  field: string;
+  stamps: string[];
+  tag: string[];
+}
+
+/** `postUpdated { id state version updateTime params { summary } }`: the tag is the summary. */
+export const POST_FRAME_LAYOUT: FrameLayout = { field: 'postUpdated', stamps: ['updateTime'], tag: ['params', 'summary'] };
+
 export interface BroadcastRunCommand {
   type: 'run';
-  /** Posts to mimic: each is `framesPerTick` frames, the k-th `gapMs * k` after the tick. */
+  /** Events to mimic: each is `framesPerTick` frames, the k-th `gapMs * k` after the tick. */
   ticks: number;
   rate: number;
   framesPerTick: number;
   gapMs: number;
   /** A real graphql-ws `next` frame of the service, parsed: its shape is reused, its fields restamped. */
   template: NextFrame;
-  /** Each frame is padded (in its summary) to at least this many bytes: the size of the service's frames. */
+  layout: FrameLayout;
+  /** Each frame is padded (in its tag) to at least this many bytes: the size of the service's frames. */
   frameBytes: number;
-  /** Summary prefix of this run: the clients attribute frames by it. */
+  /** Tag prefix of this run: the clients attribute frames by it. */
   prefix: string;
 }
 
 export interface NextFrame {
   id: string;
   type: 'next';
-  payload: {
-    data: {
-      postUpdated: { id: string; state: string; version: number; updateTime: string | null; params: { summary: string | null } } & Record<string, unknown>;
-    };
-  };
+  payload: { data: Record<string, Record<string, unknown>> };
 }
 
 export type BroadcastCommand = BroadcastRunCommand | { type: 'memory' } | { type: 'stop' };
@@ -57,19 +70,28 @@ function uuidOf(tick: number, frame: number): string {
   return `00000000-0000-4000-8000-${hex}`;
 }
 
+/** Sets the member at `path` (creating the objects on the way, copied so the template is not changed). */
+function setAt(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let object = target;
+  for (const key of path.slice(0, -1)) {
+    const next = object[key];
+    object = object[key] = next && typeof next === 'object' ? { ...(next as Record<string, unknown>) } : {};
+  }
+  object[path[path.length - 1]!] = value;
+}
+
 function frameText(command: BroadcastRunCommand, tick: number, frame: number): string {
-  const postUpdated = {
-    ...command.template.payload.data.postUpdated,
-    id: uuidOf(tick, frame),
-    version: frame + 1,
-    updateTime: new Date().toISOString(),
-    params: { ...command.template.payload.data.postUpdated.params, summary: `${command.prefix}#${tick}` },
-  };
-  const build = () => JSON.stringify({ id: command.template.id, type: 'next', payload: { data: { postUpdated } } });
+  const { layout } = command;
+  const event: Record<string, unknown> = { ...command.template.payload.data[layout.field], id: uuidOf(tick, frame), version: frame + 1 };
+  const now = new Date().toISOString();
+  for (const stamp of layout.stamps) event[stamp] = now;
+  const tag = `${command.prefix}#${tick}`;
+  setAt(event, layout.tag, tag);
+  const build = () => JSON.stringify({ id: command.template.id, type: 'next', payload: { data: { [layout.field]: event } } });
   let text = build();
   const missing = command.frameBytes - Buffer.byteLength(text);
   if (missing > 0) {
-    postUpdated.params = { ...postUpdated.params, summary: `${postUpdated.params.summary} ${'.'.repeat(missing - 1)}` };
+    setAt(event, layout.tag, `${tag} ${'.'.repeat(missing - 1)}`);
     text = build();
   }
   return text;

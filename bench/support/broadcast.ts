@@ -3,12 +3,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import type { BroadcastCommand, BroadcastReply, BroadcastRunCommand } from './broadcast-server';
-import type { PhaseRecorder } from './subscribers';
+import { postEventHandler, type NextHandler, type PhaseRecorder } from './subscribers';
 
 /**
  * The parent's side of the plain `ws` baseline: the broadcast server (bench/support/broadcast-server.ts) in its
- * own process, and `count` bare `ws` clients in the benchmark's process that time each frame exactly as the
- * graphql-ws subscribers time the service's events (PhaseRecorder: `Date.now()` on arrival − `updateTime`).
+ * own process, and `count` bare `ws` clients in the benchmark's process that hand each frame's data to the same
+ * handler as the graphql-ws subscribers (bench/support/subscribers.ts), so both are timed alike (`Date.now()` on
+ * arrival − the event's stamp).
  */
 export interface BroadcastServer {
   port: number;
@@ -99,13 +100,13 @@ export async function startBroadcastServer(signal: AbortSignal): Promise<Broadca
 
 interface NextMessage {
   type?: string;
-  payload?: { data?: { postUpdated?: Parameters<PhaseRecorder['record']>[1] } };
+  payload?: { data?: Record<string, unknown> };
 }
 
 /** `count` bare `ws` clients of the broadcast server, opened `batch` at a time. */
 export class BroadcastClients {
   private readonly sockets: WebSocket[] = [];
-  private recorder: PhaseRecorder | undefined;
+  private handler: NextHandler | undefined;
   private open = 0;
   readonly errors: string[] = [];
   private closing = false;
@@ -116,8 +117,14 @@ export class BroadcastClients {
     return this.options.count;
   }
 
+  /** Frames of posts whose summary starts with the recorder's prefix go to it. */
   setRecorder(recorder: PhaseRecorder | undefined): void {
-    this.recorder = recorder;
+    this.handler = recorder && postEventHandler(recorder);
+  }
+
+  /** Every frame's data goes to `handler` (undefined: frames are dropped). */
+  setHandler(handler: NextHandler | undefined): void {
+    this.handler = handler;
   }
 
   async connect(batch = 50, timeoutMs = 120_000): Promise<void> {
@@ -144,9 +151,8 @@ export class BroadcastClients {
       const at = performance.now();
       const wallClock = Date.now();
       const message = JSON.parse(String(data)) as NextMessage;
-      const event = message.type === 'next' ? message.payload?.data?.postUpdated : undefined;
-      const recorder = this.recorder;
-      if (event && recorder && event.params.summary?.startsWith(recorder.prefix)) recorder.record(index, event, at, wallClock);
+      const payload = message.type === 'next' ? message.payload?.data : undefined;
+      if (payload) this.handler?.(index, payload, at, wallClock);
     });
     socket.on('error', (error) => {
       if (!this.closing && this.errors.length < 20) this.errors.push(`baseline client ${index}: ${error.message}`);

@@ -12,6 +12,12 @@ export interface PostTarget {
   locationId: string;
 }
 
+/**
+ * The location limits of the stack a benchmark starts: high enough never to refuse its requests (the checks and
+ * their SQL still run). `consume_rate_limit` takes an int, so not the posts' 1e9.
+ */
+export const BENCH_LOCATION_LIMIT = 100_000_000;
+
 /** The stack a benchmark runs against: one it started (owned) or one already running (--url). */
 export interface BenchStack {
   baseUrl: string;
@@ -20,6 +26,8 @@ export interface BenchStack {
   targets: PostTarget[];
   /** postgres:// URL of the application database, when known: enables the server-side breakdown. */
   databaseUrl: string | undefined;
+  /** LOCATION_READ_RATE_LIMIT_PER_MINUTE of the stack, when known: a plain route counting as the service does needs it. */
+  locationReadLimit: number | undefined;
   owned: boolean;
   /** Pids whose CPU time is reported: the server process, and the embedded PostgreSQL's postmaster. */
   serverPid: number | undefined;
@@ -72,7 +80,7 @@ const BANNER = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/
 
 /**
  * Starts `node dist/src/main.js` (what `npm start` runs) on a throwaway DATA_DIR with its own embedded
- * PostgreSQL, in development so the demo organization is seeded, with post limits out of the way.
+ * PostgreSQL, in development so the demo organization is seeded, with post and location limits out of the way.
  */
 export async function startOwnedStack(options: {
   root: string;
@@ -95,6 +103,9 @@ export async function startOwnedStack(options: {
     LOG_LEVEL: 'warn',
     POST_RATE_LIMIT_PER_MINUTE: '1000000000',
     POST_QUOTA_PER_MONTH: '1000000000',
+    LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: String(BENCH_LOCATION_LIMIT),
+    LOCATION_READ_RATE_LIMIT_PER_MINUTE: String(BENCH_LOCATION_LIMIT),
+    LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: String(BENCH_LOCATION_LIMIT),
   });
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(options.profileDir)}`] : [];
   const child = spawn(process.execPath, [...profile, path.join(options.root, 'dist/src/main.js')], {
@@ -181,6 +192,7 @@ export async function startOwnedStack(options: {
       token: demo.token,
       targets: await connectedTargets(baseUrl, demo.token, options.signal),
       databaseUrl: `postgres://postgres:${encodeURIComponent(cluster.password)}@127.0.0.1:${cluster.port}/listings_gateway`,
+      locationReadLimit: BENCH_LOCATION_LIMIT,
       owned: true,
       serverPid: child.pid,
       postmasterPid: () => readPostmasterPid(dataDir),
@@ -244,7 +256,7 @@ async function connectedTargets(baseUrl: string, token: string, signal: AbortSig
   }
 }
 
-export async function connectToStack(options: { url: string; token: string; databaseUrl?: string }): Promise<BenchStack> {
+export async function connectToStack(options: { url: string; token: string; databaseUrl?: string; locationReadLimit?: number }): Promise<BenchStack> {
   const baseUrl = assertLoopback(options.url).origin;
   const targets = (await locationsOf(baseUrl, options.token)).connected;
   if (targets.length === 0) throw new Error('the organization of --token has no location connected to the alpha provider');
@@ -253,6 +265,7 @@ export async function connectToStack(options: { url: string; token: string; data
     token: options.token,
     targets,
     databaseUrl: options.databaseUrl,
+    locationReadLimit: options.locationReadLimit,
     owned: false,
     serverPid: undefined,
     postmasterPid: () => undefined,
