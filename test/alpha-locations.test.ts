@@ -141,7 +141,8 @@ function served(content: AlphaLocation, name: string): AlphaLocation {
 }
 
 beforeAll(async () => {
-  sandbox = await startAlphaSandbox({ port: 0, clock: () => now });
+  // Without the seeded identities' locations: these tests count every location the sandbox holds.
+  sandbox = await startAlphaSandbox({ port: 0, clock: () => now, seed: false });
   control = createAlphaSandboxControl(sandbox.url);
   client = createAlphaClient({ baseUrl: sandbox.url, accessToken: () => 'sandbox-token' });
 });
@@ -604,7 +605,7 @@ describe('persistence in a state file', () => {
   const running = new Set<AlphaSandboxServer>();
 
   async function start(stateFile: string, logger?: { level: string; stream: { write(line: string): void } }) {
-    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile, ...(logger ? { logger } : {}) });
+    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile, seed: false, ...(logger ? { logger } : {}) });
     running.add(started);
     return {
       close: async () => {
@@ -663,7 +664,7 @@ describe('persistence in a state file', () => {
   it('starts empty, with a warning, from a file that is not JSON or not a state file', async () => {
     for (const [fileName, content] of [
       ['garbled.json', '{"version": 1, "posts": ['],
-      ['foreign.json', JSON.stringify({ version: 2, nextSeq: 1, posts: [], locations: [] })],
+      ['foreign.json', JSON.stringify({ version: 99, nextSeq: 1, posts: [], locations: [] })],
       ['refused.json', JSON.stringify({ version: 1, nextSeq: 2, posts: [], locations: [{ seq: 1, id: '1', accountId: 'a', requestId: null, content: { title: 'No category' }, edits: 0, recentEdits: [] }] })],
     ] as const) {
       const stateFile = path.join(directory, fileName);

@@ -1,19 +1,38 @@
 import type { z } from 'zod';
 import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetryableAlphaStatus } from './alpha.errors';
 import {
+  ACCOUNT_NAME,
   LOCAL_POST_NAME,
   LOCATION_NAME,
+  REVIEW_NAME,
+  accountListSchema,
+  accountSchema,
   errorEnvelopeSchema,
   localPostListSchema,
   locationListSchema,
+  reviewListSchema,
+  reviewReplySchema,
+  reviewSchema,
   servedLocalPostSchema,
   servedLocationSchema,
 } from './alpha.schemas';
-import type { AlphaLocalPost, AlphaLocation, AlphaLocationUpdatePath } from './alpha.types';
+import type {
+  AlphaAccount,
+  AlphaLocalPost,
+  AlphaLocation,
+  AlphaLocationUpdatePath,
+  AlphaReview,
+  AlphaReviewPage,
+  AlphaReviewReply,
+} from './alpha.types';
 
-/** Per call: `signal` cancels the call (a stopping worker uses it); the client's own timeout still applies. */
+/**
+ * Per call: `signal` cancels the call (a stopping worker uses it); the client's own timeout still applies.
+ * `accessToken` replaces the client's own for this call: a connected account calls with the token it was granted.
+ */
 export interface AlphaCallOptions {
   signal?: AbortSignal;
+  accessToken?: string;
 }
 
 /**
@@ -58,6 +77,27 @@ export interface AlphaClient {
     input: { accountId: string; pageSize?: number; pageToken?: string },
     options?: AlphaCallOptions,
   ): Promise<{ locations: AlphaLocation[]; nextPageToken?: string }>;
+  /** The accounts the token may manage, oldest first; pass `nextPageToken` back as `pageToken`. */
+  listAccounts(
+    input?: { pageSize?: number; pageToken?: string },
+    options?: AlphaCallOptions,
+  ): Promise<{ accounts: AlphaAccount[]; nextPageToken?: string }>;
+  /** `name` is `accounts/{a}`. */
+  getAccount(name: string, options?: AlphaCallOptions): Promise<AlphaAccount>;
+  /** Newest first; `averageRating` and `totalReviewCount` cover all the location's reviews, not just the page. */
+  listReviews(
+    input: { accountId: string; locationId: string; pageSize?: number; pageToken?: string },
+    options?: AlphaCallOptions,
+  ): Promise<AlphaReviewPage>;
+  /** `name` is `accounts/{a}/locations/{l}/reviews/{r}`; a review its author deleted fails with 404 NOT_FOUND. */
+  getReview(name: string, options?: AlphaCallOptions): Promise<AlphaReview>;
+  /**
+   * Replies to a review, replacing any earlier reply; answers the reply as submitted (PENDING while moderated). The
+   * provider refuses a comment outside 1 to ALPHA_REVIEW_REPLY_MAX_BYTES bytes with 400 naming `comment`.
+   */
+  replyToReview(name: string, comment: string, options?: AlphaCallOptions): Promise<AlphaReviewReply>;
+  /** Resolves once the reply is gone; a review without one fails with 404 NOT_FOUND. */
+  deleteReviewReply(name: string, options?: AlphaCallOptions): Promise<void>;
 }
 
 export interface AlphaClientOptions {
@@ -83,7 +123,7 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
   const fetchFn = options.fetchFn ?? fetch;
 
   async function send(
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     query: Record<string, string | number | undefined>,
     body: unknown,
@@ -93,7 +133,7 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
     const url = `${baseUrl}/v4/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
     const headers: Record<string, string> = {
-      authorization: `Bearer ${await options.accessToken()}`,
+      authorization: `Bearer ${callOptions.accessToken ?? (await options.accessToken())}`,
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -174,6 +214,41 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
       const answer = await send('GET', `${accountPath(accountId)}/locations`, { pageSize, pageToken }, undefined, callOptions);
       const page = parseAnswer(locationListSchema, answer, 'list locations');
       return page.nextPageToken === undefined ? { locations: page.locations } : page;
+    },
+
+    async listAccounts({ pageSize, pageToken } = {}, callOptions) {
+      const answer = await send('GET', 'accounts', { pageSize, pageToken }, undefined, callOptions);
+      const page = parseAnswer(accountListSchema, answer, 'list accounts');
+      return page.nextPageToken === undefined ? { accounts: page.accounts } : page;
+    },
+
+    async getAccount(name, callOptions) {
+      const answer = await send('GET', resourcePath(name, ACCOUNT_NAME, 'account'), {}, undefined, callOptions);
+      return parseAnswer(accountSchema, answer, 'get account');
+    },
+
+    async listReviews({ accountId, locationId, pageSize, pageToken }, callOptions) {
+      requireNonEmpty({ accountId, locationId });
+      const path = `${locationPath(accountId, locationId)}/reviews`;
+      const answer = await send('GET', path, { pageSize, pageToken }, undefined, callOptions);
+      const { nextPageToken, ...page } = parseAnswer(reviewListSchema, answer, 'list reviews');
+      return nextPageToken === undefined ? page : { ...page, nextPageToken };
+    },
+
+    async getReview(name, callOptions) {
+      const answer = await send('GET', resourcePath(name, REVIEW_NAME, 'review'), {}, undefined, callOptions);
+      return parseAnswer(reviewSchema, answer, 'get review');
+    },
+
+    async replyToReview(name, comment, callOptions) {
+      const path = `${resourcePath(name, REVIEW_NAME, 'review')}/reply`;
+      // The provider judges the comment (its length included), so its refusal reaches the caller with its reasons.
+      const answer = await send('PUT', path, {}, { comment }, callOptions);
+      return parseAnswer(reviewReplySchema, answer, 'reply to review');
+    },
+
+    async deleteReviewReply(name, callOptions) {
+      await send('DELETE', `${resourcePath(name, REVIEW_NAME, 'review')}/reply`, {}, undefined, callOptions);
     },
   };
 }

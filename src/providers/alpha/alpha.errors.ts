@@ -88,3 +88,45 @@ export function alphaReasonForStatus(status: number): string {
       return 'UNKNOWN';
   }
 }
+
+/** Codes the OAuth client itself assigns when the identity provider gave no OAuth error to read one from. */
+export const ALPHA_OAUTH_CLIENT_ERRORS = {
+  network: 'network_error',
+  timeout: 'timeout',
+  badResponse: 'bad_response',
+} as const;
+
+export interface AlphaOAuthErrorInit {
+  /** HTTP status; 0 when no answer arrived. */
+  status: number;
+  error: string;
+  description?: string;
+  retryable: boolean;
+  cause?: unknown;
+}
+
+/**
+ * A failure of the identity provider's OAuth endpoints (token, revoke, userinfo). Kept apart from
+ * AlphaProviderError: its `error` is the OAuth code (`invalid_grant`: the user must consent again;
+ * `invalid_client`: our configuration is wrong), which callers act on differently from business-API reasons.
+ */
+export class AlphaOAuthError extends Error {
+  override readonly name = 'AlphaOAuthError';
+  readonly status: number;
+  /** The OAuth `error`, e.g. invalid_grant, or one of ALPHA_OAUTH_CLIENT_ERRORS. */
+  readonly error: string;
+  readonly description: string | undefined;
+  /** True for 429, 5xx, network errors and timeouts. */
+  readonly retryable: boolean;
+
+  constructor(init: AlphaOAuthErrorInit) {
+    super(
+      init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
+    this.status = init.status;
+    this.error = init.error;
+    this.description = init.description;
+    this.retryable = init.retryable;
+  }
+}

@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import {
+  ALPHA_ACCOUNT_ROLES,
+  ALPHA_ACCOUNT_TYPES,
   ALPHA_ACTION_TYPES,
   ALPHA_DAYS,
   ALPHA_POST_STATES,
+  ALPHA_REVIEW_REPLY_STATES,
+  ALPHA_STAR_RATINGS,
   ALPHA_TOPIC_TYPES,
+  ALPHA_VERIFICATION_STATES,
+  type AlphaAccount,
   type AlphaLocalPost,
   type AlphaLocation,
+  type AlphaOAuthTokenAnswer,
+  type AlphaReview,
+  type AlphaReviewReply,
+  type AlphaUserInfo,
 } from './alpha.types';
 
 /**
@@ -15,6 +25,8 @@ import {
 
 export const LOCAL_POST_NAME = /^accounts\/[^/]+\/locations\/[^/]+\/localPosts\/[^/]+$/;
 export const LOCATION_NAME = /^accounts\/[^/]+\/locations\/[^/]+$/;
+export const ACCOUNT_NAME = /^accounts\/[^/]+$/;
+export const REVIEW_NAME = /^accounts\/[^/]+\/locations\/[^/]+\/reviews\/[^/]+$/;
 
 const dateSchema = z.object({ year: z.number().int(), month: z.number().int(), day: z.number().int() });
 
@@ -185,4 +197,80 @@ export const errorEnvelopeSchema = z.object({
     status: z.string().optional(),
     details: z.array(z.unknown()).optional(),
   }),
+});
+
+export const accountSchema = z.object({
+  name: z.string().regex(ACCOUNT_NAME, 'must be accounts/{a}'),
+  accountName: z.string(),
+  type: z.enum(ALPHA_ACCOUNT_TYPES),
+  verificationState: z.enum(ALPHA_VERIFICATION_STATES),
+  role: z.enum(ALPHA_ACCOUNT_ROLES),
+}) satisfies z.ZodType<AlphaAccount>;
+
+export const accountListSchema = z.object({
+  accounts: z.array(accountSchema).default([]),
+  nextPageToken: z
+    .string()
+    .optional()
+    .transform((token) => token || undefined),
+});
+
+export const reviewReplySchema = z.object({
+  comment: z.string(),
+  updateTime: z.string(),
+  state: z.enum(ALPHA_REVIEW_REPLY_STATES),
+}) satisfies z.ZodType<AlphaReviewReply>;
+
+export const reviewSchema = z.object({
+  name: z.string().regex(REVIEW_NAME, 'must be accounts/{a}/locations/{l}/reviews/{r}'),
+  reviewId: z.string(),
+  reviewer: z.object({
+    displayName: z.string(),
+    profilePhotoUrl: z.string().optional(),
+    // The provider's JSON leaves out false.
+    isAnonymous: z.boolean().default(false),
+  }),
+  starRating: z.enum(ALPHA_STAR_RATINGS),
+  comment: z.string().optional(),
+  createTime: z.string(),
+  updateTime: z.string(),
+  reviewReply: reviewReplySchema.optional(),
+}) satisfies z.ZodType<AlphaReview>;
+
+export const reviewListSchema = z.object({
+  reviews: z.array(reviewSchema).default([]),
+  // Zero values are left out: a location without reviews answers {}.
+  averageRating: z.number().default(0),
+  totalReviewCount: z.number().int().default(0),
+  nextPageToken: z
+    .string()
+    .optional()
+    .transform((token) => token || undefined),
+});
+
+export const oauthTokenAnswerSchema = z.object({
+  access_token: z.string().min(1),
+  expires_in: z.number().int().positive(),
+  // RFC 6749 compares the type case-insensitively.
+  token_type: z
+    .string()
+    .refine((type) => type.toLowerCase() === 'bearer', 'must be Bearer')
+    .transform((): 'Bearer' => 'Bearer'),
+  refresh_token: z.string().min(1).optional(),
+  scope: z.string(),
+  id_token: z.string().optional(),
+}) satisfies z.ZodType<AlphaOAuthTokenAnswer, unknown>;
+
+export const userInfoSchema = z.object({
+  sub: z.string().min(1),
+  email: z.string().optional(),
+  email_verified: z.boolean().optional(),
+  name: z.string().optional(),
+  picture: z.string().optional(),
+}) satisfies z.ZodType<AlphaUserInfo>;
+
+/** RFC 6749 section 5.2. */
+export const oauthErrorSchema = z.object({
+  error: z.string().min(1),
+  error_description: z.string().optional(),
 });

@@ -165,3 +165,104 @@ export interface AlphaErrorEnvelope {
     details: unknown[];
   };
 }
+
+/** The OAuth scopes the gateway asks for when it connects an account (the provider's own scope strings). */
+export const ALPHA_SCOPE_OPENID = 'openid';
+export const ALPHA_SCOPE_EMAIL = 'email';
+export const ALPHA_SCOPE_PROFILE = 'profile';
+export const ALPHA_SCOPE_BUSINESS_MANAGE = 'https://www.googleapis.com/auth/business.manage';
+/** All four, in the order a consent screen lists them. */
+export const ALPHA_CONNECT_SCOPES = [
+  ALPHA_SCOPE_OPENID,
+  ALPHA_SCOPE_EMAIL,
+  ALPHA_SCOPE_PROFILE,
+  ALPHA_SCOPE_BUSINESS_MANAGE,
+] as const;
+export type AlphaScope = (typeof ALPHA_CONNECT_SCOPES)[number];
+
+/** The token endpoint's answer, as the provider spells it. `scope` lists the granted scopes, space-separated. */
+export interface AlphaOAuthTokenAnswer {
+  access_token: string;
+  /** Seconds from the answer. */
+  expires_in: number;
+  token_type: 'Bearer';
+  /** Only from a code exchange that asked for offline access; a refresh keeps the refresh token it was given. */
+  refresh_token?: string;
+  scope: string;
+  /** A JWT, when the openid scope was granted. */
+  id_token?: string;
+}
+
+/** The userinfo endpoint's answer: `email`, `email_verified` with the email scope; `name`, `picture` with profile. */
+export interface AlphaUserInfo {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  picture?: string;
+}
+
+export const ALPHA_ACCOUNT_TYPES = ['PERSONAL', 'LOCATION_GROUP', 'USER_GROUP', 'ORGANIZATION'] as const;
+export type AlphaAccountType = (typeof ALPHA_ACCOUNT_TYPES)[number];
+
+export const ALPHA_VERIFICATION_STATES = ['VERIFIED', 'UNVERIFIED', 'VERIFICATION_REQUESTED'] as const;
+export type AlphaVerificationState = (typeof ALPHA_VERIFICATION_STATES)[number];
+
+export const ALPHA_ACCOUNT_ROLES = ['PRIMARY_OWNER', 'OWNER', 'MANAGER', 'SITE_MANAGER'] as const;
+export type AlphaAccountRole = (typeof ALPHA_ACCOUNT_ROLES)[number];
+
+/** A business account: the caller's `role` in it, and whether the provider has verified it. */
+export interface AlphaAccount {
+  /** `accounts/{a}` */
+  name: string;
+  accountName: string;
+  type: AlphaAccountType;
+  verificationState: AlphaVerificationState;
+  role: AlphaAccountRole;
+}
+
+export const ALPHA_STAR_RATINGS = ['ONE', 'TWO', 'THREE', 'FOUR', 'FIVE'] as const;
+export type AlphaStarRating = (typeof ALPHA_STAR_RATINGS)[number];
+
+/** A reply is PENDING while the provider moderates it, then APPROVED (shown) or REJECTED. */
+export const ALPHA_REVIEW_REPLY_STATES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+export type AlphaReviewReplyState = (typeof ALPHA_REVIEW_REPLY_STATES)[number];
+
+/** The provider refuses a reply comment outside 1 to this many bytes of UTF-8. */
+export const ALPHA_REVIEW_REPLY_MAX_BYTES = 4096;
+
+export interface AlphaReviewReply {
+  comment: string;
+  /** RFC 3339 */
+  updateTime: string;
+  state: AlphaReviewReplyState;
+}
+
+export interface AlphaReviewer {
+  displayName: string;
+  profilePhotoUrl?: string;
+  isAnonymous: boolean;
+}
+
+export interface AlphaReview {
+  /** `accounts/{a}/locations/{l}/reviews/{r}` */
+  name: string;
+  reviewId: string;
+  reviewer: AlphaReviewer;
+  starRating: AlphaStarRating;
+  /** Absent for a rating without words. */
+  comment?: string;
+  /** RFC 3339 */
+  createTime: string;
+  /** RFC 3339 */
+  updateTime: string;
+  reviewReply?: AlphaReviewReply;
+}
+
+/** One page of a location's reviews, newest first; the average and count cover all of them, not the page. */
+export interface AlphaReviewPage {
+  reviews: AlphaReview[];
+  averageRating: number;
+  totalReviewCount: number;
+  nextPageToken?: string;
+}

@@ -1,4 +1,12 @@
-import type { AlphaSandboxConfig, AlphaSandboxFailure, AlphaSandboxState } from './alpha-sandbox.state';
+import type { AlphaReview } from '../../providers/alpha/alpha.types';
+import type { AlphaSandboxIdentityInput } from './alpha-sandbox.accounts';
+import type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
+import type {
+  AlphaSandboxConfig,
+  AlphaSandboxFailure,
+  AlphaSandboxIdentityResult,
+  AlphaSandboxState,
+} from './alpha-sandbox.state';
 
 /** The sandbox's controls over HTTP, for tests and scripts. `baseUrl` is where the plugin is mounted. */
 export interface AlphaSandboxControl {
@@ -6,8 +14,17 @@ export interface AlphaSandboxControl {
   configure(patch: Partial<AlphaSandboxConfig>): Promise<AlphaSandboxConfig>;
   /** The next `count` matching provider calls fail (see AlphaSandboxFailure). */
   fail(failure: Omit<AlphaSandboxFailure, 'when'> & { when?: AlphaSandboxFailure['when'] }): Promise<void>;
-  /** Posts, locations (with their account, requestId and accepted edits), counters, configuration and failures. */
+  /**
+   * Posts, locations (with their account, requestId and accepted edits), counters, configuration, failures,
+   * identities, accounts, reviews and the counts of codes and tokens.
+   */
   state(): Promise<AlphaSandboxState>;
+  /** A new sandbox identity with its accounts, their locations and reviews (the consent page offers it at once). */
+  addIdentity(input: AlphaSandboxIdentityInput): Promise<AlphaSandboxIdentityResult>;
+  /** New reviews on an existing location (`accounts/{a}/locations/{l}`), as customers would write them. */
+  addReviews(location: string, reviews: AlphaSandboxReviewInput[]): Promise<AlphaReview[]>;
+  /** Deletes a review as its author would: every call about it answers 404 from now on. */
+  deleteReview(name: string): Promise<void>;
 }
 
 export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl {
@@ -37,6 +54,15 @@ export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl 
     },
     async state() {
       return (await call('GET', '/state')) as AlphaSandboxState;
+    },
+    async addIdentity(input) {
+      return (await call('POST', '/identities', input)) as AlphaSandboxIdentityResult;
+    },
+    async addReviews(location, reviews) {
+      return ((await call('POST', '/reviews', { location, reviews })) as { reviews: AlphaReview[] }).reviews;
+    },
+    async deleteReview(name) {
+      await call('DELETE', '/reviews', { name });
     },
   };
 }

@@ -1,8 +1,34 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { AlphaLocalPost, AlphaLocation, AlphaPostState } from '../../providers/alpha/alpha.types';
+import type {
+  AlphaAccount,
+  AlphaLocalPost,
+  AlphaLocation,
+  AlphaPostState,
+  AlphaReview,
+} from '../../providers/alpha/alpha.types';
+import {
+  AlphaSandboxDirectory,
+  accountRecordSchema,
+  accountView,
+  identityInputSchema,
+  identitySchema,
+  type AccountRecord,
+  type AlphaSandboxIdentity,
+  type AlphaSandboxIdentityPlan,
+} from './alpha-sandbox.accounts';
+import { AlphaSandboxGrants, grantsPersistedSchema, type AlphaSandboxGrantCounts } from './alpha-sandbox.grants';
 import { validateLocation } from './alpha-sandbox.locations';
-import { validateLocalPost } from './alpha-sandbox.validation';
+import {
+  AlphaSandboxReviews,
+  reviewNameOf,
+  reviewRecordOf,
+  reviewRecordSchema,
+  type AlphaSandboxReviewPlan,
+  type ReviewRecord,
+} from './alpha-sandbox.reviews';
+import { alphaSandboxSeed } from './alpha-sandbox.seed';
+import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
 
 /** What the controls can change. `reset` returns to DEFAULT_ALPHA_SANDBOX_CONFIG. */
 export interface AlphaSandboxConfig {
@@ -14,6 +40,17 @@ export interface AlphaSandboxConfig {
   rejectMarker: string | null;
   /** Accepted edits per location in any rolling minute of the clock; the next is answered 429. */
   locationEditsPerMinute: number;
+  /** Lifetime of the identity provider's access tokens, on the clock. */
+  accessTokenTtlSeconds: number;
+  /** How long a review reply reports PENDING before APPROVED (or REJECTED). 0: decided at the next read. */
+  moderationMs: number;
+  /** The OAuth clients the identity provider knows. */
+  oauthClients: AlphaSandboxOAuthClient[];
+}
+
+export interface AlphaSandboxOAuthClient {
+  clientId: string;
+  clientSecret: string;
 }
 
 export const DEFAULT_ALPHA_SANDBOX_CONFIG: Readonly<AlphaSandboxConfig> = {
@@ -21,11 +58,30 @@ export const DEFAULT_ALPHA_SANDBOX_CONFIG: Readonly<AlphaSandboxConfig> = {
   processingMs: 0,
   rejectMarker: '[[reject]]',
   locationEditsPerMinute: 10,
+  accessTokenTtlSeconds: 3600,
+  moderationMs: 0,
+  oauthClients: [{ clientId: 'listings-gateway-sandbox', clientSecret: 'sandbox-client-secret' }],
 };
 
 export type AlphaSandboxPostCallKind = 'create' | 'get' | 'list' | 'delete';
 export type AlphaSandboxLocationCallKind = 'location-create' | 'location-get' | 'location-update' | 'location-list';
-export type AlphaSandboxCallKind = AlphaSandboxPostCallKind | AlphaSandboxLocationCallKind;
+export type AlphaSandboxAccountCallKind = 'account-list' | 'account-get';
+export type AlphaSandboxReviewCallKind = 'review-list' | 'review-get' | 'review-reply' | 'review-reply-delete';
+export type AlphaSandboxCallKind =
+  | AlphaSandboxPostCallKind
+  | AlphaSandboxLocationCallKind
+  | AlphaSandboxAccountCallKind
+  | AlphaSandboxReviewCallKind;
+
+/** A control's request the sandbox refuses as it stands (an id taken, a location that does not exist). */
+export class AlphaSandboxControlRefusal extends Error {
+  constructor(
+    readonly status: 404 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** A scripted failure: the next `count` provider calls that match fail with `status`. */
 export interface AlphaSandboxFailure {
@@ -70,13 +126,30 @@ export interface AlphaSandboxState {
   /** Every location that exists now, oldest first. */
   locations: AlphaSandboxLocationSnapshot[];
   /**
-   * Provider calls received since the last reset, failed ones included. The post kinds are always present; a
-   * location kind only once it has been called, so the state of a sandbox used for posts alone reads as it always has.
+   * Provider calls received since the last reset, failed ones included. The post kinds are always present; the
+   * others only once called, so the state of a sandbox used for posts alone reads as it always has.
    */
-  calls: Record<AlphaSandboxPostCallKind, number> & Partial<Record<AlphaSandboxLocationCallKind, number>>;
+  calls: Record<AlphaSandboxPostCallKind, number> &
+    Partial<Record<Exclude<AlphaSandboxCallKind, AlphaSandboxPostCallKind>, number>>;
   config: AlphaSandboxConfig;
   /** Scripted failures not used up yet. */
   failures: AlphaSandboxFailure[];
+  /** The identity provider's people, with the names of the accounts each owns. */
+  identities: (AlphaSandboxIdentity & { accounts: string[] })[];
+  /** Every account, oldest first, with its owner. */
+  accounts: (AlphaAccount & { ownerSub: string })[];
+  /** Every review that exists now, oldest created first, as the provider shows it now. */
+  reviews: (AlphaReview & { accountId: string; locationId: string })[];
+  /** Codes and tokens: how many were issued since the reset, and how many are usable now. The tokens themselves never. */
+  oauth: AlphaSandboxGrantCounts;
+}
+
+/** What POST /_control/identities made. */
+export interface AlphaSandboxIdentityResult {
+  identity: AlphaSandboxIdentity;
+  accounts: AlphaAccount[];
+  locations: AlphaLocation[];
+  reviews: AlphaReview[];
 }
 
 interface PostRecord {
@@ -106,8 +179,11 @@ interface LocationRecord {
   recentEdits: number[];
 }
 
-/** What a state file holds: the resources and the name sequence, not the configuration, failures or counters. */
-const persistedSchema = z.object({
+/**
+ * What a state file holds: the resources, the people, their codes and tokens (hashed) and the name sequence; not the
+ * configuration, failures or counters. Version 1 files (posts and locations only) are still read.
+ */
+const persistedV1Schema = z.object({
   version: z.literal(1),
   nextSeq: z.number().int().min(1),
   posts: z.array(
@@ -138,15 +214,40 @@ const persistedSchema = z.object({
   ),
 });
 
-export type AlphaSandboxPersisted = z.input<typeof persistedSchema>;
+const persistedV2Schema = persistedV1Schema.extend({
+  version: z.literal(2),
+  identities: z.array(identitySchema),
+  accounts: z.array(accountRecordSchema),
+  reviews: z.array(reviewRecordSchema),
+  oauth: grantsPersistedSchema,
+});
+
+const persistedSchema = z.discriminatedUnion('version', [persistedV1Schema, persistedV2Schema]);
+
+export type AlphaSandboxPersisted = z.input<typeof persistedV2Schema>;
+
+export interface AlphaSandboxStoreOptions {
+  /**
+   * Start with, and reset to, the seeded identities, accounts, locations and reviews (alpha-sandbox.seed.ts).
+   * Default true.
+   */
+  seed?: boolean;
+}
 
 const SEARCH_URL_BASE = 'https://alpha.example/search?post=';
 const MAPS_URI_BASE = 'https://maps.alpha.example/?cid=';
 const EDIT_WINDOW_MS = 60_000;
 
-/** The simulated provider's memory: posts, locations, requestIds seen, configuration, scripted failures and counters. */
+/**
+ * The simulated provider's memory: posts, locations, requestIds seen, identities and their accounts, reviews, codes
+ * and tokens, configuration, scripted failures and counters.
+ */
 export class AlphaSandboxStore {
-  config: AlphaSandboxConfig = { ...DEFAULT_ALPHA_SANDBOX_CONFIG };
+  config: AlphaSandboxConfig = defaultConfig();
+  readonly directory = new AlphaSandboxDirectory();
+  readonly reviews: AlphaSandboxReviews;
+  readonly grants: AlphaSandboxGrants;
+  private readonly seeded: boolean;
   private failures: AlphaSandboxFailure[] = [];
   private calls: Record<AlphaSandboxCallKind, number> = zeroCalls();
   private publishes = 0;
@@ -157,10 +258,18 @@ export class AlphaSandboxStore {
   // Never reset: a name handed out before a reset must not come back for a different resource.
   private nextSeq = 1;
 
-  constructor(private readonly clock: () => number) {}
+  constructor(
+    private readonly clock: () => number,
+    options: AlphaSandboxStoreOptions = {},
+  ) {
+    this.reviews = new AlphaSandboxReviews(clock);
+    this.grants = new AlphaSandboxGrants(clock);
+    this.seeded = options.seed ?? true;
+    if (this.seeded) this.seed();
+  }
 
   reset(): void {
-    this.config = { ...DEFAULT_ALPHA_SANDBOX_CONFIG };
+    this.config = defaultConfig();
     this.failures = [];
     this.calls = zeroCalls();
     this.publishes = 0;
@@ -168,11 +277,15 @@ export class AlphaSandboxStore {
     this.byRequestId.clear();
     this.locations.clear();
     this.locationsByRequestId.clear();
+    this.directory.clear();
+    this.reviews.clear();
+    this.grants.clear();
+    if (this.seeded) this.seed();
   }
 
   configure(patch: Partial<AlphaSandboxConfig>): AlphaSandboxConfig {
-    this.config = { ...this.config, ...patch };
-    return this.config;
+    this.config = { ...this.config, ...structuredClone(patch) };
+    return structuredClone(this.config);
   }
 
   addFailure(failure: AlphaSandboxFailure): void {
@@ -183,12 +296,15 @@ export class AlphaSandboxStore {
     this.calls[kind] += 1;
   }
 
-  /** Uses up one call of the first scripted failure that matches, if any. */
-  takeFailure(method: string, url: string): AlphaSandboxFailure | undefined {
+  /**
+   * Uses up one call of the first scripted failure that matches, if any. `aimedOnly`: only a failure whose
+   * pathContains names this call matches (the identity provider's calls are not hit by failures aimed at no path).
+   */
+  takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): AlphaSandboxFailure | undefined {
     const index = this.failures.findIndex(
       (failure) =>
         (failure.method === undefined || failure.method.toUpperCase() === method.toUpperCase()) &&
-        (failure.pathContains === undefined || url.includes(failure.pathContains)),
+        (failure.pathContains === undefined ? !options.aimedOnly : url.includes(failure.pathContains)),
     );
     if (index < 0) return undefined;
     const failure = this.failures[index]!;
@@ -258,8 +374,11 @@ export class AlphaSandboxStore {
     return true;
   }
 
-  /** A new location, or the one this account already created for `requestId` (`created` false). */
-  createLocation(input: { accountId: string; requestId: string | null; content: AlphaLocation }): {
+  /**
+   * A new location, or the one this account already created for `requestId` (`created` false). `id` is for seeds
+   * and controls that name their locations; the location API always gets a new random one.
+   */
+  createLocation(input: { accountId: string; requestId: string | null; content: AlphaLocation; id?: string }): {
     location: AlphaLocation;
     created: boolean;
   } {
@@ -270,7 +389,7 @@ export class AlphaSandboxStore {
 
     const record: LocationRecord = {
       seq: this.nextSeq++,
-      id: randomBytes(8).readBigUInt64BE().toString(),
+      id: input.id ?? randomNumericId(),
       accountId: input.accountId,
       requestId: input.requestId,
       content: input.content,
@@ -325,13 +444,88 @@ export class AlphaSandboxStore {
     return matching.length > page.length ? { locations, nextAfterSeq: page[page.length - 1]!.seq } : { locations };
   }
 
+  /**
+   * A new identity with its accounts, their locations and the reviews on them. Everything is checked before anything
+   * is made: a refused request (400 naming the field, 409 for an id or email taken) changes nothing.
+   */
+  addIdentity(plan: AlphaSandboxIdentityPlan): AlphaSandboxIdentityResult {
+    const now = this.clock();
+    const sub = plan.sub ?? `alpha-user-${randomBytes(6).toString('hex')}`;
+    if (this.directory.identity(sub)) throw new AlphaSandboxControlRefusal(409, `identity ${sub} exists already`);
+    if (this.directory.hasEmail(plan.email)) {
+      throw new AlphaSandboxControlRefusal(409, `an identity with email ${plan.email} exists already`);
+    }
+
+    const accountIds = new Set<string>();
+    const prepared = plan.accounts.map((account, accountIndex) => {
+      const accountId = account.accountId ?? randomNumericId();
+      if (this.directory.account(accountId) || accountIds.has(accountId)) {
+        throw new AlphaSandboxControlRefusal(409, `account accounts/${accountId} exists already`);
+      }
+      accountIds.add(accountId);
+      const locationIds = new Set<string>();
+      const locations = account.locations.map((entry, locationIndex) => {
+        const at = `accounts[${accountIndex}].locations[${locationIndex}]`;
+        const content = underField(`${at}.location`, () => validateLocation(entry.location));
+        const locationId = entry.locationId ?? randomNumericId();
+        if (locationIds.has(locationId) || this.locations.has(`accounts/${accountId}/locations/${locationId}`)) {
+          const name = `accounts/${accountId}/locations/${locationId}`;
+          throw new AlphaSandboxControlRefusal(409, `location ${name} exists already`);
+        }
+        locationIds.add(locationId);
+        const reviews = this.prepareReviews(accountId, locationId, entry.reviews, `${at}.reviews`, now);
+        return { locationId, content, reviews };
+      });
+      return { account, accountId, locations };
+    });
+
+    const identity: AlphaSandboxIdentity = {
+      sub,
+      email: plan.email,
+      name: plan.name,
+      picture: plan.picture ?? `https://alpha.example/avatars/${sub}.png`,
+    };
+    this.directory.addIdentity(identity);
+    const result: AlphaSandboxIdentityResult = { identity: { ...identity }, accounts: [], locations: [], reviews: [] };
+    for (const { account, accountId, locations } of prepared) {
+      const record: AccountRecord = {
+        seq: this.nextSeq++,
+        id: accountId,
+        accountName: account.accountName,
+        type: account.type,
+        verificationState: account.verificationState,
+        ownerSub: sub,
+      };
+      this.directory.addAccount(record);
+      result.accounts.push(accountView(record));
+      for (const { locationId, content, reviews } of locations) {
+        result.locations.push(this.createLocation({ accountId, requestId: null, content, id: locationId }).location);
+        for (const review of reviews) result.reviews.push(this.reviews.add({ ...review, seq: this.nextSeq++ }));
+      }
+    }
+    return result;
+  }
+
+  /** New reviews on an existing location (404 otherwise), all checked before any is added. */
+  addReviews(locationName: string, plans: AlphaSandboxReviewPlan[]): AlphaReview[] {
+    const location = this.locations.get(locationName);
+    if (!location) throw new AlphaSandboxControlRefusal(404, `no location ${locationName}`);
+    const records = this.prepareReviews(location.accountId, location.id, plans, 'reviews', this.clock());
+    return records.map((record) => this.reviews.add({ ...record, seq: this.nextSeq++ }));
+  }
+
   /** The resources, for a state file. */
   persisted(): AlphaSandboxPersisted {
+    const { identities, accounts } = this.directory.persisted();
     return {
-      version: 1,
+      version: 2,
       nextSeq: this.nextSeq,
       posts: [...this.posts.values()].sort((a, b) => a.seq - b.seq),
       locations: [...this.locations.values()].sort((a, b) => a.seq - b.seq),
+      identities,
+      accounts,
+      reviews: this.reviews.persisted(),
+      oauth: this.grants.persisted(),
     };
   }
 
@@ -352,7 +546,13 @@ export class AlphaSandboxStore {
     const locations = parsed.locations.map(
       (location): LocationRecord => ({ ...location, content: validateLocation(location.content) }),
     );
-    const seqs = [...posts, ...locations].map((record) => record.seq);
+    const v2 = parsed.version === 2 ? parsed : undefined;
+    const identities = v2?.identities ?? [];
+    const accounts: AccountRecord[] = v2?.accounts ?? [];
+    const reviews: ReviewRecord[] = v2?.reviews ?? [];
+    const grants = v2?.oauth ?? { codes: [], refreshTokens: [], accessTokens: [] };
+    checkReferences({ identities, accounts, locations, reviews, grants });
+    const seqs = [...posts, ...locations, ...accounts, ...reviews].map((record) => record.seq);
     if (new Set(seqs).size !== seqs.length) throw new Error('two resources share a sequence number');
 
     this.posts.clear();
@@ -371,7 +571,12 @@ export class AlphaSandboxStore {
       this.locations.set(name, record);
       if (record.requestId !== null) this.locationsByRequestId.set(JSON.stringify([record.accountId, record.requestId]), name);
     }
+    this.directory.replace(identities, accounts);
+    this.reviews.replace(reviews);
+    this.grants.replace(grants);
     this.nextSeq = Math.max(parsed.nextSeq, ...seqs.map((seq) => seq + 1));
+    // A file from before identities existed: its posts and locations, and the people a fresh start would have.
+    if (parsed.version === 1 && this.seeded) this.seed();
   }
 
   snapshot(): AlphaSandboxState {
@@ -403,9 +608,37 @@ export class AlphaSandboxStore {
         delete: remove,
         ...Object.fromEntries(Object.entries(locationCalls).filter(([, count]) => count > 0)),
       },
-      config: { ...this.config },
+      config: structuredClone(this.config),
       failures: this.failures.map((failure) => ({ ...failure })),
+      identities: this.directory.snapshotIdentities(),
+      accounts: this.directory.snapshotAccounts(),
+      reviews: this.reviews.snapshot(),
+      oauth: this.grants.counts(),
     };
+  }
+
+  private seed(): void {
+    for (const input of alphaSandboxSeed(this.clock())) this.addIdentity(identityInputSchema.parse(input));
+  }
+
+  /** Review records for one location, checked (ids unused, times in order) but not added; their seq is set on adding. */
+  private prepareReviews(
+    accountId: string,
+    locationId: string,
+    plans: AlphaSandboxReviewPlan[],
+    field: string,
+    now: number,
+  ): ReviewRecord[] {
+    const names = new Set<string>();
+    return plans.map((plan, index) => {
+      const id = plan.reviewId ?? randomBytes(12).toString('base64url');
+      const name = reviewNameOf({ accountId, locationId, id });
+      if (names.has(name) || this.reviews.has(name)) {
+        throw new AlphaSandboxControlRefusal(409, `review ${name} exists already`);
+      }
+      names.add(name);
+      return underField(`${field}[${index}]`, () => reviewRecordOf(plan, { seq: 0, id, accountId, locationId, now }));
+    });
   }
 
   /** The post as the provider shows it now: its state is worked out from the clock on every read. */
@@ -445,7 +678,66 @@ function zeroCalls(): Record<AlphaSandboxCallKind, number> {
     'location-get': 0,
     'location-update': 0,
     'location-list': 0,
+    'account-list': 0,
+    'account-get': 0,
+    'review-list': 0,
+    'review-get': 0,
+    'review-reply': 0,
+    'review-reply-delete': 0,
   };
+}
+
+function defaultConfig(): AlphaSandboxConfig {
+  return structuredClone(DEFAULT_ALPHA_SANDBOX_CONFIG) as AlphaSandboxConfig;
+}
+
+/** Shaped like the provider's numeric ids. */
+function randomNumericId(): string {
+  return randomBytes(8).readBigUInt64BE().toString();
+}
+
+/** A field violation of a nested value, named from the top of the control's body. */
+function underField<T>(field: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof FieldViolation) throw new FieldViolation(`${field}.${error.field}`, error.description);
+    throw error;
+  }
+}
+
+/**
+ * What a state file's records must agree on beyond their own shapes: one identity per sub, accounts owned by known
+ * identities, reviews on locations that exist, tokens of known identities.
+ */
+function checkReferences(data: {
+  identities: AlphaSandboxIdentity[];
+  accounts: AccountRecord[];
+  locations: LocationRecord[];
+  reviews: ReviewRecord[];
+  grants: z.infer<typeof grantsPersistedSchema>;
+}): void {
+  const subs = new Set(data.identities.map((identity) => identity.sub));
+  if (subs.size !== data.identities.length) throw new Error('two identities share a sub');
+  const accountIds = new Set(data.accounts.map((account) => account.id));
+  if (accountIds.size !== data.accounts.length) throw new Error('two accounts share an id');
+  for (const account of data.accounts) {
+    if (!subs.has(account.ownerSub)) throw new Error(`account ${account.id} is owned by an unknown identity`);
+  }
+  const locationNames = new Set(data.locations.map(locationNameOf));
+  const reviewNames = new Set<string>();
+  for (const review of data.reviews) {
+    if (!locationNames.has(`accounts/${review.accountId}/locations/${review.locationId}`)) {
+      throw new Error(`review ${review.id} is on an unknown location`);
+    }
+    const name = reviewNameOf(review);
+    if (reviewNames.has(name)) throw new Error(`two reviews are named ${name}`);
+    reviewNames.add(name);
+  }
+  const { codes, refreshTokens, accessTokens } = data.grants;
+  for (const grant of [...codes, ...refreshTokens, ...accessTokens]) {
+    if (!subs.has(grant.sub)) throw new Error('a code or token belongs to an unknown identity');
+  }
 }
 
 function locationNameOf(record: LocationRecord): string {

@@ -3,21 +3,34 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { ALPHA_SCOPE_BUSINESS_MANAGE } from '../../providers/alpha/alpha.types';
+import { accountView, identityInputSchema } from './alpha-sandbox.accounts';
+import { ACCESS_TOKEN_PREFIX } from './alpha-sandbox.grants';
 import { applyLocationUpdate, parseUpdateMask, validateLocation } from './alpha-sandbox.locations';
-import { AlphaSandboxStore, type AlphaSandboxCallKind } from './alpha-sandbox.state';
+import { alphaSandboxOAuthPlugin } from './alpha-sandbox.oauth';
+import { reviewInputSchema, validateReplyBody, type ReviewPosition } from './alpha-sandbox.reviews';
+import { AlphaSandboxControlRefusal, AlphaSandboxStore, type AlphaSandboxCallKind } from './alpha-sandbox.state';
 import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
 
+export { ALPHA_SANDBOX_SEED } from './alpha-sandbox.seed';
+export type { AlphaSandboxIdentity, AlphaSandboxIdentityInput } from './alpha-sandbox.accounts';
+export type { AlphaSandboxGrantCounts } from './alpha-sandbox.grants';
+export type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
 export {
   AlphaSandboxStore,
   DEFAULT_ALPHA_SANDBOX_CONFIG,
+  type AlphaSandboxAccountCallKind,
   type AlphaSandboxCallKind,
   type AlphaSandboxConfig,
   type AlphaSandboxFailure,
+  type AlphaSandboxIdentityResult,
   type AlphaSandboxLocationCallKind,
   type AlphaSandboxLocationSnapshot,
+  type AlphaSandboxOAuthClient,
   type AlphaSandboxPersisted,
   type AlphaSandboxPostCallKind,
   type AlphaSandboxPostSnapshot,
+  type AlphaSandboxReviewCallKind,
   type AlphaSandboxState,
 } from './alpha-sandbox.state';
 
@@ -28,15 +41,26 @@ export interface AlphaSandboxOptions {
    */
   clock?: () => number;
   /**
-   * A JSON file the posts and locations outlive the process in: read at registration (missing: an empty provider;
-   * unreadable: a warning, then empty), written when the Fastify instance closes. Absent: memory only.
+   * A JSON file what the provider holds outlives the process in: read at registration (missing: a fresh start;
+   * unreadable: a warning, then a fresh start), written when the Fastify instance closes. Absent: memory only.
    */
   stateFile?: string;
+  /**
+   * Start with (and reset to) the seeded identities, accounts, locations and reviews. Default true; false gives an
+   * empty provider, for tests of the location and post API alone.
+   */
+  seed?: boolean;
 }
 
-/** The provider's list defaults. */
+/** The provider's list defaults: posts and locations; accounts and reviews have their own, as on the provider. */
 const DEFAULT_PAGE_SIZE = 20;
 const MAX_PAGE_SIZE = 100;
+const ACCOUNT_PAGE = { defaultSize: 20, maxSize: 20 };
+const REVIEW_PAGE = { defaultSize: 50, maxSize: 50 };
+
+/** Who a provider call is made for: the service token reaches every account, an identity's token only its own. */
+type Caller = { kind: 'service' } | { kind: 'identity'; sub: string };
+const SERVICE_CALLER: Caller = { kind: 'service' };
 
 /** Canonical reason and message the provider answers each status with. */
 const STATUS_ANSWERS: Record<number, { reason: string; message: string }> = {
@@ -81,6 +105,7 @@ interface SandboxAnswer {
 type AccountParams = { accountId: string };
 type LocationParams = AccountParams & { locationId: string };
 type PostParams = LocationParams & { postId: string };
+type ReviewParams = LocationParams & { reviewId: string };
 type Query = Record<string, unknown>;
 
 const configPatchSchema = z.strictObject({
@@ -88,6 +113,27 @@ const configPatchSchema = z.strictObject({
   processingMs: z.number().int().min(0).optional(),
   rejectMarker: z.string().min(1).nullable().optional(),
   locationEditsPerMinute: z.number().int().min(1).optional(),
+  accessTokenTtlSeconds: z.number().int().min(1).max(30 * 86_400).optional(),
+  moderationMs: z.number().int().min(0).optional(),
+  oauthClients: z
+    .array(z.strictObject({ clientId: z.string().min(1).max(200), clientSecret: z.string().min(1).max(200) }))
+    .max(20)
+    .refine((clients) => new Set(clients.map((client) => client.clientId)).size === clients.length, {
+      message: 'clientIds must differ',
+    })
+    .optional(),
+});
+
+const SANDBOX_LOCATION_NAME = /^accounts\/[^/]+\/locations\/[^/]+$/;
+const SANDBOX_REVIEW_NAME = /^accounts\/[^/]+\/locations\/[^/]+\/reviews\/[^/]+$/;
+
+const addReviewsSchema = z.strictObject({
+  location: z.string().regex(SANDBOX_LOCATION_NAME, 'must be accounts/{a}/locations/{l}'),
+  reviews: z.array(reviewInputSchema).min(1).max(500),
+});
+
+const deleteReviewSchema = z.strictObject({
+  name: z.string().regex(SANDBOX_REVIEW_NAME, 'must be accounts/{a}/locations/{l}/reviews/{r}'),
 });
 
 const failureSchema = z.strictObject({
@@ -102,13 +148,13 @@ const failureSchema = z.strictObject({
 });
 
 /**
- * A simulator of the alpha provider's location and local-post API and its controls, relative to the prefix it is
- * registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
+ * A simulator of the alpha provider's business API (accounts, locations, local posts, reviews), its identity provider
+ * (under /oauth) and its controls, relative to the prefix it is registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
  * instance, or in `stateFile` across instances.
  */
 export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
-  const store = new AlphaSandboxStore(clock);
+  const store = new AlphaSandboxStore(clock, { seed: options.seed });
   const latency = createSleeper();
   app.addHook('preClose', async () => latency.wakeAll());
   const { stateFile } = options;
@@ -127,12 +173,52 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     sendError(reply, 404, `No such method: ${request.method} ${request.url.split('?')[0]}`),
   );
 
+  /**
+   * The bearer token's caller. The identity provider's access tokens (ya29.…) must be valid and carry the
+   * business.manage scope; any other token is the service's (the sandbox's service-token leniency).
+   */
+  function authenticate(request: FastifyRequest): Caller {
+    const token = /^Bearer\s+(\S+)/i.exec(request.headers.authorization ?? '')?.[1];
+    if (token === undefined) throw new SandboxError(401, undefined, [], { 'www-authenticate': 'Bearer' });
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return SERVICE_CALLER;
+    const found = store.grants.lookupAccessToken(token);
+    if (found.status !== 'valid') {
+      const expired = found.status === 'expired';
+      throw new SandboxError(
+        401,
+        expired
+          ? 'Request had invalid authentication credentials: the access token expired.'
+          : 'Request had invalid authentication credentials: the access token is not valid (revoked, or never issued).',
+        [errorInfo(expired ? 'ACCESS_TOKEN_EXPIRED' : 'ACCESS_TOKEN_INVALID')],
+        { 'www-authenticate': 'Bearer realm="alpha-sandbox", error="invalid_token"' },
+      );
+    }
+    if (!found.scopes.includes(ALPHA_SCOPE_BUSINESS_MANAGE)) {
+      const challenge = `Bearer realm="alpha-sandbox", error="insufficient_scope", scope="${ALPHA_SCOPE_BUSINESS_MANAGE}"`;
+      throw new SandboxError(
+        403,
+        'Request had insufficient authentication scopes.',
+        [errorInfo('ACCESS_TOKEN_SCOPE_INSUFFICIENT')],
+        { 'www-authenticate': challenge },
+      );
+    }
+    return { kind: 'identity', sub: found.sub };
+  }
+
+  /** An identity reaches only the accounts it owns; an unknown account is not its own either. */
+  function requireAccountAccess(caller: Caller, request: FastifyRequest): void {
+    const accountId = (request.params as { accountId?: unknown } | undefined)?.accountId;
+    if (caller.kind === 'identity' && typeof accountId === 'string' && !store.directory.owns(caller.sub, accountId)) {
+      throw new SandboxError(403);
+    }
+  }
+
   /** The steps every provider call goes through, in the order a real provider would show them. */
   async function provider(
     kind: AlphaSandboxCallKind,
     request: FastifyRequest,
     reply: FastifyReply,
-    work: () => SandboxAnswer,
+    work: (caller: Caller) => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
     if (store.config.latencyMs > 0) await latency.sleep(store.config.latencyMs);
@@ -140,27 +226,24 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     if (failure?.when === 'before') return sendFailure(request, reply, failure.status);
 
     let answer: SandboxAnswer;
-    if (!/^Bearer\s+\S/i.test(request.headers.authorization ?? '')) {
-      answer = errorAnswer(new SandboxError(401));
-      reply.header('www-authenticate', 'Bearer');
-    } else {
-      try {
-        answer = work();
-      } catch (error) {
-        if (error instanceof FieldViolation) {
-          answer = errorAnswer(
-            new SandboxError(400, error.message, [
-              {
-                '@type': 'type.googleapis.com/google.rpc.BadRequest',
-                fieldViolations: [{ field: error.field, description: error.description }],
-              },
-            ]),
-          );
-        } else if (error instanceof SandboxError) {
-          answer = { ...errorAnswer(error), headers: error.headers };
-        } else {
-          throw error;
-        }
+    try {
+      const caller = authenticate(request);
+      requireAccountAccess(caller, request);
+      answer = work(caller);
+    } catch (error) {
+      if (error instanceof FieldViolation) {
+        answer = errorAnswer(
+          new SandboxError(400, error.message, [
+            {
+              '@type': 'type.googleapis.com/google.rpc.BadRequest',
+              fieldViolations: [{ field: error.field, description: error.description }],
+            },
+          ]),
+        );
+      } else if (error instanceof SandboxError) {
+        answer = { ...errorAnswer(error), headers: error.headers };
+      } else {
+        throw error;
       }
     }
     if (failure?.when === 'after') return sendFailure(request, reply, failure.status);
@@ -282,6 +365,89 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     }),
   );
 
+  app.get<{ Querystring: Query }>('/v4/accounts', (request, reply) =>
+    provider('account-list', request, reply, (caller) => {
+      const pageSize = parsePageSize(optionalQueryString(request.query, 'pageSize'), ACCOUNT_PAGE);
+      const pageToken = optionalQueryString(request.query, 'pageToken');
+      const page = store.directory.listAccounts({
+        ownerSub: caller.kind === 'identity' ? caller.sub : undefined,
+        pageSize,
+        afterSeq: pageToken ? decodePageToken(pageToken, 'accounts') : undefined,
+      });
+      return {
+        status: 200,
+        body: {
+          ...(page.accounts.length > 0 ? { accounts: page.accounts.map(accountView) } : {}),
+          ...(page.nextAfterSeq !== undefined ? { nextPageToken: encodePageToken('accounts', page.nextAfterSeq) } : {}),
+        },
+      };
+    }),
+  );
+
+  app.get<{ Params: AccountParams }>('/v4/accounts/:accountId', (request, reply) =>
+    provider('account-get', request, reply, () => {
+      const account = store.directory.account(request.params.accountId);
+      if (!account) throw new SandboxError(404);
+      return { status: 200, body: accountView(account) };
+    }),
+  );
+
+  const reviewsPath = `${locationPath}/reviews`;
+  const reviewPath = `${reviewsPath}/:reviewId`;
+  const replyPath = `${reviewPath}/reply`;
+
+  app.get<{ Params: LocationParams; Querystring: Query }>(reviewsPath, (request, reply) =>
+    provider('review-list', request, reply, () => {
+      if (!store.getLocation(locationName(request.params))) throw new SandboxError(404);
+      const pageSize = parsePageSize(optionalQueryString(request.query, 'pageSize'), REVIEW_PAGE);
+      const pageToken = optionalQueryString(request.query, 'pageToken');
+      const page = store.reviews.list({
+        accountId: request.params.accountId,
+        locationId: request.params.locationId,
+        pageSize,
+        after: pageToken ? decodeReviewPageToken(pageToken) : undefined,
+      });
+      // Zero values and empty lists are left out, as the provider's JSON leaves them out.
+      return {
+        status: 200,
+        body: {
+          ...(page.reviews.length > 0 ? { reviews: page.reviews } : {}),
+          ...(page.averageRating !== 0 ? { averageRating: page.averageRating } : {}),
+          ...(page.totalReviewCount !== 0 ? { totalReviewCount: page.totalReviewCount } : {}),
+          ...(page.next !== undefined ? { nextPageToken: encodeReviewPageToken(page.next) } : {}),
+        },
+      };
+    }),
+  );
+
+  app.get<{ Params: ReviewParams }>(reviewPath, (request, reply) =>
+    provider('review-get', request, reply, () => {
+      const review = store.reviews.get(reviewName(request.params));
+      if (!review) throw new SandboxError(404);
+      return { status: 200, body: review };
+    }),
+  );
+
+  // Checked in the provider's order: the review, then the comment.
+  app.put<{ Params: ReviewParams; Body: unknown }>(replyPath, (request, reply) =>
+    provider('review-reply', request, reply, () => {
+      const name = reviewName(request.params);
+      if (!store.reviews.has(name)) throw new SandboxError(404);
+      const comment = validateReplyBody(request.body);
+      const { moderationMs, rejectMarker } = store.config;
+      return { status: 200, body: store.reviews.reply(name, comment, { moderationMs, rejectMarker }) };
+    }),
+  );
+
+  app.delete<{ Params: ReviewParams }>(replyPath, (request, reply) =>
+    provider('review-reply-delete', request, reply, () => {
+      const result = store.reviews.deleteReply(reviewName(request.params));
+      if (result === undefined) throw new SandboxError(404);
+      if (result === 'no-reply') throw new SandboxError(404, 'The review has no reply.');
+      return { status: 200, body: {} };
+    }),
+  );
+
   // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
   app.post('/_control/reset', async () => {
     store.reset();
@@ -299,6 +465,44 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     return { failures: store.snapshot().failures };
   });
   app.get('/_control/state', async () => store.snapshot());
+  app.post<{ Body: unknown }>('/_control/identities', async (request, reply) => {
+    const input = identityInputSchema.safeParse(request.body);
+    if (!input.success) return sendError(reply, 400, describeIssues(input.error));
+    return controlCall(reply, () => store.addIdentity(input.data));
+  });
+  app.post<{ Body: unknown }>('/_control/reviews', async (request, reply) => {
+    const input = addReviewsSchema.safeParse(request.body);
+    if (!input.success) return sendError(reply, 400, describeIssues(input.error));
+    return controlCall(reply, () => ({ reviews: store.addReviews(input.data.location, input.data.reviews) }));
+  });
+  // As when the author deletes a review: every call about it answers 404 from now on.
+  app.delete<{ Body: unknown }>('/_control/reviews', async (request, reply) => {
+    const input = deleteReviewSchema.safeParse(request.body);
+    if (!input.success) return sendError(reply, 400, describeIssues(input.error));
+    if (!store.reviews.delete(input.data.name)) return sendError(reply, 404, `No review ${input.data.name}`);
+    return { deleted: input.data.name };
+  });
+
+  await app.register(alphaSandboxOAuthPlugin, { prefix: '/oauth', store, clock });
+}
+
+/** A control's answer, or its refusal in the envelope: 400 naming the field, 404 or 409 saying what is in the way. */
+function controlCall(reply: FastifyReply, work: () => unknown): unknown {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof FieldViolation) return sendError(reply, 400, error.message);
+    if (error instanceof AlphaSandboxControlRefusal) return sendError(reply, error.status, error.message);
+    throw error;
+  }
+}
+
+function errorInfo(reason: string): unknown {
+  return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'alpha.example' };
+}
+
+function reviewName(params: ReviewParams): string {
+  return `accounts/${params.accountId}/locations/${params.locationId}/reviews/${params.reviewId}`;
 }
 
 function locationName(params: LocationParams): string {
@@ -345,26 +549,40 @@ function optionalQueryString(query: Query, field: string): string | undefined {
   return value;
 }
 
-function parsePageSize(text: string | undefined): number {
-  if (text === undefined || text === '') return DEFAULT_PAGE_SIZE;
+function parsePageSize(
+  text: string | undefined,
+  limits: { defaultSize: number; maxSize: number } = { defaultSize: DEFAULT_PAGE_SIZE, maxSize: MAX_PAGE_SIZE },
+): number {
+  if (text === undefined || text === '') return limits.defaultSize;
   if (!/^\d+$/.test(text)) throw new FieldViolation('pageSize', 'must be a non-negative integer');
   const size = Number(text);
   // 0 means the default; above the maximum is capped, as the provider does.
-  return size === 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
+  return size === 0 ? limits.defaultSize : Math.min(size, limits.maxSize);
 }
 
 /**
  * Page tokens are opaque to clients; inside, the creation position the next page starts below (posts, newest first)
- * or after (locations, oldest first), so one list's token is refused by the other.
+ * or after (locations and accounts, oldest first), and which list it is, so one list's token is refused by another.
  */
-function encodePageToken(direction: 'before' | 'after', seq: number): string {
-  return Buffer.from(`${direction}:${seq}`).toString('base64url');
+function encodePageToken(list: 'before' | 'after' | 'accounts', seq: number): string {
+  return Buffer.from(`${list}:${seq}`).toString('base64url');
 }
 
-function decodePageToken(token: string, direction: 'before' | 'after'): number {
-  const match = /^(before|after):(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
-  if (!match || match[1] !== direction) throw new FieldViolation('pageToken', 'is not a page token of this list');
+function decodePageToken(token: string, list: 'before' | 'after' | 'accounts'): number {
+  const match = /^(before|after|accounts):(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!match || match[1] !== list) throw new FieldViolation('pageToken', 'is not a page token of this list');
   return Number(match[2]);
+}
+
+/** Reviews are newest first by createTime, which a control may set in any order: the position holds both keys. */
+function encodeReviewPageToken(position: ReviewPosition): string {
+  return Buffer.from(`reviews:${position.createdAt}:${position.seq}`).toString('base64url');
+}
+
+function decodeReviewPageToken(token: string): ReviewPosition {
+  const match = /^reviews:(-?\d+):(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!match) throw new FieldViolation('pageToken', 'is not a page token of this list');
+  return { createdAt: Number(match[1]), seq: Number(match[2]) };
 }
 
 /** A missing file is a provider with nothing yet; one we cannot use is reported and set aside, not fatal. */

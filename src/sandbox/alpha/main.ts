@@ -11,8 +11,8 @@ export interface AlphaSandboxServer {
 
 /**
  * The alpha sandbox on its own server, its routes at the root. Port 0 (the default here) picks a free one; the
- * command line defaults to 4010. `stateFile` keeps posts and locations across a close and a new start (see
- * AlphaSandboxOptions); `logger` is Fastify's, off by default.
+ * command line defaults to 4010. `stateFile` keeps what the provider holds across a close and a new start, `seed`
+ * (default true) starts it with the seeded identities (see AlphaSandboxOptions); `logger` is Fastify's, off by default.
  */
 export async function startAlphaSandbox(
   options: {
@@ -20,12 +20,13 @@ export async function startAlphaSandbox(
     host?: string;
     clock?: () => number;
     stateFile?: string;
+    seed?: boolean;
     logger?: FastifyServerOptions['logger'];
   } = {},
 ): Promise<AlphaSandboxServer> {
   const host = options.host ?? '127.0.0.1';
   const app = Fastify({ logger: options.logger ?? false });
-  await app.register(alphaSandboxPlugin, { clock: options.clock, stateFile: options.stateFile });
+  await app.register(alphaSandboxPlugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed });
   await app.listen({ port: options.port ?? 0, host });
   const { port } = app.server.address() as AddressInfo;
   return {
@@ -42,7 +43,7 @@ const envSchema = z.object({
 
 /**
  * `node dist/src/sandbox/alpha/main.js`: PORT (default 4010), HOST (default 127.0.0.1) and STATE_FILE (optional: where
- * posts and locations outlive the process) from the environment.
+ * what the provider holds outlives the process) from the environment. The consent page is at /oauth/authorize.
  */
 async function runFromCommandLine(): Promise<void> {
   const present = Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''));
