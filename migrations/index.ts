@@ -3,6 +3,7 @@ import { Migration20261122031722_Initial } from './Migration20261122031722_Initi
 import { Migration20261122034638_Posts } from './Migration20261122034638_Posts';
 import { Migration20261123000000_UsageCounter } from './Migration20261123000000_UsageCounter';
 import { Migration20261124041256_Locations } from './Migration20261124041256_Locations';
+import { Migration20261124045725_Connections } from './Migration20261124045725_Connections';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261122034638_Posts', class: Migration20261122034638_Posts },
   { name: 'Migration20261123000000_UsageCounter', class: Migration20261123000000_UsageCounter },
   { name: 'Migration20261124041256_Locations', class: Migration20261124041256_Locations },
+  { name: 'Migration20261124045725_Connections', class: Migration20261124045725_Connections },
 ];

@@ -32,6 +32,14 @@ const configSchema = z.object({
   BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   CITATIONS_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  TOKEN_ENCRYPTION_KEY: z
+    .string()
+    .refine((text) => Buffer.from(text, 'base64').length === 32, 'must be 32 bytes, base64 (e.g. `openssl rand -base64 32`)')
+    .optional(),
+  ALPHA_OAUTH_URL: z.string().url().optional(),
+  ALPHA_CLIENT_ID: z.string().min(1).default('listings-gateway-sandbox'),
+  ALPHA_CLIENT_SECRET: z.string().min(1).default('sandbox-client-secret'),
+  OAUTH_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(86400).default(900),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -78,6 +86,14 @@ export interface Config {
   };
   /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
   tokenCacheSeconds: number;
+  /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
+  tokenEncryptionKey: Buffer | undefined;
+  /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
+  alphaOAuthUrl: string | undefined;
+  alphaClientId: string;
+  alphaClientSecret: string;
+  /** How long a consent may take, from generate-url to the callback. */
+  oauthStateTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const raw = parsed.data;
+  if (raw.NODE_ENV === 'production' && !raw.TOKEN_ENCRYPTION_KEY) {
+    throw new ConfigError('Invalid configuration:\n  TOKEN_ENCRYPTION_KEY="": required in production (32 bytes, base64): it seals the providers\' tokens at rest');
+  }
   return {
     port: raw.PORT,
     host: raw.HOST,
@@ -128,5 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       citationsPerMinute: raw.CITATIONS_RATE_LIMIT_PER_MINUTE,
     },
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
+    tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
+    alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
+    alphaClientId: raw.ALPHA_CLIENT_ID,
+    alphaClientSecret: raw.ALPHA_CLIENT_SECRET,
+    oauthStateTtlSeconds: raw.OAUTH_STATE_TTL_SECONDS,
   };
 }

@@ -4,7 +4,9 @@ import type { Database } from './db/orm';
 import type { EventBus } from './events/event-bus';
 import type { JobEngine } from './jobs/job-engine';
 import type { AlphaClient } from './providers/alpha/alpha.client';
+import type { AlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import type { Clock } from './shared/clock';
+import type { SecretBox } from './shared/secret-box';
 
 /**
  * The long-lived parts of one process, built once at start-up (src/stack.ts) and reached by services through
@@ -16,6 +18,12 @@ export interface Runtime {
   events: EventBus;
   jobs: JobEngine;
   alpha: AlphaClient;
+  /** The alpha provider's identity provider (consent, tokens). */
+  alphaOAuth: AlphaOAuthClient;
+  /** Seals and opens third parties' secrets kept in the database. */
+  secrets: SecretBox;
+  /** The service's own public base URL (PUBLIC_URL, or where it listens): the providers' redirects come back to it. */
+  publicUrl(): string;
   clock: Clock;
   /** Principals of recently seen tokens (src/auth/principal-cache.ts). */
   principals: PrincipalCache;

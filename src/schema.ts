@@ -7,6 +7,8 @@ import { AccountResolver } from './account/account.resolver';
 import { OrganizationAccountsResolver } from './account/organization-accounts.resolver';
 import { TokenResolver } from './auth/token.resolver';
 import { CitationResolver } from './citation/citation.resolver';
+import { AlphaConnectionResolver } from './connection/alpha-connection.resolver';
+import { ReviewResolver } from './review/review.resolver';
 import { LocationUpdateJobResolver } from './location/location-update-job.resolver';
 import { LocationResolver } from './location/location.resolver';
 import { OrganizationResolver } from './organization/organization.resolver';
@@ -24,6 +26,8 @@ export const resolvers = [
   LocationResolver,
   LocationUpdateJobResolver,
   CitationResolver,
+  ReviewResolver,
+  AlphaConnectionResolver,
   TokenResolver,
   PostResolver,
 ] as const;

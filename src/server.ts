@@ -23,6 +23,7 @@ import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
 import { alphaSandboxPlugin } from './sandbox/alpha/alpha-sandbox';
+import { registerOAuthCallbacks } from './rest/oauth-callbacks';
 
 /**
  * The headers of an operation go on the GraphQL HTTP response too: those resolvers derived from services' results
@@ -151,6 +152,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   });
 
   registerRestRoutes(app, { runtime, schema }, routeTable);
+  registerOAuthCallbacks(app, runtime);
   // The provider simulators speak the providers' own HTTP; development and tests reach them over the wire.
   if (config.sandbox) {
     await app.register(alphaSandboxPlugin, {

@@ -11,12 +11,18 @@ import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
 import { createLogger, type LoggerSetup } from './logger';
 import { Organization } from './organization/organization.entity';
+import { registerAccountWorkers } from './connection/account-import.worker';
 import { registerLocationWorkers } from './location/location.worker';
+import { registerReviewWorkers } from './review/review.worker';
 import { registerPostWorkers } from './post/post.worker';
 import { createAlphaClient } from './providers/alpha/alpha.client';
+import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import type { Runtime } from './runtime';
+import { addDemoReviews } from './sandbox/alpha/alpha-sandbox.demo';
+import { createAlphaSandboxControl } from './sandbox/alpha/alpha-sandbox.control';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
+import { createSecretBox, loadSecretKey } from './shared/secret-box';
 import { PrincipalCache } from './auth/principal-cache';
 
 export interface Stack {
@@ -117,6 +123,15 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
     let alphaBaseUrl = config.alphaApiUrl;
+    let publicUrl = config.publicUrl?.replace(/\/+$/, '');
+    const alphaClients = (baseUrl: string) => ({
+      alpha: createAlphaClient({ baseUrl, accessToken: () => config.alphaAccessToken }),
+      alphaOAuth: createAlphaOAuthClient({
+        baseUrl: config.alphaOAuthUrl ?? baseUrl,
+        clientId: config.alphaClientId,
+        clientSecret: config.alphaClientSecret,
+      }),
+    });
     const runtime: Runtime = {
       config,
       database,
@@ -124,11 +139,13 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       jobs,
       clock,
       principals,
-      alpha: createAlphaClient({
-        // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
-        baseUrl: config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha',
-        accessToken: () => config.alphaAccessToken,
-      }),
+      // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
+      ...alphaClients(config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha'),
+      secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
+      publicUrl: () => {
+        if (!publicUrl) throw new Error('PUBLIC_URL is needed where this process does not serve HTTP');
+        return publicUrl;
+      },
     };
 
     let server: GatewayServer | undefined;
@@ -145,11 +162,20 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       const address = await server.app.listen({ port: config.port, host: config.host });
       url = address.replace('[::1]', 'localhost');
       alphaBaseUrl ??= `${url}/sandbox/alpha`;
-      runtime.alpha = createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken });
+      publicUrl ??= url;
+      Object.assign(runtime, alphaClients(alphaBaseUrl));
+    }
+    if (server && config.sandbox && !config.alphaApiUrl && config.isDevelopment && demo) {
+      // The demo's provider data: before the workers start, so the first import brings every reply state.
+      await addDemoReviews(createAlphaSandboxControl(alphaBaseUrl!)).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not add the demo reviews to the alpha sandbox');
+      });
     }
     if (config.role !== 'api') {
       await registerPostWorkers(runtime);
       await registerLocationWorkers(runtime);
+      await registerAccountWorkers(runtime);
+      await registerReviewWorkers(runtime);
     }
     // Runs first: no job starts while the server drains (running ones go on, and are awaited after it).
     steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });

@@ -36,7 +36,7 @@ describe('npm run cli', () => {
     expect(result.code).toBe(0);
     const demo = json(result.stdout);
     expect(Object.keys(demo).sort()).toEqual(['accounts', 'organization_id', 'token']);
-    expect(demo.accounts).toHaveLength(2);
+    expect(demo.accounts).toHaveLength(3);
 
     const accounts = await http(t.url, 'GET', '/organization/accounts', { token: demo.token });
     expect(accounts.status).toBe(200);

@@ -116,7 +116,7 @@ describe('the embedded PostgreSQL, run as root', () => {
     expect((await http(url!, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
     const organization = await http(url!, 'GET', '/organization', { token });
     expect(organization.status).toBe(200);
-    expect(organization.body.payload.accounts).toHaveLength(2);
+    expect(organization.body.payload.accounts).toHaveLength(3);
 
     // The CLI, in the same checkout without DATA_DIR, finds the same fallback and joins the running cluster.
     const cli = await runCli(['demo'], { EMBEDDED_PG_PORT: pgPort }, { root: checkout });

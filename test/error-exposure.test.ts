@@ -85,7 +85,7 @@ describe('in production', () => {
   let org: OrganizationFixture;
 
   beforeAll(async () => {
-    t = await startTestStack({ NODE_ENV: 'production' });
+    t = await startTestStack({ NODE_ENV: 'production', TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') });
     org = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 1 });
   });
   afterAll(() => t.close());

@@ -40,7 +40,7 @@ describe('npm start', () => {
       expect((await http(url!, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
       const organization = await http(url!, 'GET', '/organization', { token });
       expect(organization.status).toBe(200);
-      expect(organization.body.payload.accounts).toHaveLength(2);
+      expect(organization.body.payload.accounts).toHaveLength(3); // two of the demo's own, and Alice's bakeries imported from the sandbox
       const demoFile = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));
       expect(demoFile.token).toBe(token);
 

@@ -1,4 +1,7 @@
 import { Account } from '../account/account.entity';
+import { AlphaIdentity } from '../account/alpha-identity.entity';
+import { BillingSubscription } from '../billing/billing-subscription.entity';
+import { OAuthSession } from '../connection/oauth-session.entity';
 import { ApiToken } from '../auth/api-token.entity';
 import { LocationUpdateJob } from '../location/location-update-job.entity';
 import { Location } from '../location/location.entity';
@@ -7,6 +10,21 @@ import { UsageCounter } from '../limits/usage-counter.entity';
 import { Organization } from '../organization/organization.entity';
 import { IdempotencyKey } from '../post/idempotency-key.entity';
 import { Post } from '../post/post.entity';
+import { Review } from '../review/review.entity';
 
 /** Every persisted entity, listed once for the ORM. */
-export const entities = [Organization, Account, ApiToken, Location, LocationUpdateJob, Post, IdempotencyKey, RateLimitEvent, UsageCounter];
+export const entities = [
+  Organization,
+  Account,
+  AlphaIdentity,
+  OAuthSession,
+  BillingSubscription,
+  ApiToken,
+  Location,
+  LocationUpdateJob,
+  Review,
+  Post,
+  IdempotencyKey,
+  RateLimitEvent,
+  UsageCounter,
+];

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
+import { AccountSyncStatus } from '../account/account.enums';
 import { issueToken } from '../auth/token.service';
 import { Location } from '../location/location.entity';
 import { createOrganization } from '../auth/bootstrap';
@@ -60,6 +61,19 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
       const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });
       accounts.push({ id: account.id, token: secret, location_ids: locations.map((location) => location.id) });
     }
+    // An account of the alpha sandbox's own (Alice's bakeries), imported with its reviews by the first start's
+    // workers as a connected account is: reviews answered, unanswered, pending and rejected.
+    const bakery = tx.create(Account, {
+      organization,
+      name: 'Alice Bakery Group',
+      referenceId: 'demo-alice',
+      countryCodes: ['DE'],
+      alphaAccountId: '1001',
+      syncStatus: AccountSyncStatus.QUEUED,
+      syncProgress: { locations: 0, reviews: 0 },
+    });
+    const { secret } = issueToken(tx, organization, { account: bakery, label: 'demo account token' });
+    accounts.push({ id: bakery.id, token: secret, location_ids: [] });
     await tx.flush();
     return { organization_id: organization.id, token, accounts };
   });

@@ -47,7 +47,11 @@ export const errorCatalogue = {
   PAYLOAD_TOO_LARGE: { status: 413, shape: 'generic' },
   URI_TOO_LONG: { status: 414, shape: 'generic' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, shape: 'generic' },
+  /** The review is gone at the provider. */
+  REVIEW_DELETED: { status: 410, shape: 'generic' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, shape: 'generic' },
+  /** A reply to the review is being moderated. */
+  REPLY_IN_PROGRESS: { status: 409, shape: 'msgPayload' },
   RATE_LIMIT_EXCEEDED: { status: 429, shape: 'msgPayload' },
   QUOTA_REACHED: { status: 429, shape: 'msgPayload' },
   REQUEST_HEADERS_TOO_LARGE: { status: 431, shape: 'generic' },

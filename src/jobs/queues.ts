@@ -13,6 +13,10 @@ export interface QueuePayloads {
   'location-publish': { locationId: string };
   /** Send a QUEUED location update to the provider, then apply it. */
   'location-update': { jobId: string };
+  /** Import (or re-sync) a connected account's locations and reviews from the provider. */
+  'account-import': { accountId: string };
+  /** Ask the provider how the moderation of a review's reply is going. */
+  'review-reply-check': { reviewId: string; attempt: number };
 }
 
 export type QueueName = keyof QueuePayloads;
@@ -27,6 +31,7 @@ function isRecord(data: unknown): data is Record<string, unknown> {
 const hasPostId = (data: unknown): data is { postId: string } => isRecord(data) && typeof data.postId === 'string';
 const hasLocationId = (data: unknown): data is { locationId: string } => isRecord(data) && typeof data.locationId === 'string';
 const hasJobId = (data: unknown): data is { jobId: string } => isRecord(data) && typeof data.jobId === 'string';
+const hasAccountId = (data: unknown): data is { accountId: string } => isRecord(data) && typeof data.accountId === 'string';
 
 /**
  * Payloads come back from the database as `unknown`: these guards, one per queue, are the only way to a typed
@@ -39,6 +44,9 @@ const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayload
   'post-delete': hasPostId,
   'location-publish': hasLocationId,
   'location-update': hasJobId,
+  'account-import': hasAccountId,
+  'review-reply-check': (data): data is QueuePayloads['review-reply-check'] =>
+    isRecord(data) && typeof data.reviewId === 'string' && typeof data.attempt === 'number',
 };
 
 export const QUEUES = Object.keys(payloadGuards) as QueueName[];

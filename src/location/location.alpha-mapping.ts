@@ -122,3 +122,68 @@ export function alphaUpdateOf(location: LocationFields, fields: readonly Locatio
   const updateMask = fields === 'all' ? [...ALL_PATHS] : [...new Set(fields.map((field) => UPDATE_PATHS[field]))];
   return { location: alphaLocationOf(location), updateMask };
 }
+
+/** `{hours: 9}` -> `{hours: '09', minutes: '00'}`. */
+function ourTime(time: AlphaHoursTime | undefined): TimeOfDay {
+  return { hours: String(time?.hours ?? 0).padStart(2, '0'), minutes: String(time?.minutes ?? 0).padStart(2, '0') };
+}
+
+function ourPeriods(periods: readonly AlphaTimePeriod[] | undefined): HoursPeriod[] {
+  return (periods ?? []).map((period) => ({
+    openDay: period.openDay,
+    openTime: ourTime(period.openTime),
+    closeDay: period.closeDay,
+    closeTime: ourTime(period.closeTime),
+  }));
+}
+
+const ourDate = (date: { year: number; month: number; day: number }) =>
+  `${String(date.year).padStart(4, '0')}-${String(date.month).padStart(2, '0')}-${String(date.day).padStart(2, '0')}`;
+
+/** A category name of the provider as our category id (`categories/gcid:x` -> `gcid:x`). */
+const categoryId = (name: string) => (name.startsWith('categories/') ? name.slice('categories/'.length) : name);
+
+/** Our fields of a location the provider has (an import, or a re-sync): the reverse of alphaLocationOf. */
+export function locationFieldsOf(remote: AlphaLocation): Partial<Location> {
+  const [address, ...additionalAddressLines] = remote.storefrontAddress?.addressLines ?? [];
+  const primary = remote.categories?.primaryCategory;
+  const additional = remote.categories?.additionalCategories ?? [];
+  return {
+    name: remote.title ?? remote.name ?? 'Unnamed location',
+    referenceId: remote.storeCode ?? null,
+    categoryId: primary ? categoryId(primary.name) : null,
+    additionalCategoryIds: additional.map((category) => categoryId(category.name)),
+    categories: primary
+      ? {
+          primaryCategory: { name: categoryId(primary.name), displayName: primary.displayName ?? categoryId(primary.name) },
+          additionalCategories: additional.map((category) => ({ name: categoryId(category.name), displayName: category.displayName ?? categoryId(category.name) })),
+        }
+      : null,
+    address: address ?? null,
+    additionalAddressLines,
+    postal: remote.storefrontAddress?.postalCode ?? null,
+    city: remote.storefrontAddress?.locality ?? null,
+    countryCode: remote.storefrontAddress?.regionCode ?? remote.serviceArea?.regionCode ?? null,
+    administrativeArea: remote.storefrontAddress?.administrativeArea ?? null,
+    description: remote.profile?.description ?? null,
+    phoneNumber: remote.phoneNumbers?.primaryPhone ?? null,
+    additionalPhoneNumbers: remote.phoneNumbers?.additionalPhones ?? [],
+    websiteUri: remote.websiteUri ?? null,
+    latitude: remote.latlng?.latitude ?? null,
+    longitude: remote.latlng?.longitude ?? null,
+    regularHours: ourPeriods(remote.regularHours?.periods),
+    specialHours: (remote.specialHours?.specialHourPeriods ?? []).map((item) => ({
+      openDate: ourDate(item.startDate),
+      closeDate: item.endDate ? ourDate(item.endDate) : null,
+      isClosed: item.closed ?? false,
+      openTime: item.closed ? null : ourTime(item.openTime),
+      closeTime: item.closed ? null : ourTime(item.closeTime),
+    })),
+    moreHours: (remote.moreHours ?? []).map((item) => ({ hoursTypeId: item.hoursTypeId, periods: ourPeriods(item.periods) })),
+    serviceItems: remote.serviceItems ?? [],
+    serviceArea: remote.serviceArea ?? null,
+    placeId: remote.metadata?.placeId ?? null,
+    serviceAreaPlaceIds: (remote.serviceArea?.places?.placeInfos ?? []).map((place) => place.placeId),
+    serviceAreaPlaceNames: (remote.serviceArea?.places?.placeInfos ?? []).map((place) => place.placeName),
+  };
+}

@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { accountAccessToken } from '../account/alpha-tokens';
 import type { JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
@@ -34,9 +35,10 @@ export async function publishLocation(runtime: Runtime, payload: QueuePayloads['
   let location = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!location || location.connected || !location.account.alphaAccountId) return;
   try {
+    const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, location.account.id) };
     const remote = await runtime.alpha.createLocation(
       { accountId: location.account.alphaAccountId, location: alphaLocationOf(location), requestId: location.id },
-      { signal: job.signal },
+      call,
     );
     for (;;) {
       const sentVersion = location.version;
@@ -50,7 +52,7 @@ export async function publishLocation(runtime: Runtime, payload: QueuePayloads['
         return null;
       });
       if (!latest) return;
-      await runtime.alpha.updateLocation({ name: remote.name!, ...alphaUpdateOf(latest, 'all') }, { signal: job.signal });
+      await runtime.alpha.updateLocation({ name: remote.name!, ...alphaUpdateOf(latest, 'all') }, call);
       location = latest;
     }
   } catch (error) {
@@ -103,7 +105,10 @@ export async function runLocationUpdate(runtime: Runtime, payload: QueuePayloads
   try {
     // Only an update of a connected location is queued.
     const changed = { ...location, ...update.changes } as Location;
-    await runtime.alpha.updateLocation({ name: location.alphaLocationName!, ...alphaUpdateOf(changed, update.fields) }, { signal: job.signal });
+    await runtime.alpha.updateLocation(
+      { name: location.alphaLocationName!, ...alphaUpdateOf(changed, update.fields) },
+      { signal: job.signal, accessToken: await accountAccessToken(runtime, update.account.id) },
+    );
   } catch (error) {
     const { failure, final } = providerFailure(error, job);
     await changeJob(runtime, update.id, (current) => {

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { accountAccessToken } from '../account/alpha-tokens';
 import type { JobContext } from '../jobs/job-engine';
+import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
 import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
@@ -16,6 +18,11 @@ export function checkDelayMs(attempt: number): number {
 
 function lastErrorOf(error: AlphaProviderError, now: Date): PostLastError {
   return { status: error.status, reason: error.reason, message: error.message, details: error.details, at: now.toISOString() };
+}
+
+/** The provider call options of a post's job: its stop signal, and its account's access token. */
+async function callOptionsOf(runtime: Runtime, accountId: string, job: JobContext): Promise<AlphaCallOptions> {
+  return { signal: job.signal, accessToken: await accountAccessToken(runtime, accountId) };
 }
 
 /** `accounts/<a>/locations/<l>` -> the provider's account and location ids. */
@@ -77,7 +84,9 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
   const now = runtime.clock.now();
   let followUp: Date | null = null;
   let orphan: string | null = null;
+  let accountId = '';
   await changePost(runtime, postId, async (post, em) => {
+    accountId = post.account.id;
     if (post.state === PostState.DELETED) {
       // Deleted while the provider was creating it: remove what was created.
       orphan = remote.name ?? null;
@@ -99,7 +108,7 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
   });
   if (orphan) {
     // The post is DELETED either way; a provider copy that could not be removed is worth an operator's look.
-    await runtime.alpha.deleteLocalPost(orphan, { signal: job.signal }).catch((error: unknown) => {
+    await runtime.alpha.deleteLocalPost(orphan, await callOptionsOf(runtime, accountId, job)).catch((error: unknown) => {
       job.log.warn({ err: error, providerName: orphan }, 'could not delete the provider copy of a post deleted while it was published');
     });
   }
@@ -116,7 +125,7 @@ export async function publishPost(runtime: Runtime, payload: QueuePayloads['post
       ...providerIds(post.location.alphaLocationName!),
       post: post.params as AlphaLocalPost,
       requestId: post.id,
-    }, { signal: job.signal });
+    }, await callOptionsOf(runtime, post.account.id, job));
   } catch (error) {
     return recordProviderFailure(runtime, post.id, error, job);
   }
@@ -129,7 +138,7 @@ export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-c
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   let remote: AlphaLocalPost;
   try {
-    remote = await runtime.alpha.getLocalPost(post.providerName, { signal: job.signal });
+    remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   } catch (error) {
     return recordProviderFailure(runtime, post.id, error, job);
   }
@@ -141,7 +150,7 @@ export async function deletePostAtProvider(runtime: Runtime, payload: QueuePaylo
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
   try {
-    await runtime.alpha.deleteLocalPost(post.providerName, { signal: job.signal });
+    await runtime.alpha.deleteLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   } catch (error) {
     // Already gone at the provider is what we wanted.
     if (!(error instanceof AlphaProviderError && error.status === 404)) return recordProviderFailure(runtime, post.id, error, job);

@@ -80,7 +80,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
             throw result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
           }
           const payload = keep(record.present(result.data));
-          const body = route.envelope === 'spread' ? { success: true, ...(payload as Record<string, unknown>) } : { success: true, payload };
+          const body = envelop(route, payload);
           return send(reply, route.successStatus, body, ctx.responseHeaders);
         } catch (error) {
           const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
@@ -122,4 +122,11 @@ function fieldSelector(route: RestRoute, record: CompiledRecord): (query: Record
       return { ...members, [selection.list]: items.map((item) => Object.fromEntries(fields.map((name) => [name, item[name]]))) };
     };
   };
+}
+
+/** The success body of a route: its payload in the route's envelope. */
+function envelop(route: RestRoute, payload: unknown): Record<string, unknown> {
+  if (route.envelope === 'spread') return { success: true, ...(payload as Record<string, unknown>) };
+  if (typeof route.envelope === 'object') return { ...(payload as Record<string, unknown>), ...route.envelope.bare };
+  return { success: true, payload };
 }

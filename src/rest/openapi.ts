@@ -114,6 +114,15 @@ function successSchema(route: RestRoute, schema: GraphQLSchema): Record<string, 
       additionalProperties: false,
     };
   }
+  if (typeof route.envelope === 'object') {
+    const constants = route.envelope.bare;
+    return {
+      type: 'object',
+      required: [...((payload.required as string[]) ?? []), ...Object.keys(constants)],
+      properties: { ...(payload.properties as object), ...Object.fromEntries(Object.entries(constants).map(([key, value]) => [key, { const: value }])) },
+      additionalProperties: false,
+    };
+  }
   return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
 }
 

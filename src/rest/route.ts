@@ -55,9 +55,10 @@ export interface RestRoute<TData = any, TVariables extends Record<string, unknow
   missingFieldsError?: boolean;
   /**
    * `payload` (default): `{success: true, payload: <record>}`. `spread`: the record's own members beside `success`
-   * (`{success: true, data: [...], found, page, per_page}`).
+   * (`{success: true, data: [...], found, page, per_page}`). `{bare}`: the record's members and these constant ones,
+   * without `success` (the account-connection flows' `{url, external_api: true}`).
    */
-  envelope?: 'payload' | 'spread';
+  envelope?: 'payload' | 'spread' | { bare: Record<string, string | number | boolean> };
 }
 
 /**

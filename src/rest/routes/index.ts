@@ -1,8 +1,17 @@
 import type { RestRoute } from '../route';
 import { businessProfileRoutes } from './business-profile.routes';
+import { connectionRoutes } from './connection.routes';
 import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
 import { postRoutes } from './post.routes';
+import { reviewRoutes } from './review.routes';
 
 /** The route table: every documented REST path. A resource adds its file here. */
-export const routeTable: readonly RestRoute[] = [...organizationRoutes, ...businessProfileRoutes, ...locationRoutes, ...postRoutes];
+export const routeTable: readonly RestRoute[] = [
+  ...organizationRoutes,
+  ...businessProfileRoutes,
+  ...connectionRoutes,
+  ...locationRoutes,
+  ...postRoutes,
+  ...reviewRoutes,
+];

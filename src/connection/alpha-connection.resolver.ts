@@ -1,0 +1,82 @@
+import { Arg, Ctx, Field, ID, Mutation, ObjectType, Resolver } from 'type-graphql';
+import { Account } from '../account/account.entity';
+import type { Context } from '../graphql/context';
+import {
+  connectAlphaAccount,
+  disconnectAlphaAccount,
+  generateAlphaConsentUrl,
+  reconnectAlphaAccount,
+  type FlowOutcome,
+} from './alpha-connection.service';
+
+@ObjectType({ description: 'Where to send the person for their consent at the alpha provider.' })
+export class AlphaConsentUrl {
+  @Field()
+  url!: string;
+}
+
+@ObjectType({ description: 'The outcome of connect, reconnect or disconnect, and the URL to send the person to (it carries the outcome too).' })
+export class AlphaConnectionOutcome implements FlowOutcome {
+  @Field()
+  url!: string;
+
+  @Field(() => String, { description: 'success, success_reconnect, success_disconnect or error.' })
+  status!: FlowOutcome['status'];
+
+  @Field(() => String, { nullable: true, description: 'With status error: ACCOUNT_ALREADY_CONNECTED, TOO_MANY_REQUESTS, NO_LOCATION_FOUND, NotFoundException, or a message.' })
+  errorMessage!: string | null;
+
+  @Field(() => Account, { nullable: true, description: 'The account connected or reconnected.' })
+  account!: Account | null;
+}
+
+const externalApiArg = { nullable: true, defaultValue: true, description: 'Must be true (the document’s external_api).' } as const;
+
+@Resolver()
+export class AlphaConnectionResolver {
+  @Mutation(() => AlphaConsentUrl, { description: 'Starts connecting an alpha account: the consent URL to send the person to.' })
+  generateAlphaConsentUrl(
+    @Arg('redirectUrl') redirectUrl: string,
+    @Arg('state', () => String, { nullable: true }) state: string | null,
+    @Ctx() ctx: Context,
+  ): Promise<AlphaConsentUrl> {
+    return generateAlphaConsentUrl(ctx, { redirectUrl, state });
+  }
+
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Completes a connection after the consent: imports the account, its locations and reviews.' })
+  connectAlphaAccount(
+    @Arg('alphaId', () => ID, { description: 'The person at the provider (the callback’s alphaId).' }) alphaId: string,
+    @Arg('id', () => ID, { description: 'The provider account to connect.' }) id: string,
+    @Arg('billingId', () => ID, { description: 'The organization (the callback’s billing_id).' }) billingId: string,
+    @Arg('state', () => String, { nullable: true }) state: string | null,
+    @Arg('uid', () => String, { nullable: true }) uid: string | null,
+    @Arg('externalApi', () => Boolean, externalApiArg) externalApi: boolean,
+    @Ctx() ctx: Context,
+  ): Promise<AlphaConnectionOutcome> {
+    return connectAlphaAccount(ctx, { alphaId, id, billingId, state, uid, externalApi });
+  }
+
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Disconnects an account: it leaves the organization with its locations, posts and reviews.' })
+  disconnectAlphaAccount(
+    @Arg('alphaId', () => ID, { description: 'The account to disconnect (ours, or the provider’s id).' }) alphaId: string,
+    @Arg('id', () => ID, { nullable: true, description: 'The profile id; used when alphaId names no account.' }) id: string | null,
+    @Arg('state', () => String, { nullable: true }) state: string | null,
+    @Arg('uid', () => String, { nullable: true }) uid: string | null,
+    @Arg('externalApi', () => Boolean, externalApiArg) externalApi: boolean,
+    @Ctx() ctx: Context,
+  ): Promise<AlphaConnectionOutcome> {
+    return disconnectAlphaAccount(ctx, { alphaId, id, state, uid, externalApi });
+  }
+
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Refreshes a connection’s tokens and re-syncs the account.' })
+  reconnectAlphaAccount(
+    @Arg('alphaId', () => ID, { description: 'The person at the provider (the callback’s alphaId).' }) alphaId: string,
+    @Arg('id', () => ID, { description: 'The account (ours, or the provider’s id).' }) id: string,
+    @Arg('state', () => String, { nullable: true }) state: string | null,
+    @Arg('uid', () => String, { nullable: true }) uid: string | null,
+    @Arg('externalApi', () => Boolean, externalApiArg) externalApi: boolean,
+    @Ctx() ctx: Context,
+  ): Promise<AlphaConnectionOutcome> {
+    return reconnectAlphaAccount(ctx, { alphaId, id, state, uid, externalApi });
+  }
+}

@@ -1,0 +1,373 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requirePrincipal } from '../access/guards';
+import type { Principal } from '../access/principal';
+import { Account } from '../account/account.entity';
+import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
+import { AlphaIdentity } from '../account/alpha-identity.entity';
+import { identityAccessToken } from '../account/alpha-tokens';
+import { updateSubscriptionQuantity } from '../billing/billing.service';
+import { DomainError } from '../errors/domain-error';
+import { Organization } from '../organization/organization.entity';
+import { AlphaProviderError } from '../providers/alpha/alpha.errors';
+import { AlphaOAuthError } from '../providers/alpha/alpha.errors';
+import { createAlphaPkce } from '../providers/alpha/alpha.oauth';
+import { ALPHA_CONNECT_SCOPES, ALPHA_SCOPE_BUSINESS_MANAGE } from '../providers/alpha/alpha.types';
+import type { RequestScope } from '../request-scope';
+import type { Runtime } from '../runtime';
+import { isId } from '../shared/ids';
+import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
+import { checkRedirectUrl, redirectWith } from './redirect-url';
+
+/**
+ * Connecting alpha accounts (the document's "Alpha account connection", product-decisions §7): generate-url, the
+ * provider's consent, our callback, then connect; reconnect and disconnect later. The flows answer with URLs to
+ * send the person to: outcomes travel in their query parameters, as the document writes them.
+ */
+
+/** More connections of one organization in progress than this: TOO_MANY_REQUESTS. */
+const MAX_CONNECTIONS_IN_PROGRESS = 3;
+export const ACCOUNT_INFO_FAILED = 'Failed to retrieve account information from the alpha provider';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const randomToken = () => randomBytes(32).toString('base64url');
+
+/** Where the provider sends the person back: our callback, under the service's public address. */
+export function alphaCallbackUrl(runtime: Runtime): string {
+  return `${runtime.publicUrl()}/oauth/alpha/callback`;
+}
+
+/**
+ * Starts a consent: a single-use session (our state, hashed; the caller's state and redirect_url; a PKCE verifier,
+ * sealed; an expiry) and the provider's authorize URL asking for offline access and the three permissions.
+ */
+export async function generateAlphaConsentUrl(scope: RequestScope, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string }> {
+  const principal = requirePrincipal(scope);
+  const { runtime } = scope;
+  const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: !runtime.config.isDevelopment });
+  const state = randomToken();
+  const pkce = createAlphaPkce();
+  const now = runtime.clock.now();
+  scope.em.create(OAuthSession, {
+    organization: scope.em.getReference(Organization, principal.organizationId),
+    stateHash: sha256(state),
+    callerState: input.state ?? null,
+    redirectUrl,
+    codeVerifier: runtime.secrets.seal(pkce.codeVerifier),
+    expiresAt: new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000),
+    createdAt: now,
+  });
+  await scope.em.flush();
+  const url = runtime.alphaOAuth.authorizeUrl({
+    redirectUri: alphaCallbackUrl(runtime),
+    state,
+    codeChallenge: pkce.codeChallenge,
+    scopes: ALPHA_CONNECT_SCOPES,
+  });
+  return { url };
+}
+
+/** What the callback does: send the person on, or (no session to send them to) refuse. */
+export type CallbackOutcome = { redirect: string } | { refusal: string };
+
+/**
+ * The provider's redirect back. The session is taken once, atomically; then the code is exchanged (with the PKCE
+ * verifier), the business permission checked, the person identified, and their tokens kept sealed. The person goes
+ * to the stored redirect_url, with the document's success parameters or its `error`.
+ */
+export async function completeAlphaConsent(
+  runtime: Runtime,
+  query: { state?: string; code?: string; error?: string; scope?: string },
+): Promise<CallbackOutcome> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  const now = runtime.clock.now();
+  const session = query.state ? await em.findOne(OAuthSession, { stateHash: sha256(query.state) }, { populate: ['codeVerifier'] }) : null;
+  if (!session) return { refusal: 'This consent is unknown to the service: start again from your application.' };
+  const fail = async (error: 'access_denied' | 'invalid_state' | 'invalid_grant' | 'oauth_error'): Promise<CallbackOutcome> => {
+    await em.nativeUpdate(OAuthSession, { id: session.id, status: OAuthSessionStatus.PENDING }, { status: OAuthSessionStatus.FAILED, completedAt: now });
+    return { redirect: redirectWith(session.redirectUrl, { error, state: session.callerState }) };
+  };
+  // Single use: of two callbacks with one state, one takes it; an expired state is refused.
+  const taken = await em.nativeUpdate(
+    OAuthSession,
+    { id: session.id, status: OAuthSessionStatus.PENDING, expiresAt: { $gt: now } },
+    { status: OAuthSessionStatus.FAILED, completedAt: now },
+  );
+  if (taken === 0) return { redirect: redirectWith(session.redirectUrl, { error: 'invalid_state', state: session.callerState }) };
+  if (query.error) return fail(query.error === 'access_denied' ? 'access_denied' : 'oauth_error');
+  if (!query.code) return fail('oauth_error');
+
+  let tokens;
+  try {
+    tokens = await runtime.alphaOAuth.exchangeCode({
+      code: query.code,
+      redirectUri: alphaCallbackUrl(runtime),
+      codeVerifier: runtime.secrets.open(session.codeVerifier),
+    });
+  } catch {
+    return fail('oauth_error');
+  }
+  const scopes = tokens.scope.split(' ').filter(Boolean);
+  if (!scopes.includes(ALPHA_SCOPE_BUSINESS_MANAGE)) {
+    // Without it the tokens are of no use to us: give them back.
+    await runtime.alphaOAuth.revoke(tokens.refresh_token ?? tokens.access_token).catch(() => undefined);
+    return fail('invalid_grant');
+  }
+  let person;
+  try {
+    person = await runtime.alphaOAuth.userInfo(tokens.access_token);
+  } catch {
+    return fail('oauth_error');
+  }
+
+  const identity = await em.transactional(async (tx) => {
+    const existing = await tx.findOne(AlphaIdentity, { organization: session.organization, subject: person.sub }, { populate: ['refreshToken'] });
+    const fields = {
+      email: person.email ?? null,
+      name: person.name ?? null,
+      accessToken: runtime.secrets.seal(tokens.access_token),
+      accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
+      scopes,
+      redirectUrl: session.redirectUrl,
+      updatedAt: now,
+      // A consent without offline access keeps the refresh token of an earlier one.
+      ...(tokens.refresh_token ? { refreshToken: runtime.secrets.seal(tokens.refresh_token) } : {}),
+    };
+    const kept = existing ? Object.assign(existing, fields) : tx.create(AlphaIdentity, { organization: session.organization, subject: person.sub, ...fields, createdAt: now });
+    const current = await tx.findOneOrFail(OAuthSession, session.id);
+    current.status = OAuthSessionStatus.AUTHORIZED;
+    current.identity = kept;
+    current.tokenRefreshed = Boolean(tokens.refresh_token);
+    // Connect follows within the same time allowed for the consent.
+    current.expiresAt = new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000);
+    return kept;
+  });
+  return {
+    redirect: redirectWith(session.redirectUrl, {
+      uid: 'null',
+      alphaId: identity.subject,
+      billing_id: session.organization.id,
+      token_refreshed: String(Boolean(tokens.refresh_token)),
+      external_api: 'true',
+      state: session.callerState,
+    }),
+  };
+}
+
+/** The answer of connect, reconnect and disconnect: where to send the person, and what happened (for GraphQL). */
+export interface FlowOutcome {
+  url: string;
+  status: 'success' | 'success_disconnect' | 'success_reconnect' | 'error';
+  errorMessage: string | null;
+  account: Account | null;
+}
+
+function errorOutcome(redirectUrl: string, message: string, state: string | null | undefined): FlowOutcome {
+  return { url: redirectWith(redirectUrl, { status: 'error', error_message: message, state }), status: 'error', errorMessage: message, account: null };
+}
+
+function requireExternalApi(externalApi: boolean | null | undefined): void {
+  if (externalApi !== true) throw DomainError.badInput('external_api must be true');
+}
+
+/** `accounts/1001` or `1001` -> `1001`: the provider's account id as we keep it. */
+function providerAccountId(id: string): string {
+  return id.startsWith('accounts/') ? id.slice('accounts/'.length) : id;
+}
+
+export interface ConnectArgs {
+  uid?: string | null;
+  alphaId: string;
+  id: string;
+  billingId: string;
+  externalApi?: boolean | null;
+  state?: string | null;
+}
+
+/**
+ * Connects the provider account `id` of the person `alphaId` to the organization: the account is created here at
+ * once, and a job imports its locations and reviews (progress on the account). The answer is the consent's
+ * redirect_url with the outcome.
+ */
+export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs): Promise<FlowOutcome> {
+  const principal = requirePrincipal(scope);
+  requireExternalApi(args.externalApi);
+  if (args.billingId !== principal.organizationId) throw DomainError.badInput('billing_id is not the organization of this token');
+  const { runtime } = scope;
+  const now = runtime.clock.now();
+  const session = await scope.em.findOne(
+    OAuthSession,
+    {
+      organization: principal.organizationId,
+      status: OAuthSessionStatus.AUTHORIZED,
+      identity: { subject: args.alphaId },
+      expiresAt: { $gt: now },
+      ...(args.state !== undefined && args.state !== null ? { callerState: args.state } : {}),
+    },
+    { orderBy: { createdAt: 'desc' }, populate: ['identity'] },
+  );
+  if (!session?.identity) throw DomainError.notFound('Consent (complete the consent first: generate-url, then the callback)');
+  const identity = session.identity;
+  const state = session.callerState;
+  const alphaAccountId = providerAccountId(args.id.trim());
+  if (!alphaAccountId) throw DomainError.badInput('id must name the account to connect');
+
+  const inProgress = await scope.em.count(Account, { organization: principal.organizationId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } });
+  if (inProgress >= MAX_CONNECTIONS_IN_PROGRESS) return errorOutcome(session.redirectUrl, 'TOO_MANY_REQUESTS', state);
+  if (await scope.em.count(Account, { organization: principal.organizationId, alphaAccountId })) {
+    return errorOutcome(session.redirectUrl, 'ACCOUNT_ALREADY_CONNECTED', state);
+  }
+
+  let accountName: string;
+  try {
+    const accessToken = await identityAccessToken(runtime, identity.id);
+    const remote = await runtime.alpha.getAccount(`accounts/${alphaAccountId}`, { accessToken });
+    accountName = remote.accountName ?? `accounts/${alphaAccountId}`;
+    const firstPage = await runtime.alpha.listLocations({ accountId: alphaAccountId, pageSize: 1 }, { accessToken });
+    if (firstPage.locations.length === 0) return errorOutcome(session.redirectUrl, 'NO_LOCATION_FOUND', state);
+  } catch (error) {
+    if (error instanceof AlphaProviderError) return errorOutcome(session.redirectUrl, ACCOUNT_INFO_FAILED, state);
+    return errorOutcome(session.redirectUrl, error instanceof Error ? error.message : String(error), state);
+  }
+
+  let account: Account;
+  try {
+    account = await scope.em.transactional(async (em) => {
+      const created = em.create(Account, {
+        organization: em.getReference(Organization, principal.organizationId),
+        name: accountName,
+        alphaAccountId,
+        alphaIdentity: em.getReference(AlphaIdentity, identity.id),
+        syncStatus: AccountSyncStatus.QUEUED,
+        syncProgress: { locations: 0, reviews: 0 },
+        createdAt: now,
+      });
+      await em.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
+      await em.flush();
+      await runtime.jobs.enqueue(em, 'account-import', { accountId: created.id });
+      return created;
+    });
+  } catch (error) {
+    // Another request connected it meanwhile (unique per organization).
+    if (error instanceof UniqueConstraintViolationException) return errorOutcome(session.redirectUrl, 'ACCOUNT_ALREADY_CONNECTED', state);
+    throw error;
+  }
+  return {
+    url: redirectWith(session.redirectUrl, { status: 'success', alpha_profile_id: account.id, business_name: account.name, state }),
+    status: 'success',
+    errorMessage: null,
+    account,
+  };
+}
+
+/** The organization's account a flow names: by our id, or by the provider's account id. */
+async function accountOfFlow(em: EntityManager, principal: Principal, ids: (string | null | undefined)[]): Promise<Account | null> {
+  for (const id of ids.map((value) => value?.trim()).filter((value): value is string => Boolean(value))) {
+    const account = await em.findOne(
+      Account,
+      isId(id) ? { organization: principal.organizationId, id } : { organization: principal.organizationId, alphaAccountId: providerAccountId(id) },
+      { populate: ['alphaIdentity'] },
+    );
+    if (account) return account;
+  }
+  return null;
+}
+
+export interface DisconnectArgs {
+  uid?: string | null;
+  alphaId: string;
+  id?: string | null;
+  externalApi?: boolean | null;
+  state?: string | null;
+}
+
+/**
+ * Disconnects an account, its four effects in order (in one transaction; the provider's token revocation, which
+ * is not ours, after it): the account leaves the person's connected accounts; the person's tokens are removed when
+ * no other account uses them; the account leaves the organization (with its locations, posts, reviews and update
+ * jobs); the subscription counts the locations left.
+ */
+export async function disconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
+  const principal = requirePrincipal(scope);
+  requireExternalApi(args.externalApi);
+  const { runtime } = scope;
+  const account = await accountOfFlow(scope.em, principal, [args.alphaId, args.id]);
+  if (!account) throw DomainError.notFound('Account');
+  const identity = account.alphaIdentity;
+  if (!identity) throw new DomainError('CONFLICT', 'This account was not connected through the alpha consent: there is nothing to disconnect');
+  const now = runtime.clock.now();
+  const revoke = await scope.em.transactional(async (em) => {
+    const current = await em.findOneOrFail(Account, account.id);
+    // 1. out of the person's connected accounts
+    current.alphaIdentity = null;
+    await em.flush();
+    // 2. their tokens, unless another account still uses them
+    const others = await em.count(Account, { alphaIdentity: identity.id });
+    let sealed: string | null = null;
+    if (others === 0) {
+      const kept = await em.findOneOrFail(AlphaIdentity, identity.id, { populate: ['refreshToken', 'accessToken'] });
+      sealed = kept.refreshToken ?? kept.accessToken;
+      em.remove(kept);
+    }
+    // 3. out of the organization
+    em.remove(current);
+    await em.flush();
+    // 4. the subscription
+    await updateSubscriptionQuantity(em, principal.organizationId, now);
+    return sealed;
+  });
+  if (revoke) await runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)).catch(() => undefined);
+  return {
+    url: redirectWith(identity.redirectUrl, { status: 'success_disconnect', state: args.state, account_id: account.id }),
+    status: 'success_disconnect',
+    errorMessage: null,
+    account: null,
+  };
+}
+
+/**
+ * Refreshes a connection: the person's refresh token gives a new access token, the account's connection is marked
+ * refreshed, and a full re-sync (the document's data export) is queued. NotFoundException when the account, its
+ * consent or the refresh token is missing or refused; other failures pass their text on.
+ */
+export async function reconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
+  const principal = requirePrincipal(scope);
+  requireExternalApi(args.externalApi);
+  const { runtime } = scope;
+  const identity = await scope.em.findOne(AlphaIdentity, { organization: principal.organizationId, subject: args.alphaId }, { populate: ['refreshToken'] });
+  if (!identity) throw DomainError.notFound('Consent');
+  const account = await accountOfFlow(scope.em, principal, [args.id]);
+  if (!account || account.alphaIdentity?.id !== identity.id || !identity.refreshToken) {
+    return errorOutcome(identity.redirectUrl, 'NotFoundException', args.state);
+  }
+  const now = runtime.clock.now();
+  try {
+    const refreshed = await runtime.alphaOAuth.refresh(runtime.secrets.open(identity.refreshToken));
+    await scope.em.transactional(async (em) => {
+      const kept = await em.findOneOrFail(AlphaIdentity, identity.id);
+      kept.accessToken = runtime.secrets.seal(refreshed.access_token);
+      kept.accessTokenExpiresAt = new Date(now.getTime() + refreshed.expires_in * 1000);
+      if (refreshed.refresh_token) kept.refreshToken = runtime.secrets.seal(refreshed.refresh_token);
+      kept.updatedAt = now;
+      const current = await em.findOneOrFail(Account, account.id);
+      current.syncStatus = AccountSyncStatus.QUEUED;
+      current.syncError = null;
+      await em.flush();
+      await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
+    });
+  } catch (error) {
+    if (isRefusedRefreshToken(error)) return errorOutcome(identity.redirectUrl, 'NotFoundException', args.state);
+    return errorOutcome(identity.redirectUrl, error instanceof Error ? error.message : String(error), args.state);
+  }
+  return {
+    url: redirectWith(identity.redirectUrl, { status: 'success_reconnect', state: args.state, account_id: account.id }),
+    status: 'success_reconnect',
+    errorMessage: null,
+    account,
+  };
+}
+
+function isRefusedRefreshToken(error: unknown): boolean {
+  return error instanceof AlphaOAuthError && error.error === 'invalid_grant';
+}

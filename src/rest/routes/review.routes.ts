@@ -1,0 +1,20 @@
+import { RestAnswerReviewDocument } from '../../generated/graphql';
+import { body, defineRoute, query } from '../route';
+
+export const reviewRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/review/answer',
+    summary: 'Replies to a review of the account; the provider moderates the reply (PENDING, then ACTIVE or REJECTED).',
+    tag: 'Reviews',
+    operation: RestAnswerReviewDocument,
+    variables: {
+      accountId: query('account_id', 'required with an organization token; ignored with an account token'),
+      reviewId: body('review_id', 'the review’s resource name: accounts/<account>/locations/<location>/reviews/<review>'),
+      answer: body('answer', 'the reply, 1 to 4096 bytes'),
+    },
+    successStatus: 200,
+    payload: { times: 'epochMs', at: 'answerReview.message' },
+    errors: ['REPLY_IN_PROGRESS', 'REVIEW_DELETED', 'SERVICE_UNAVAILABLE'],
+  }),
+];

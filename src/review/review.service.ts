@@ -1,0 +1,123 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { resolveAccountScope } from '../account/account.access';
+import { accountAccessToken } from '../account/alpha-tokens';
+import { DomainError } from '../errors/domain-error';
+import { findLocationOfAccount } from '../location/location.service';
+import { AlphaProviderError } from '../providers/alpha/alpha.errors';
+import { ALPHA_REVIEW_REPLY_MAX_BYTES } from '../providers/alpha/alpha.types';
+import type { RequestScope } from '../request-scope';
+import { findPlain } from '../shared/entity-snapshot';
+import { isId } from '../shared/ids';
+import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
+import { Review } from './review.entity';
+import { ReviewReplyState } from './review.enums';
+
+export interface ReviewFilter {
+  accountId?: string | null;
+  locationId: string;
+  /** 1 to 5 stars. */
+  starRating?: number | null;
+  /** true: only reviews with a reply; false: only those without. */
+  replied?: boolean | null;
+  replyState?: ReviewReplyState | null;
+}
+
+/** A location's reviews still at the provider, newest first (they are imported oldest first, so ids follow their age). */
+export async function listReviews(scope: RequestScope, filter: ReviewFilter, slice: SliceRequest): Promise<Slice<Review>> {
+  const accountId = await resolveAccountScope(scope, filter.accountId);
+  const location = await findLocationOfAccount(scope.em, accountId, filter.locationId);
+  if (filter.starRating !== undefined && filter.starRating !== null && (filter.starRating < 1 || filter.starRating > 5)) {
+    throw DomainError.badInput('starRating must be 1 to 5');
+  }
+  const where: Record<string, unknown> = { location: location.id, deletedAt: null };
+  if (filter.starRating) where.starRating = filter.starRating;
+  if (filter.replied === true) where.replyComment = { $ne: null };
+  if (filter.replied === false) where.replyComment = null;
+  if (filter.replyState) where.replyState = filter.replyState;
+  const [rows, totalCount] = await Promise.all([
+    findPlain(scope.em, Review, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
+    scope.em.count(Review, where),
+  ]);
+  return sliceOf(rows, slice.first, totalCount);
+}
+
+/** One review of the account, by our id or by its resource name (404 otherwise). */
+export async function getReview(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Review> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const [review] = await findPlain(scope.em, Review, isId(args.id) ? { id: args.id, account: accountId } : { name: args.id, account: accountId }, { limit: 1 });
+  if (!review) throw DomainError.notFound('Review');
+  return review;
+}
+
+export interface AnswerReviewOutcome {
+  message: string;
+  review: Review;
+}
+
+const inProgress = () =>
+  new DomainError('REPLY_IN_PROGRESS', 'A reply to this review is being moderated', {
+    payload: { msg: 'A reply to this review is already in progress: wait until the provider has moderated it' },
+  });
+
+async function markDeleted(em: EntityManager, reviewId: string, now: Date): Promise<void> {
+  await em.nativeUpdate(Review, { id: reviewId, deletedAt: null }, { deletedAt: now });
+}
+
+/**
+ * Replies to a review of the caller's account (product-decisions §8): 1 to 4096 bytes; 409 REPLY_IN_PROGRESS while
+ * a reply is moderated; the provider is asked for the review first, and one it no longer has is marked deleted and
+ * answered 410. The reply is claimed in one conditional statement (so of concurrent replies one goes out), sent,
+ * and a job follows its moderation to ACTIVE or REJECTED.
+ */
+export async function answerReview(scope: RequestScope, args: { accountId?: string | null; reviewId: string; answer: string }): Promise<AnswerReviewOutcome> {
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const answer = args.answer.trim();
+  const bytes = Buffer.byteLength(answer, 'utf8');
+  if (bytes < 1 || bytes > ALPHA_REVIEW_REPLY_MAX_BYTES) throw DomainError.badInput(`answer must be 1 to ${ALPHA_REVIEW_REPLY_MAX_BYTES} bytes of text`);
+  const review = await scope.em.findOne(Review, { name: args.reviewId, account: accountId });
+  if (!review) throw DomainError.notFound('Review');
+  if (review.deletedAt) throw new DomainError('REVIEW_DELETED', 'The review was deleted');
+  if (review.replyState === ReviewReplyState.PENDING) throw inProgress();
+  const { runtime } = scope;
+  const accessToken = await accountAccessToken(runtime, accountId);
+  const now = runtime.clock.now();
+  try {
+    await runtime.alpha.getReview(review.name, { accessToken });
+  } catch (error) {
+    if (error instanceof AlphaProviderError && error.status === 404) {
+      await markDeleted(scope.em, review.id, now);
+      throw new DomainError('REVIEW_DELETED', 'The review was deleted');
+    }
+    throw providerUnavailable(error);
+  }
+  const previous = { replyComment: review.replyComment, replyUpdateTime: review.replyUpdateTime, replyState: review.replyState };
+  const claimed = await scope.em.nativeUpdate(
+    Review,
+    { id: review.id, $or: [{ replyState: null }, { replyState: { $ne: ReviewReplyState.PENDING } }] },
+    { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING },
+  );
+  if (claimed === 0) throw inProgress();
+  let reply;
+  try {
+    reply = await runtime.alpha.replyToReview(review.name, answer, { accessToken });
+  } catch (error) {
+    await scope.em.nativeUpdate(Review, { id: review.id, replyState: ReviewReplyState.PENDING }, previous);
+    if (error instanceof AlphaProviderError && error.status === 404) {
+      await markDeleted(scope.em, review.id, now);
+      throw new DomainError('REVIEW_DELETED', 'The review was deleted');
+    }
+    throw providerUnavailable(error);
+  }
+  const updated = await scope.em.transactional(async (em) => {
+    const current = await em.findOneOrFail(Review, review.id, { refresh: true });
+    current.replyUpdateTime = new Date(reply.updateTime);
+    await runtime.jobs.enqueue(em, 'review-reply-check', { reviewId: review.id, attempt: 0 });
+    return current;
+  });
+  return { message: 'The reply was sent; the provider is moderating it', review: updated };
+}
+
+function providerUnavailable(error: unknown): DomainError {
+  const detail = error instanceof Error ? error.message : String(error);
+  return new DomainError('SERVICE_UNAVAILABLE', `The alpha provider could not take the reply now; try again (${detail})`, { retryAfterSeconds: 5 });
+}

@@ -1,0 +1,331 @@
+import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
+import { TestClock } from './support/clock';
+import { formOf, submit, visit } from './support/browser';
+import { BUSINESS_SCOPE, connect, connectAlice, generateUrl, importEnded, runConsent } from './support/consent';
+import { graphql, http } from './support/http';
+import { sandboxOf } from './support/posts';
+import { startTestStack, type TestStack } from './support/stack';
+
+/**
+ * Connecting alpha accounts through the consent flow, driven as a person's browser and a caller's backend would:
+ * every redirect followed hop by hop, the sandbox's consent form read and submitted, and each documented parameter
+ * and error value checked where it lands.
+ */
+
+const clock = new TestClock();
+let t: TestStack;
+let org: OrganizationFixture;
+
+beforeAll(async () => {
+  t = await startTestStack({}, { clock });
+  org = await createOrganizationFixture(t.em(), { accounts: 0 });
+});
+beforeEach(async () => {
+  clock.release();
+  await sandboxOf(t.url).reset();
+});
+afterAll(() => t?.close());
+
+const query = (url: string) => new URL(url).searchParams;
+
+async function accountsOf(token: string): Promise<{ id: string; name: string }[]> {
+  const answer = await http(t.url, 'GET', '/organization/accounts', { token });
+  return answer.status === 200 ? answer.body.payload : [];
+}
+
+async function sql<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
+  return (await t.em().getConnection().execute(text, values)) as T[];
+}
+
+describe('the consent flow, as a browser follows it', () => {
+  it('generate-url, consent, callback, connect: the account, its locations and reviews arrive; tokens stay sealed', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const generated = await generateUrl(t.url, fixture.token, { redirect_url: 'https://app.example/return?from=test', state: 'caller-state-1' });
+    expect(generated.status).toBe(200);
+    expect(generated.body).toEqual({ success: true, url: expect.any(String) });
+    const authorize = new URL(generated.body.url);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${t.url}/sandbox/alpha/oauth/authorize`);
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      redirect_uri: `${t.url}/oauth/alpha/callback`,
+      access_type: 'offline',
+      code_challenge_method: 'S256',
+      code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      state: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    // Our state, not the caller's, goes to the provider; the scopes are the three permissions with offline access.
+    expect(authorize.searchParams.get('state')).not.toBe('caller-state-1');
+    expect(authorize.searchParams.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['email', 'profile', BUSINESS_SCOPE]));
+
+    const consent = await runConsent(t.url, fixture.token, { redirectUrl: 'https://app.example/return?from=test', state: 'caller-state-1' });
+    expect(consent.toCallback.location).toMatch(new RegExp(`^${t.url}/oauth/alpha/callback\\?`));
+    expect(consent.fromCallback.status).toBe(302);
+    const landing = new URL(consent.fromCallback.location!);
+    expect(`${landing.origin}${landing.pathname}`).toBe('https://app.example/return');
+    expect(Object.fromEntries(landing.searchParams)).toEqual({
+      from: 'test',
+      uid: 'null',
+      alphaId: 'alpha-user-alice',
+      billing_id: fixture.organization.id,
+      token_refreshed: 'true',
+      external_api: 'true',
+      state: 'caller-state-1',
+    });
+
+    const connected = await connect(t.url, fixture.token, consent.landed, '1001');
+    expect(connected.status).toBe(200);
+    expect(connected.body).toEqual({ url: expect.any(String), external_api: true });
+    const outcome = query(connected.body.url);
+    expect(Object.fromEntries(outcome)).toEqual({
+      from: 'test',
+      status: 'success',
+      alpha_profile_id: expect.any(String),
+      business_name: 'Alice Bakery Group',
+      state: 'caller-state-1',
+    });
+    const accountId = outcome.get('alpha_profile_id')!;
+    expect(await accountsOf(fixture.token)).toEqual([expect.objectContaining({ id: accountId, name: 'Alice Bakery Group' })]);
+
+    const ended = await importEnded(t.url, fixture.token, accountId);
+    expect(ended).toEqual({ syncStatus: 'SUCCEEDED', syncProgress: { locations: 2, reviews: 7 }, syncError: null });
+    const locations = await http(t.url, 'GET', `/location?account_id=${accountId}`, { token: fixture.token });
+    expect(locations.body.data.map((location: { reference_id: string; connected: boolean; alpha_location_name: string }) => [location.reference_id, location.connected, location.alpha_location_name]).sort()).toEqual([
+      ['alice-1', true, 'accounts/1001/locations/10011'],
+      ['alice-2', true, 'accounts/1001/locations/10012'],
+    ]);
+    const first = locations.body.data.find((location: { reference_id: string }) => location.reference_id === 'alice-1');
+    const reviews = await graphql(t.url, `query ($a: ID, $l: ID!) { reviews(accountId: $a, locationId: $l) { totalCount edges { node { name starRating reviewReplyState } } } }`, {
+      token: fixture.token,
+      variables: { a: accountId, l: first.id },
+    });
+    expect(reviews.body.data.reviews.totalCount).toBe(6);
+
+    // The subscription counts the organization's connected locations.
+    expect(await sql('select quantity from billing_subscription where organization_id = ?', [fixture.organization.id])).toEqual([{ quantity: 2 }]);
+    // The provider's tokens are sealed: nothing in the row reads as a token.
+    const [stored] = await sql<{ access_token: string; refresh_token: string }>('select access_token, refresh_token from alpha_identity where organization_id = ?', [fixture.organization.id]);
+    expect(stored!.access_token).toMatch(/^v1\./);
+    expect(stored!.refresh_token).toMatch(/^v1\./);
+    expect(JSON.stringify(stored)).not.toMatch(/ya29\./);
+    const [session] = await sql<{ code_verifier: string; state_hash: string }>('select code_verifier, state_hash from oauth_session where organization_id = ? limit 1', [fixture.organization.id]);
+    expect(session!.code_verifier).toMatch(/^v1\./);
+    expect(session!.state_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('sends a person who declines back with error=access_denied and the state', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'declined', decline: true });
+    expect(Object.fromEntries(consent.landed)).toEqual({ error: 'access_denied', state: 'declined' });
+  });
+
+  it('answers invalid_grant when the business permission was not granted, and gives the tokens back', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'narrow', grant: (scopes) => scopes.filter((scope) => scope !== BUSINESS_SCOPE) });
+    expect(Object.fromEntries(consent.landed)).toEqual({ error: 'invalid_grant', state: 'narrow' });
+    // Nothing to connect with.
+    const refused = await connect(t.url, org.token, new URLSearchParams({ alphaId: 'alpha-user-alice', billing_id: org.organization.id }), '1001', 'narrow');
+    expect(refused.status).toBe(404);
+  });
+
+  it('takes a state once: the same callback again lands on invalid_state', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'once' });
+    expect(consent.landed.get('alphaId')).toBe('alpha-user-alice');
+    const replayed = await visit(consent.toCallback.location!);
+    expect(replayed.status).toBe(302);
+    expect(Object.fromEntries(query(replayed.location!))).toEqual({ error: 'invalid_state', state: 'once' });
+  });
+
+  it('refuses a state older than 15 minutes with invalid_state', async () => {
+    clock.hold();
+    const generated = await generateUrl(t.url, org.token, { redirect_url: 'https://app.example/return', state: 'late' });
+    const page = await visit(generated.body.url);
+    expect(page.status).toBe(200);
+    const toCallback = await submit(formOf(page.body, generated.body.url), { button: ['decision', 'approve'] });
+    clock.advance(15 * 60 * 1000 + 1000);
+    const fromCallback = await visit(toCallback.location!);
+    expect(Object.fromEntries(query(fromCallback.location!))).toEqual({ error: 'invalid_state', state: 'late' });
+  });
+
+  it('refuses a tampered state without redirecting anywhere, and never takes a redirect target from the callback', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'tamper' });
+    const callback = new URL(consent.toCallback.location!);
+    const tampered = new URL(callback);
+    tampered.searchParams.set('state', `${callback.searchParams.get('state')}x`);
+    const refused = await visit(tampered.toString());
+    expect(refused.status).toBe(400);
+    expect(refused.location).toBeUndefined();
+    expect(JSON.parse(refused.body)).toEqual({ error: 400, message: expect.stringMatching(/unknown/) });
+
+    const fresh = await generateUrl(t.url, org.token, { redirect_url: 'https://app.example/return', state: 'steer' });
+    const page = await visit(fresh.body.url);
+    const toCallback = await submit(formOf(page.body, fresh.body.url), { button: ['decision', 'approve'] });
+    const steered = new URL(toCallback.location!);
+    steered.searchParams.set('redirect_url', 'https://evil.example/');
+    steered.searchParams.set('redirect_uri', 'https://evil.example/');
+    const landed = await visit(steered.toString());
+    expect(new URL(landed.location!).origin).toBe('https://app.example');
+  });
+
+  it('answers oauth_error when the code exchange fails at the provider', async () => {
+    await sandboxOf(t.url).fail({ count: 1, status: 500, pathContains: '/oauth/token' });
+    const consent = await runConsent(t.url, org.token, { state: 'broken' });
+    expect(Object.fromEntries(consent.landed)).toEqual({ error: 'oauth_error', state: 'broken' });
+  });
+});
+
+describe('redirect_url rules', () => {
+  it.each([
+    ['a scheme-relative URL', '//evil.example/return'],
+    ['credentials before the host', 'https://app.example@evil.example/return'],
+    ['credentials', 'https://user:secret@app.example/return'],
+    ['a fragment', 'https://app.example/return#token'],
+    ['an empty fragment', 'https://app.example/return#'],
+    ['javascript:', 'javascript:alert(document.cookie)'],
+    ['data:', 'data:text/html,<script>alert(1)</script>'],
+    ['a relative path', '/return'],
+    ['plain http outside development', 'http://app.example/return'],
+    ['a backslash', 'https:\\\\evil.example/return'],
+    ['a backslash before @', 'https://app.example\\@evil.example/'],
+    ['leading whitespace', ' https://app.example/return'],
+    ['a tab in the host', 'https://app.exa\tmple/return'],
+    ['ftp', 'ftp://app.example/return'],
+    ['no host', 'https:///return'],
+  ])('refuses %s', async (_case, redirectUrl) => {
+    const answer = await generateUrl(t.url, org.token, { redirect_url: redirectUrl, state: 's' });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: 400, message: expect.stringMatching(/^redirect_url /) });
+  });
+
+  it('requires redirect_url and a token', async () => {
+    expect((await generateUrl(t.url, org.token, { state: 's' })).status).toBe(400);
+    expect((await http(t.url, 'POST', '/oauth/alpha/generate-url', { body: { redirect_url: 'https://app.example/' } })).status).toBe(401);
+  });
+});
+
+describe('connect', () => {
+  it('answers ACCOUNT_ALREADY_CONNECTED for an account the organization has', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    await connectAlice(t.url, fixture.token);
+    const again = await runConsent(t.url, fixture.token, { state: 'again' });
+    const answer = await connect(t.url, fixture.token, again.landed, 'accounts/1001');
+    expect(answer.status).toBe(200);
+    expect(Object.fromEntries(query(answer.body.url))).toEqual({ status: 'error', error_message: 'ACCOUNT_ALREADY_CONNECTED', state: 'again' });
+    expect(await accountsOf(fixture.token)).toHaveLength(1);
+  });
+
+  it('answers NO_LOCATION_FOUND for an account without locations, and connects nothing', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const consent = await runConsent(t.url, fixture.token, { state: 'bob', person: 'alpha-user-bob' });
+    expect(consent.landed.get('alphaId')).toBe('alpha-user-bob');
+    const answer = await connect(t.url, fixture.token, consent.landed, '2002');
+    expect(Object.fromEntries(query(answer.body.url))).toEqual({ status: 'error', error_message: 'NO_LOCATION_FOUND', state: 'bob' });
+    expect(await accountsOf(fixture.token)).toEqual([]);
+  });
+
+  it('answers the fixed account-information text when the provider will not show the account', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const consent = await runConsent(t.url, fixture.token, { state: 'not-hers' });
+    // Carol's account, asked for with Alice's consent: the provider refuses.
+    const answer = await connect(t.url, fixture.token, consent.landed, '3003');
+    expect(Object.fromEntries(query(answer.body.url))).toEqual({
+      status: 'error',
+      error_message: 'Failed to retrieve account information from the alpha provider',
+      state: 'not-hers',
+    });
+  });
+
+  it('answers TOO_MANY_REQUESTS while three imports of the organization are in progress', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 3 });
+    await sql(`update account set sync_status = 'RUNNING' where organization_id = ?`, [fixture.organization.id]);
+    const consent = await runConsent(t.url, fixture.token, { state: 'busy' });
+    const answer = await connect(t.url, fixture.token, consent.landed, '1001');
+    expect(Object.fromEntries(query(answer.body.url))).toEqual({ status: 'error', error_message: 'TOO_MANY_REQUESTS', state: 'busy' });
+  });
+
+  it('refuses what cannot be a connection in the generic shape', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'shape' });
+    const base = { uid: 'null', alphaId: 'alpha-user-alice', id: '1001', billing_id: org.organization.id, state: 'shape' };
+    const notTrue = await http(t.url, 'POST', `/connect/account?${new URLSearchParams({ ...base, external_api: 'false' })}`, { token: org.token });
+    expect(notTrue.status).toBe(400);
+    expect(notTrue.body).toEqual({ error: 400, message: 'external_api must be true' });
+    const other = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const foreign = await http(t.url, 'POST', `/connect/account?${new URLSearchParams({ ...base, external_api: 'true', billing_id: other.organization.id })}`, { token: org.token });
+    expect(foreign.status).toBe(400);
+    // Another organization cannot use this consent.
+    const stolen = await http(t.url, 'POST', `/connect/account?${new URLSearchParams({ ...base, external_api: 'true', billing_id: other.organization.id })}`, { token: other.token });
+    expect(stolen.status).toBe(404);
+    expect(consent.landed.get('state')).toBe('shape');
+  });
+});
+
+describe('disconnect and reconnect', () => {
+  it('disconnects with its four effects, after which the account cannot be reconnected', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const accountId = await connectAlice(t.url, fixture.token);
+    const answer = await http(t.url, 'DELETE', `/disconnect/account?${new URLSearchParams({ uid: 'null', alphaId: accountId, id: 'alpha-user-alice', external_api: 'true', state: 'bye' })}`, {
+      token: fixture.token,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ url: expect.any(String), external_api: true });
+    expect(Object.fromEntries(query(answer.body.url))).toEqual({ status: 'success_disconnect', state: 'bye', account_id: accountId });
+    // Out of the organization, with its locations; the person's tokens removed (and revoked); the subscription at 0.
+    expect(await accountsOf(fixture.token)).toEqual([]);
+    expect(await sql('select id from location where account_id = ?', [accountId])).toEqual([]);
+    expect(await sql('select id from alpha_identity where organization_id = ?', [fixture.organization.id])).toEqual([]);
+    expect(await sql('select quantity from billing_subscription where organization_id = ?', [fixture.organization.id])).toEqual([{ quantity: 0 }]);
+    const reconnect = await http(t.url, 'POST', `/reconnect/account?${new URLSearchParams({ alphaId: 'alpha-user-alice', id: accountId, external_api: 'true', state: 'back' })}`, {
+      token: fixture.token,
+    });
+    expect(reconnect.status).toBe(404);
+    // A new consent connects it again.
+    expect(await connectAlice(t.url, fixture.token)).not.toBe(accountId);
+  });
+
+  it('reconnects with the refresh token and re-syncs; NotFoundException for a disconnected account or a missing refresh token', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const consent = await runConsent(t.url, fixture.token, { state: 'carol', person: 'alpha-user-carol' });
+    const first = query((await connect(t.url, fixture.token, consent.landed, '3003')).body.url).get('alpha_profile_id')!;
+    await importEnded(t.url, fixture.token, first);
+    const again = await runConsent(t.url, fixture.token, { state: 'carol-2', person: 'alpha-user-carol' });
+    const second = query((await connect(t.url, fixture.token, again.landed, '3004')).body.url).get('alpha_profile_id')!;
+    await importEnded(t.url, fixture.token, second);
+
+    const reconnect = (id: string, state: string) =>
+      http(t.url, 'POST', `/reconnect/account?${new URLSearchParams({ uid: 'null', alphaId: 'alpha-user-carol', id, external_api: 'true', state })}`, { token: fixture.token });
+    const refreshed = await reconnect(second, 'r1');
+    expect(refreshed.status).toBe(200);
+    expect(Object.fromEntries(query(refreshed.body.url))).toEqual({ status: 'success_reconnect', state: 'r1', account_id: second });
+    expect((await importEnded(t.url, fixture.token, second)).syncStatus).toBe('SUCCEEDED');
+
+    // Disconnecting one of Carol's accounts keeps her consent for the other.
+    const disconnected = await http(t.url, 'DELETE', `/disconnect/account?${new URLSearchParams({ alphaId: first, external_api: 'true', state: 'd' })}`, { token: fixture.token });
+    expect(query(disconnected.body.url).get('status')).toBe('success_disconnect');
+    expect(Object.fromEntries(query((await reconnect(first, 'r2')).body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'r2' });
+    expect(query((await reconnect(second, 'r3')).body.url).get('status')).toBe('success_reconnect');
+
+    await sql('update alpha_identity set refresh_token = null where organization_id = ?', [fixture.organization.id]);
+    expect(Object.fromEntries(query((await reconnect(second, 'r4')).body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'r4' });
+  });
+});
+
+describe('the GraphQL twins', () => {
+  it('generateAlphaConsentUrl and connectAlphaAccount follow the same rules and say what happened', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const bad = await graphql(t.url, 'mutation { generateAlphaConsentUrl(redirectUrl: "//evil.example") { url } }', { token: fixture.token });
+    expect(bad.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    const consent = await runConsent(t.url, fixture.token, { state: 'gql' });
+    const connected = await graphql(
+      t.url,
+      `mutation ($alphaId: ID!, $billingId: ID!) {
+        connectAlphaAccount(alphaId: $alphaId, id: "1001", billingId: $billingId, state: "gql") { url status errorMessage account { id name syncStatus } }
+      }`,
+      { token: fixture.token, variables: { alphaId: consent.landed.get('alphaId'), billingId: fixture.organization.id } },
+    );
+    expect(connected.body.errors).toBeUndefined();
+    expect(connected.body.data.connectAlphaAccount).toMatchObject({
+      status: 'success',
+      errorMessage: null,
+      account: { name: 'Alice Bakery Group', syncStatus: 'QUEUED' },
+      url: expect.stringContaining('status=success'),
+    });
+    await importEnded(t.url, fixture.token, connected.body.data.connectAlphaAccount.account.id);
+  });
+});
