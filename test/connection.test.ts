@@ -301,6 +301,12 @@ describe('disconnect and reconnect', () => {
     expect(Object.fromEntries(query((await reconnect(first, 'r2')).body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'r2' });
     expect(query((await reconnect(second, 'r3')).body.url).get('status')).toBe('success_reconnect');
 
+    // A failure that is not a refused token passes its text on.
+    await sandboxOf(t.url).fail({ count: 1, status: 503, pathContains: '/oauth/token' });
+    const unavailable = query((await reconnect(second, 'r5')).body.url);
+    expect(unavailable.get('status')).toBe('error');
+    expect(unavailable.get('error_message')).toMatch(/503|unavailable/i);
+
     await sql('update alpha_identity set refresh_token = null where organization_id = ?', [fixture.organization.id]);
     expect(Object.fromEntries(query((await reconnect(second, 'r4')).body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'r4' });
   });
