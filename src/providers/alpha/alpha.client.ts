@@ -10,6 +10,7 @@ import {
   errorEnvelopeSchema,
   localPostListSchema,
   locationListSchema,
+  placeListSchema,
   reviewListSchema,
   reviewReplySchema,
   reviewSchema,
@@ -21,6 +22,8 @@ import type {
   AlphaLocalPost,
   AlphaLocation,
   AlphaLocationUpdatePath,
+  AlphaPlace,
+  AlphaPlaceSearch,
   AlphaReview,
   AlphaReviewPage,
   AlphaReviewReply,
@@ -98,10 +101,16 @@ export interface AlphaClient {
   replyToReview(name: string, comment: string, options?: AlphaCallOptions): Promise<AlphaReviewReply>;
   /** Resolves once the reply is gone; a review without one fails with 404 NOT_FOUND. */
   deleteReviewReply(name: string, options?: AlphaCallOptions): Promise<void>;
+  /**
+   * The places near a point that match a text, in the provider's rank order (the first is rank 1): what a customer
+   * searching there would see. The provider judges the input (the bounds of AlphaPlaceSearch), so its refusal reaches
+   * the caller with its reasons.
+   */
+  searchPlaces(input: AlphaPlaceSearch, options?: AlphaCallOptions): Promise<AlphaPlace[]>;
 }
 
 export interface AlphaClientOptions {
-  /** Root of the provider's API, without `/v4` (the sandbox: `http://127.0.0.1:4000/sandbox/alpha`). */
+  /** Root of the provider's APIs, without `/v4` or `/v1` (the sandbox: `http://127.0.0.1:4000/sandbox/alpha`). */
   baseUrl: string;
   /** Asked before every call, so a refreshed token is picked up without rebuilding the client. */
   accessToken: () => string | Promise<string>;
@@ -122,16 +131,29 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_ALPHA_TIMEOUT_MS;
   const fetchFn = options.fetchFn ?? fetch;
 
-  async function send(
+  /** A call to the business API (/v4). */
+  function send(
     method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     query: Record<string, string | number | undefined>,
     body: unknown,
     callOptions: AlphaCallOptions = {},
   ): Promise<Answer> {
+    return sendTo('v4', method, path, query, body, callOptions);
+  }
+
+  /** The places API is versioned apart from the business API, under /v1. */
+  async function sendTo(
+    api: 'v4' | 'v1',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    path: string,
+    query: Record<string, string | number | undefined>,
+    body: unknown,
+    callOptions: AlphaCallOptions,
+  ): Promise<Answer> {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
-    const url = `${baseUrl}/v4/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
+    const url = `${baseUrl}/${api}/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
     const headers: Record<string, string> = {
       authorization: `Bearer ${callOptions.accessToken ?? (await options.accessToken())}`,
       accept: 'application/json',
@@ -249,6 +271,16 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
 
     async deleteReviewReply(name, callOptions) {
       await send('DELETE', `${resourcePath(name, REVIEW_NAME, 'review')}/reply`, {}, undefined, callOptions);
+    },
+
+    async searchPlaces({ textQuery, latitude, longitude, radiusMeters, pageSize }, callOptions) {
+      const body = {
+        textQuery,
+        locationBias: { circle: { center: { latitude, longitude }, radius: radiusMeters } },
+        ...(pageSize === undefined ? {} : { pageSize }),
+      };
+      const answer = await sendTo('v1', 'POST', 'places:searchText', {}, body, callOptions ?? {});
+      return parseAnswer(placeListSchema, answer, 'search places').places;
     },
   };
 }

@@ -3,6 +3,7 @@ import {
   ALPHA_ACCOUNT_ROLES,
   ALPHA_ACCOUNT_TYPES,
   ALPHA_ACTION_TYPES,
+  ALPHA_BUSINESS_STATUSES,
   ALPHA_DAYS,
   ALPHA_POST_STATES,
   ALPHA_REVIEW_REPLY_STATES,
@@ -13,6 +14,7 @@ import {
   type AlphaLocalPost,
   type AlphaLocation,
   type AlphaOAuthTokenAnswer,
+  type AlphaPlace,
   type AlphaReview,
   type AlphaReviewReply,
   type AlphaUserInfo,
@@ -246,6 +248,29 @@ export const reviewListSchema = z.object({
     .string()
     .optional()
     .transform((token) => token || undefined),
+});
+
+/** A place must say which place it is and where: without either it cannot be ranked against others. */
+export const placeSchema = z.object({
+  id: z.string().min(1),
+  // Only the id and the location are essential: a place without a name reads as an empty one, not a failed search.
+  displayName: z.object({ text: z.string(), languageCode: z.string().optional() }).default({ text: '' }),
+  formattedAddress: z.string().optional(),
+  types: z.array(z.string()).default([]),
+  primaryType: z.string().optional(),
+  // Zero values may be left out, as elsewhere in the provider's JSON.
+  rating: z.number().min(0).max(5).default(0),
+  userRatingCount: z.number().int().min(0).default(0),
+  websiteUri: z.string().optional(),
+  location: z.object({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180) }),
+  photoCount: z.number().int().min(0).default(0),
+  hasOwnerPosts: z.boolean().default(false),
+  businessStatus: z.enum(ALPHA_BUSINESS_STATUSES).optional(),
+}) satisfies z.ZodType<AlphaPlace>;
+
+export const placeListSchema = z.object({
+  // No match answers {}.
+  places: z.array(placeSchema).default([]),
 });
 
 export const oauthTokenAnswerSchema = z.object({

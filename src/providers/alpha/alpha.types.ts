@@ -266,3 +266,44 @@ export interface AlphaReviewPage {
   totalReviewCount: number;
   nextPageToken?: string;
 }
+
+/** The places API's bounds: the provider refuses a search outside them with 400 naming the field. */
+export const ALPHA_PLACES_TEXT_QUERY_MAX_LENGTH = 200;
+export const ALPHA_PLACES_RADIUS_MAX_METERS = 50_000;
+export const ALPHA_PLACES_PAGE_SIZE_MAX = 20;
+
+export const ALPHA_BUSINESS_STATUSES = ['OPERATIONAL', 'CLOSED_TEMPORARILY', 'CLOSED_PERMANENTLY'] as const;
+export type AlphaBusinessStatus = (typeof ALPHA_BUSINESS_STATUSES)[number];
+
+/** A nearby text search: the places within `radiusMeters` (1 to 50000) of the point that match `textQuery`. */
+export interface AlphaPlaceSearch {
+  /** 1 to 200 characters, not blank, e.g. "coffee shop". */
+  textQuery: string;
+  latitude: number;
+  longitude: number;
+  radiusMeters: number;
+  /** 1 to 20; default 20. */
+  pageSize?: number;
+}
+
+/**
+ * A place as the places API answers it. `id` is the place ID: for a business-profile location, its
+ * `metadata.placeId`. The provider leaves out what it does not know; the counts then read as 0.
+ */
+export interface AlphaPlace {
+  id: string;
+  /** `text` is empty when the provider gave no name. */
+  displayName: { text: string; languageCode?: string };
+  formattedAddress?: string;
+  types: string[];
+  primaryType?: string;
+  /** 1.0 to 5.0, one decimal; 0 for a place nobody has rated. */
+  rating: number;
+  userRatingCount: number;
+  websiteUri?: string;
+  location: { latitude: number; longitude: number };
+  photoCount: number;
+  /** Whether the owner has a local post live on the profile. */
+  hasOwnerPosts: boolean;
+  businessStatus?: AlphaBusinessStatus;
+}

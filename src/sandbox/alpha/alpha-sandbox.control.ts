@@ -1,5 +1,6 @@
 import type { AlphaReview } from '../../providers/alpha/alpha.types';
 import type { AlphaSandboxIdentityInput } from './alpha-sandbox.accounts';
+import type { AlphaSandboxMarket, AlphaSandboxMarketInput } from './alpha-sandbox.places';
 import type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
 import type {
   AlphaSandboxConfig,
@@ -25,6 +26,13 @@ export interface AlphaSandboxControl {
   addReviews(location: string, reviews: AlphaSandboxReviewInput[]): Promise<AlphaReview[]>;
   /** Deletes a review as its author would: every call about it answers 404 from now on. */
   deleteReview(name: string): Promise<void>;
+  /**
+   * Replaces the places market with exactly these businesses (besides the sandbox's own locations); `synthetic: false`
+   * turns the generated competitors off. Answers the market as stored.
+   */
+  setMarket(market: AlphaSandboxMarketInput): Promise<AlphaSandboxMarket>;
+  /** Back to the default market: no explicit businesses, synthetic ones on. */
+  resetMarket(): Promise<AlphaSandboxMarket>;
 }
 
 export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl {
@@ -63,6 +71,12 @@ export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl 
     },
     async deleteReview(name) {
       await call('DELETE', '/reviews', { name });
+    },
+    async setMarket(market) {
+      return (await call('PUT', '/market', market)) as AlphaSandboxMarket;
+    },
+    async resetMarket() {
+      return (await call('DELETE', '/market')) as AlphaSandboxMarket;
     },
   };
 }

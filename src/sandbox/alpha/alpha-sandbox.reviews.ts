@@ -232,12 +232,10 @@ export class AlphaSandboxReviews {
           );
     const page = matching.slice(0, input.pageSize);
     const total = all.reduce((sum, record) => sum + STAR_VALUES[record.starRating], 0);
-    // One decimal, as the provider shows it.
-    const averageRating = all.length === 0 ? 0 : Math.round((total / all.length) * 10) / 10;
     const last = page[page.length - 1];
     return {
       reviews: page.map((record) => this.view(record)),
-      averageRating,
+      averageRating: averageOf(total, all.length),
       totalReviewCount: all.length,
       ...(matching.length > page.length && last ? { next: { createdAt: last.createdAt, seq: last.seq } } : {}),
     };
@@ -278,6 +276,24 @@ export class AlphaSandboxReviews {
     return this.reviews.delete(name);
   }
 
+  /** Each reviewed location's average and count, as its review list shows them, by `accounts/{a}/locations/{l}`. */
+  ratings(): Map<string, { averageRating: number; totalReviewCount: number }> {
+    const sums = new Map<string, { total: number; count: number }>();
+    for (const record of this.reviews.values()) {
+      const location = `accounts/${record.accountId}/locations/${record.locationId}`;
+      const sum = sums.get(location) ?? { total: 0, count: 0 };
+      sum.total += STAR_VALUES[record.starRating];
+      sum.count += 1;
+      sums.set(location, sum);
+    }
+    return new Map(
+      [...sums].map(([location, { total, count }]) => [
+        location,
+        { averageRating: averageOf(total, count), totalReviewCount: count },
+      ]),
+    );
+  }
+
   persisted(): ReviewRecord[] {
     return [...this.reviews.values()].sort((a, b) => a.seq - b.seq).map((record) => structuredClone(record));
   }
@@ -308,6 +324,11 @@ export class AlphaSandboxReviews {
     if (record.reply) review.reviewReply = replyView(record.reply, this.clock());
     return review;
   }
+}
+
+/** One decimal, as the provider shows it; 0 without reviews. */
+function averageOf(totalStars: number, count: number): number {
+  return count === 0 ? 0 : Math.round((totalStars / count) * 10) / 10;
 }
 
 function replyView(reply: ReplyRecord, now: number): AlphaReviewReply {

@@ -4,6 +4,7 @@ import type {
   AlphaAccount,
   AlphaLocalPost,
   AlphaLocation,
+  AlphaPlace,
   AlphaPostState,
   AlphaReview,
 } from '../../providers/alpha/alpha.types';
@@ -19,6 +20,16 @@ import {
 } from './alpha-sandbox.accounts';
 import { AlphaSandboxGrants, grantsPersistedSchema, type AlphaSandboxGrantCounts } from './alpha-sandbox.grants';
 import { validateLocation } from './alpha-sandbox.locations';
+import {
+  defaultMarket,
+  marketSchema,
+  placeOfBusiness,
+  placeOfLocation,
+  rankPlaces,
+  syntheticPlaces,
+  type AlphaSandboxMarket,
+  type PlacesSearch,
+} from './alpha-sandbox.places';
 import {
   AlphaSandboxReviews,
   reviewNameOf,
@@ -67,11 +78,13 @@ export type AlphaSandboxPostCallKind = 'create' | 'get' | 'list' | 'delete';
 export type AlphaSandboxLocationCallKind = 'location-create' | 'location-get' | 'location-update' | 'location-list';
 export type AlphaSandboxAccountCallKind = 'account-list' | 'account-get';
 export type AlphaSandboxReviewCallKind = 'review-list' | 'review-get' | 'review-reply' | 'review-reply-delete';
+export type AlphaSandboxPlacesCallKind = 'places-search';
 export type AlphaSandboxCallKind =
   | AlphaSandboxPostCallKind
   | AlphaSandboxLocationCallKind
   | AlphaSandboxAccountCallKind
-  | AlphaSandboxReviewCallKind;
+  | AlphaSandboxReviewCallKind
+  | AlphaSandboxPlacesCallKind;
 
 /** A control's request the sandbox refuses as it stands (an id taken, a location that does not exist). */
 export class AlphaSandboxControlRefusal extends Error {
@@ -142,6 +155,8 @@ export interface AlphaSandboxState {
   reviews: (AlphaReview & { accountId: string; locationId: string })[];
   /** Codes and tokens: how many were issued since the reset, and how many are usable now. The tokens themselves never. */
   oauth: AlphaSandboxGrantCounts;
+  /** The places market beyond the sandbox's own locations: the explicit businesses, and whether synthetic ones join. */
+  market: AlphaSandboxMarket;
 }
 
 /** What POST /_control/identities made. */
@@ -180,8 +195,9 @@ interface LocationRecord {
 }
 
 /**
- * What a state file holds: the resources, the people, their codes and tokens (hashed) and the name sequence; not the
- * configuration, failures or counters. Version 1 files (posts and locations only) are still read.
+ * What a state file holds: the resources, the people, their codes and tokens (hashed), the places market and the name
+ * sequence; not the configuration, failures or counters. Version 1 files (posts and locations only) and version 2
+ * files (without the market) are still read.
  */
 const persistedV1Schema = z.object({
   version: z.literal(1),
@@ -222,9 +238,14 @@ const persistedV2Schema = persistedV1Schema.extend({
   oauth: grantsPersistedSchema,
 });
 
-const persistedSchema = z.discriminatedUnion('version', [persistedV1Schema, persistedV2Schema]);
+const persistedV3Schema = persistedV2Schema.extend({
+  version: z.literal(3),
+  market: marketSchema,
+});
 
-export type AlphaSandboxPersisted = z.input<typeof persistedV2Schema>;
+const persistedSchema = z.discriminatedUnion('version', [persistedV1Schema, persistedV2Schema, persistedV3Schema]);
+
+export type AlphaSandboxPersisted = z.input<typeof persistedV3Schema>;
 
 export interface AlphaSandboxStoreOptions {
   /**
@@ -244,6 +265,7 @@ const EDIT_WINDOW_MS = 60_000;
  */
 export class AlphaSandboxStore {
   config: AlphaSandboxConfig = defaultConfig();
+  market: AlphaSandboxMarket = defaultMarket();
   readonly directory = new AlphaSandboxDirectory();
   readonly reviews: AlphaSandboxReviews;
   readonly grants: AlphaSandboxGrants;
@@ -270,6 +292,7 @@ export class AlphaSandboxStore {
 
   reset(): void {
     this.config = defaultConfig();
+    this.market = defaultMarket();
     this.failures = [];
     this.calls = zeroCalls();
     this.publishes = 0;
@@ -286,6 +309,38 @@ export class AlphaSandboxStore {
   configure(patch: Partial<AlphaSandboxConfig>): AlphaSandboxConfig {
     this.config = { ...this.config, ...structuredClone(patch) };
     return structuredClone(this.config);
+  }
+
+  /** Replaces the explicit market (checked by marketSchema); answers it as stored. */
+  setMarket(market: AlphaSandboxMarket): AlphaSandboxMarket {
+    this.market = structuredClone(market);
+    return structuredClone(this.market);
+  }
+
+  /** Back to the default market: synthetic businesses only, besides the sandbox's own locations. */
+  resetMarket(): AlphaSandboxMarket {
+    this.market = defaultMarket();
+    return structuredClone(this.market);
+  }
+
+  /**
+   * The places API's nearby text search over the market: every location with coordinates (its reviews' average and
+   * count, whether it has a LIVE post), the explicit businesses, and the synthetic ones when they are on.
+   */
+  searchPlaces(search: PlacesSearch): AlphaPlace[] {
+    const ratings = this.reviews.ratings();
+    const withLivePosts = this.locationsWithLivePosts();
+    const noReviews = { averageRating: 0, totalReviewCount: 0 };
+    const own = [...this.locations.values()].flatMap((record) => {
+      const name = locationNameOf(record);
+      const place = placeOfLocation(locationView(record), ratings.get(name) ?? noReviews, withLivePosts.has(name));
+      return place ? [place] : [];
+    });
+    // A location is the business it is: an explicit one with its place ID would be a second copy.
+    const ownIds = new Set(own.map((place) => place.id));
+    const explicit = this.market.businesses.filter((business) => !ownIds.has(business.id)).map(placeOfBusiness);
+    const synthetic = this.market.synthetic ? syntheticPlaces(search) : [];
+    return rankPlaces(search, [...own, ...explicit, ...synthetic]);
   }
 
   addFailure(failure: AlphaSandboxFailure): void {
@@ -518,7 +573,7 @@ export class AlphaSandboxStore {
   persisted(): AlphaSandboxPersisted {
     const { identities, accounts } = this.directory.persisted();
     return {
-      version: 2,
+      version: 3,
       nextSeq: this.nextSeq,
       posts: [...this.posts.values()].sort((a, b) => a.seq - b.seq),
       locations: [...this.locations.values()].sort((a, b) => a.seq - b.seq),
@@ -526,6 +581,7 @@ export class AlphaSandboxStore {
       accounts,
       reviews: this.reviews.persisted(),
       oauth: this.grants.persisted(),
+      market: structuredClone(this.market),
     };
   }
 
@@ -546,7 +602,8 @@ export class AlphaSandboxStore {
     const locations = parsed.locations.map(
       (location): LocationRecord => ({ ...location, content: validateLocation(location.content) }),
     );
-    const v2 = parsed.version === 2 ? parsed : undefined;
+    const v2 = parsed.version === 1 ? undefined : parsed;
+    const market = parsed.version === 3 ? parsed.market : defaultMarket();
     const identities = v2?.identities ?? [];
     const accounts: AccountRecord[] = v2?.accounts ?? [];
     const reviews: ReviewRecord[] = v2?.reviews ?? [];
@@ -574,6 +631,7 @@ export class AlphaSandboxStore {
     this.directory.replace(identities, accounts);
     this.reviews.replace(reviews);
     this.grants.replace(grants);
+    this.market = market;
     this.nextSeq = Math.max(parsed.nextSeq, ...seqs.map((seq) => seq + 1));
     // A file from before identities existed: its posts and locations, and the people a fresh start would have.
     if (parsed.version === 1 && this.seeded) this.seed();
@@ -614,7 +672,18 @@ export class AlphaSandboxStore {
       accounts: this.directory.snapshotAccounts(),
       reviews: this.reviews.snapshot(),
       oauth: this.grants.counts(),
+      market: structuredClone(this.market),
     };
+  }
+
+  /** Names of the locations with at least one post LIVE now. */
+  private locationsWithLivePosts(): Set<string> {
+    const now = this.clock();
+    const names = new Set<string>();
+    for (const record of this.posts.values()) {
+      if (stateAt(record, now).state === 'LIVE') names.add(`accounts/${record.accountId}/locations/${record.locationId}`);
+    }
+    return names;
   }
 
   private seed(): void {
@@ -684,6 +753,7 @@ function zeroCalls(): Record<AlphaSandboxCallKind, number> {
     'review-get': 0,
     'review-reply': 0,
     'review-reply-delete': 0,
+    'places-search': 0,
   };
 }
 

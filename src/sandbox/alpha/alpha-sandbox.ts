@@ -8,6 +8,7 @@ import { accountView, identityInputSchema } from './alpha-sandbox.accounts';
 import { ACCESS_TOKEN_PREFIX } from './alpha-sandbox.grants';
 import { applyLocationUpdate, parseUpdateMask, validateLocation } from './alpha-sandbox.locations';
 import { alphaSandboxOAuthPlugin } from './alpha-sandbox.oauth';
+import { marketSchema, validatePlacesSearch } from './alpha-sandbox.places';
 import { reviewInputSchema, validateReplyBody, type ReviewPosition } from './alpha-sandbox.reviews';
 import { AlphaSandboxControlRefusal, AlphaSandboxStore, type AlphaSandboxCallKind } from './alpha-sandbox.state';
 import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
@@ -15,6 +16,12 @@ import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
 export { ALPHA_SANDBOX_SEED } from './alpha-sandbox.seed';
 export type { AlphaSandboxIdentity, AlphaSandboxIdentityInput } from './alpha-sandbox.accounts';
 export type { AlphaSandboxGrantCounts } from './alpha-sandbox.grants';
+export type {
+  AlphaSandboxMarket,
+  AlphaSandboxMarketBusiness,
+  AlphaSandboxMarketBusinessInput,
+  AlphaSandboxMarketInput,
+} from './alpha-sandbox.places';
 export type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
 export {
   AlphaSandboxStore,
@@ -28,6 +35,7 @@ export {
   type AlphaSandboxLocationSnapshot,
   type AlphaSandboxOAuthClient,
   type AlphaSandboxPersisted,
+  type AlphaSandboxPlacesCallKind,
   type AlphaSandboxPostCallKind,
   type AlphaSandboxPostSnapshot,
   type AlphaSandboxReviewCallKind,
@@ -148,8 +156,8 @@ const failureSchema = z.strictObject({
 });
 
 /**
- * A simulator of the alpha provider's business API (accounts, locations, local posts, reviews), its identity provider
- * (under /oauth) and its controls, relative to the prefix it is registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
+ * A simulator of the alpha provider's business API (accounts, locations, local posts, reviews), its places API's
+ * nearby text search (under /v1), its identity provider (under /oauth) and its controls, relative to the prefix it is registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
  * instance, or in `stateFile` across instances.
  */
 export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
@@ -448,6 +456,15 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     }),
   );
 
+  // `::` is a literal colon to Fastify: the provider's method suffix, not a path parameter.
+  app.post<{ Body: unknown }>('/v1/places::searchText', (request, reply) =>
+    provider('places-search', request, reply, () => {
+      const places = store.searchPlaces(validatePlacesSearch(request.body));
+      // Like the provider, no match answers {}.
+      return { status: 200, body: places.length > 0 ? { places } : {} };
+    }),
+  );
+
   // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
   app.post('/_control/reset', async () => {
     store.reset();
@@ -465,6 +482,12 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     return { failures: store.snapshot().failures };
   });
   app.get('/_control/state', async () => store.snapshot());
+  app.put<{ Body: unknown }>('/_control/market', async (request, reply) => {
+    const market = marketSchema.safeParse(request.body);
+    if (!market.success) return sendError(reply, 400, describeIssues(market.error));
+    return store.setMarket(market.data);
+  });
+  app.delete('/_control/market', async () => store.resetMarket());
   app.post<{ Body: unknown }>('/_control/identities', async (request, reply) => {
     const input = identityInputSchema.safeParse(request.body);
     if (!input.success) return sendError(reply, 400, describeIssues(input.error));
