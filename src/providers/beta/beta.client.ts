@@ -1,0 +1,268 @@
+import type { z } from 'zod';
+import { BETA_CLIENT_CODES, BetaProviderError, betaCodeForStatus, isRetryableBetaStatus } from './beta.errors';
+import { brandListSchema, brandSchema, errorBodySchema } from './beta.schemas';
+import type { BetaBrand, BetaBrandDetails, BetaBrandPage } from './beta.types';
+
+/**
+ * Per call: `signal` cancels the call (a stopping worker uses it); the client's own timeout still applies.
+ * `accessToken` replaces the client's own for this call: a connected company calls with the token it was granted.
+ */
+export interface BetaCallOptions {
+  signal?: AbortSignal;
+  accessToken?: string;
+}
+
+/**
+ * The beta provider's brand API. Every method either returns checked data or throws a BetaProviderError; none
+ * retries (the job engine does, guided by `retryable`). Brands returned always carry id, etag and state.
+ * `companyId` is the company the consent linked (the token answer's company_id).
+ */
+export interface BetaClient {
+  /** Submits a new brand; the answer is SUBMITTED until the provider's validation decides. */
+  createBrand(companyId: string, brandDetails: BetaBrandDetails, options?: BetaCallOptions): Promise<BetaBrand>;
+  /** A deleted or unknown brand fails with status 404, code NOT_FOUND. */
+  getBrand(companyId: string, brandId: string, options?: BetaCallOptions): Promise<BetaBrand>;
+  /**
+   * Replaces the brand's details as a whole (fields left out are cleared) and submits it again. `etag` is the one
+   * last read: if the brand changed since, the call fails with 412 ETAG_MISMATCH (isBetaEtagMismatch) and nothing
+   * changes. The answer carries the new etag.
+   */
+  replaceBrand(
+    companyId: string,
+    brandId: string,
+    brandDetails: BetaBrandDetails,
+    etag: string,
+    options?: BetaCallOptions,
+  ): Promise<BetaBrand>;
+  /** Resolves once the brand is gone; a stale etag fails with 412 ETAG_MISMATCH, a brand already gone with 404. */
+  deleteBrand(companyId: string, brandId: string, etag: string, options?: BetaCallOptions): Promise<void>;
+  /** Oldest first; pass `nextCursor` back as `cursor` for the next page. */
+  listBrands(
+    companyId: string,
+    page?: { limit?: number; cursor?: string },
+    options?: BetaCallOptions,
+  ): Promise<BetaBrandPage>;
+}
+
+export interface BetaClientOptions {
+  /** Root of the provider, without `/api/v1` (the sandbox: `http://127.0.0.1:4000/sandbox/beta`). */
+  baseUrl: string;
+  /** Asked before every call that has no token of its own, so a refreshed token is picked up. */
+  accessToken: () => string | Promise<string>;
+  /** Per call, covering the answer's body too. Default 10000. */
+  timeoutMs?: number;
+  fetchFn?: typeof fetch;
+}
+
+export const DEFAULT_BETA_TIMEOUT_MS = 10_000;
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+interface Request {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  ifMatch?: string;
+}
+
+/** RFC 9110 etagc: what may stand between the quotes of an entity tag. */
+const ETAG_VALUE = /^[\x21\x23-\x7e]+$/;
+
+export function createBetaClient(options: BetaClientOptions): BetaClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_BETA_TIMEOUT_MS;
+  const fetchFn = options.fetchFn ?? fetch;
+
+  async function send(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    request: Request,
+    callOptions: BetaCallOptions = {},
+  ): Promise<Answer> {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) search.set(key, String(value));
+    }
+    const url = `${baseUrl}/api/v1/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${callOptions.accessToken ?? (await options.accessToken())}`,
+      accept: 'application/json',
+    };
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    if (request.ifMatch !== undefined) headers['if-match'] = `"${request.ifMatch}"`;
+
+    // A timer of our own, cleared when the call ends: AbortSignal.timeout would leave one behind per call.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const cancel = () => controller.abort();
+    callOptions.signal?.addEventListener('abort', cancel, { once: true });
+    if (callOptions.signal?.aborted) controller.abort();
+    const { signal } = controller;
+    let response: Response;
+    let text: string;
+    try {
+      // A redirect is not part of this API, and following one could carry the token elsewhere.
+      response = await fetchFn(url, {
+        method,
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal,
+        redirect: 'manual',
+      });
+      text = await response.text();
+    } catch (error) {
+      throw transportError(error, signal, callOptions.signal, timeoutMs, `${method} ${path}`);
+    } finally {
+      clearTimeout(timer);
+      callOptions.signal?.removeEventListener('abort', cancel);
+    }
+    if (response.status < 200 || response.status > 299) throw answerError(response, text);
+    return { status: response.status, text };
+  }
+
+  return {
+    async createBrand(companyId, brandDetails, callOptions) {
+      const answer = await send('POST', brandsPath(companyId), { body: { brandDetails } }, callOptions);
+      return parseAnswer(brandSchema, answer, 'create brand');
+    },
+
+    async getBrand(companyId, brandId, callOptions) {
+      const answer = await send('GET', brandPath(companyId, brandId), {}, callOptions);
+      return parseAnswer(brandSchema, answer, 'get brand');
+    },
+
+    async replaceBrand(companyId, brandId, brandDetails, etag, callOptions) {
+      const path = brandPath(companyId, brandId);
+      const answer = await send('PUT', path, { body: { brandDetails }, ifMatch: checkedEtag(etag) }, callOptions);
+      return parseAnswer(brandSchema, answer, 'replace brand');
+    },
+
+    async deleteBrand(companyId, brandId, etag, callOptions) {
+      // The answer (204) carries nothing: success is the 2xx status.
+      await send('DELETE', brandPath(companyId, brandId), { ifMatch: checkedEtag(etag) }, callOptions);
+    },
+
+    async listBrands(companyId, { limit, cursor } = {}, callOptions) {
+      const answer = await send('GET', brandsPath(companyId), { query: { limit, cursor } }, callOptions);
+      const page = parseAnswer(brandListSchema, answer, 'list brands');
+      const after = page.pagination?.cursors?.after;
+      return after ? { brands: page.data, nextCursor: after } : { brands: page.data };
+    },
+  };
+}
+
+function brandsPath(companyId: string): string {
+  requireNonEmpty({ companyId });
+  return `orgs/${encodeURIComponent(companyId)}/brands`;
+}
+
+function brandPath(companyId: string, brandId: string): string {
+  requireNonEmpty({ brandId });
+  return `${brandsPath(companyId)}/${encodeURIComponent(brandId)}`;
+}
+
+function requireNonEmpty(values: Record<string, string>): void {
+  for (const [field, value] of Object.entries(values)) {
+    if (typeof value !== 'string' || value.length === 0) throw clientRefusal(`${field} must be a non-empty string`);
+  }
+}
+
+/** An etag goes into If-Match between quotes; one that cannot stand there was not the provider's. */
+function checkedEtag(etag: string): string {
+  if (typeof etag !== 'string' || !ETAG_VALUE.test(etag)) {
+    throw clientRefusal(`not an etag the provider gave: ${JSON.stringify(etag)}`);
+  }
+  return etag;
+}
+
+/** A call we did not send because its input is wrong: repeating it cannot help. */
+function clientRefusal(message: string): BetaProviderError {
+  return new BetaProviderError({ status: 0, code: BETA_CLIENT_CODES.invalidArgument, message, retryable: false });
+}
+
+function transportError(
+  error: unknown,
+  signal: AbortSignal,
+  callerSignal: AbortSignal | undefined,
+  timeoutMs: number,
+  call: string,
+): BetaProviderError {
+  const [code, message] = callerSignal?.aborted
+    ? [BETA_CLIENT_CODES.cancelled, `The call ${call} to the beta provider was cancelled`]
+    : signal.aborted
+      ? [BETA_CLIENT_CODES.timeout, `No answer from the beta provider to ${call} within ${timeoutMs} ms`]
+      : [BETA_CLIENT_CODES.network, `Beta provider unreachable for ${call}: ${describeNetworkError(error)}`];
+  return new BetaProviderError({ status: 0, code, message, retryable: true, cause: error });
+}
+
+/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
+function describeNetworkError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}
+
+function answerError(response: Response, text: string): BetaProviderError {
+  const status = response.status;
+  const retryable = isRetryableBetaStatus(status);
+  const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+  const body = errorBodySchema.safeParse(parseJson(text));
+  if (body.success) {
+    return new BetaProviderError({
+      status,
+      code: body.data.code,
+      message: body.data.message ?? `Beta provider answered HTTP ${status}`,
+      context: body.data.context ?? null,
+      details: body.data.details ?? [],
+      retryable,
+      retryAfterSeconds,
+    });
+  }
+  // A proxy or load balancer in front of the provider answers in HTML or plain text.
+  const excerpt = text.trim().slice(0, 200);
+  return new BetaProviderError({
+    status,
+    code: betaCodeForStatus(status),
+    message: `Beta provider answered HTTP ${status} without its error body${excerpt ? `: ${excerpt}` : ''}`,
+    retryable,
+    retryAfterSeconds,
+  });
+}
+
+function parseAnswer<S extends z.ZodType>(schema: S, answer: Answer, call: string): z.output<S> {
+  const parsed = schema.safeParse(parseJson(answer.text));
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+  throw new BetaProviderError({
+    status: answer.status,
+    code: BETA_CLIENT_CODES.badResponse,
+    message: `Beta provider's answer to ${call} is not the expected shape: ${problems}`,
+    retryable: false,
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+function parseRetryAfter(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}

@@ -1,0 +1,135 @@
+import { BETA_ERROR_CODES } from './beta.types';
+
+/** Codes the client itself assigns when the provider gave no error body to read one from. */
+export const BETA_CLIENT_CODES = {
+  /** No answer: connection refused or reset, DNS failure. */
+  network: 'NETWORK_ERROR',
+  /** No complete answer within the client's timeout. */
+  timeout: 'TIMEOUT',
+  /** Cancelled by the caller (a worker stopping) before an answer arrived. */
+  cancelled: 'CANCELLED',
+  /** An answer we cannot read as the documented shape. */
+  badResponse: 'BAD_RESPONSE',
+  /** A call we refused to send (an empty id, an empty etag). */
+  invalidArgument: 'INVALID_ARGUMENT',
+} as const;
+
+export interface BetaProviderErrorInit {
+  /** HTTP status; 0 when no answer arrived (network error, timeout) or no call was made. */
+  status: number;
+  code: string;
+  message: string;
+  context?: string | null;
+  details?: unknown[];
+  retryable: boolean;
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+/**
+ * Any failure of a call to the beta provider's brand API. The job engine decides from `retryable` whether to try
+ * again; `code` ETAG_MISMATCH (see isBetaEtagMismatch) means the brand changed since its etag was read: read it
+ * again, then decide.
+ */
+export class BetaProviderError extends Error {
+  override readonly name = 'BetaProviderError';
+  /** HTTP status; 0 for network errors, timeouts and calls not sent. */
+  readonly status: number;
+  /** The provider's code (VALIDATION_ERROR, ETAG_MISMATCH, ...), or one of BETA_CLIENT_CODES. */
+  readonly code: string;
+  /** The field, header or resource the provider named (brandDetails.countryCodes[0], If-Match), or null. */
+  readonly context: string | null;
+  readonly details: unknown[];
+  /** True for 429, 5xx, network errors and timeouts: the same call may succeed later. */
+  readonly retryable: boolean;
+  /** From a Retry-After header, when the provider sent one. */
+  readonly retryAfterSeconds?: number;
+
+  constructor(init: BetaProviderErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.status = init.status;
+    this.code = init.code;
+    this.context = init.context ?? null;
+    this.details = init.details ?? [];
+    this.retryable = init.retryable;
+    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** The brand was replaced since the etag was read: a 412 from a replace or a delete. */
+export function isBetaEtagMismatch(error: unknown): error is BetaProviderError {
+  return error instanceof BetaProviderError && error.code === BETA_ERROR_CODES.etagMismatch;
+}
+
+/** Whether a call that failed with this HTTP status may succeed if repeated. */
+export function isRetryableBetaStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** The provider's code for an HTTP status, for error answers that carry no readable body. */
+export function betaCodeForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return BETA_ERROR_CODES.validation;
+    case 401:
+      return BETA_ERROR_CODES.unauthorized;
+    case 403:
+      return BETA_ERROR_CODES.forbidden;
+    case 404:
+      return BETA_ERROR_CODES.notFound;
+    case 412:
+      return BETA_ERROR_CODES.etagMismatch;
+    case 428:
+      return BETA_ERROR_CODES.preconditionRequired;
+    case 429:
+      return BETA_ERROR_CODES.rateLimited;
+    case 502:
+    case 503:
+    case 504:
+      return BETA_ERROR_CODES.unavailable;
+    default:
+      if (status >= 500) return BETA_ERROR_CODES.internal;
+      return 'BAD_REQUEST';
+  }
+}
+
+/** Codes the OAuth client itself assigns when the provider gave no OAuth error to read one from. */
+export const BETA_OAUTH_CLIENT_ERRORS = {
+  network: 'network_error',
+  timeout: 'timeout',
+  badResponse: 'bad_response',
+} as const;
+
+export interface BetaOAuthErrorInit {
+  /** HTTP status; 0 when no answer arrived. */
+  status: number;
+  error: string;
+  description?: string;
+  retryable: boolean;
+  cause?: unknown;
+}
+
+/**
+ * A failure of the provider's OAuth token endpoint. Kept apart from BetaProviderError: its `error` is the OAuth code
+ * (`invalid_grant`: the person must consent again; `invalid_client`: our configuration is wrong).
+ */
+export class BetaOAuthError extends Error {
+  override readonly name = 'BetaOAuthError';
+  readonly status: number;
+  /** The OAuth `error`, e.g. invalid_grant, or one of BETA_OAUTH_CLIENT_ERRORS. */
+  readonly error: string;
+  readonly description: string | undefined;
+  /** True for 429, 5xx, network errors and timeouts. */
+  readonly retryable: boolean;
+
+  constructor(init: BetaOAuthErrorInit) {
+    super(
+      init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
+    this.status = init.status;
+    this.error = init.error;
+    this.description = init.description;
+    this.retryable = init.retryable;
+  }
+}

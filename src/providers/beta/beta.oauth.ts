@@ -1,0 +1,170 @@
+import type { z } from 'zod';
+import { BETA_OAUTH_CLIENT_ERRORS, BetaOAuthError, isRetryableBetaStatus } from './beta.errors';
+import { oauthAppTokenAnswerSchema, oauthErrorSchema, oauthTokenAnswerSchema } from './beta.schemas';
+import { BETA_SCOPE_BUSINESS_CONNECT, type BetaOAuthAppTokenAnswer, type BetaOAuthTokenAnswer } from './beta.types';
+
+/** Per call: `signal` cancels the call; the client's own timeout still applies. */
+export interface BetaOAuthCallOptions {
+  signal?: AbortSignal;
+}
+
+/**
+ * The beta provider's OAuth 2.0 endpoints (authorization code, client credentials, refresh). Every call either
+ * returns checked data or throws a BetaOAuthError carrying the OAuth `error` code; none retries.
+ */
+export interface BetaOAuthClient {
+  /** The consent page's address to send a person to; they pick the company to link there. */
+  authorizeUrl(input: { redirectUri: string; state: string }): string;
+  /**
+   * The code the provider sent to `redirectUri`, for tokens; `redirectUri` must be the one the code was asked with.
+   * `company_id` is absent when the person linked no company.
+   */
+  exchangeCode(
+    input: { code: string; redirectUri: string },
+    options?: BetaOAuthCallOptions,
+  ): Promise<BetaOAuthTokenAnswer>;
+  /** An app token of no company, for lookups: it may read brands but not write them. */
+  clientCredentials(options?: BetaOAuthCallOptions): Promise<BetaOAuthAppTokenAnswer>;
+  /** A new access token of the same grant; the answer repeats the refresh token (they are not rotated). */
+  refresh(refreshToken: string, options?: BetaOAuthCallOptions): Promise<BetaOAuthTokenAnswer>;
+}
+
+export interface BetaOAuthClientOptions {
+  /** Root of the provider, without `/oauth` (the sandbox: the same base URL as the brand API's). */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Per call, covering the answer's body too. Default 10000. */
+  timeoutMs?: number;
+  fetchFn?: typeof fetch;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAuthClient {
+  const root = `${options.baseUrl.replace(/\/+$/, '')}/oauth`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const fetchFn = options.fetchFn ?? fetch;
+  // RFC 6749 section 2.3.1: each half form-encoded, then joined and base64-encoded.
+  const basic = Buffer.from(`${formEncode(options.clientId)}:${formEncode(options.clientSecret)}`, 'utf8').toString(
+    'base64',
+  );
+
+  async function token(form: Record<string, string>, callOptions: BetaOAuthCallOptions = {}) {
+    // A timer of our own, cleared when the call ends, as in the brand client.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const cancel = () => controller.abort();
+    callOptions.signal?.addEventListener('abort', cancel, { once: true });
+    if (callOptions.signal?.aborted) controller.abort();
+    let response: Response;
+    let text: string;
+    try {
+      // The client secret travels in this request: a redirect must not carry it elsewhere.
+      response = await fetchFn(`${root}/token`, {
+        method: 'POST',
+        headers: {
+          accept: 'application/json',
+          authorization: `Basic ${basic}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(form).toString(),
+        signal: controller.signal,
+        redirect: 'manual',
+      });
+      text = await response.text();
+    } catch (error) {
+      const timedOut = controller.signal.aborted && !callOptions.signal?.aborted;
+      throw new BetaOAuthError({
+        status: 0,
+        error: timedOut ? BETA_OAUTH_CLIENT_ERRORS.timeout : BETA_OAUTH_CLIENT_ERRORS.network,
+        description: timedOut
+          ? `No answer from the beta provider's token endpoint within ${timeoutMs} ms`
+          : `Beta provider's token endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`,
+        retryable: true,
+        cause: error,
+      });
+    } finally {
+      clearTimeout(timer);
+      callOptions.signal?.removeEventListener('abort', cancel);
+    }
+    if (response.status < 200 || response.status > 299) throw answerError(response.status, text);
+    return { status: response.status, text };
+  }
+
+  return {
+    authorizeUrl({ redirectUri, state }) {
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: options.clientId,
+        redirect_uri: redirectUri,
+        state,
+        scope: BETA_SCOPE_BUSINESS_CONNECT,
+      });
+      return `${root}/authorize?${query.toString()}`;
+    },
+
+    async exchangeCode({ code, redirectUri }, callOptions) {
+      const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri };
+      return parseAnswer(oauthTokenAnswerSchema, await token(form, callOptions));
+    },
+
+    async clientCredentials(callOptions) {
+      const form = { grant_type: 'client_credentials', scope: BETA_SCOPE_BUSINESS_CONNECT };
+      return parseAnswer(oauthAppTokenAnswerSchema, await token(form, callOptions));
+    },
+
+    async refresh(refreshToken, callOptions) {
+      const form = { grant_type: 'refresh_token', refresh_token: refreshToken };
+      return parseAnswer(oauthTokenAnswerSchema, await token(form, callOptions));
+    },
+  };
+}
+
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}
+
+function answerError(status: number, text: string): BetaOAuthError {
+  const retryable = isRetryableBetaStatus(status);
+  const body = oauthErrorSchema.safeParse(parseJson(text));
+  if (body.success) {
+    return new BetaOAuthError({ status, error: body.data.error, description: body.data.error_description, retryable });
+  }
+  // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
+  const excerpt = text.trim().slice(0, 200);
+  return new BetaOAuthError({
+    status,
+    error:
+      status === 503 || status === 429
+        ? 'temporarily_unavailable'
+        : status >= 500
+          ? 'server_error'
+          : BETA_OAUTH_CLIENT_ERRORS.badResponse,
+    description: `The beta provider's token endpoint answered HTTP ${status} without an OAuth error${excerpt ? `: ${excerpt}` : ''}`,
+    retryable,
+  });
+}
+
+function parseAnswer<S extends z.ZodType>(schema: S, answer: { status: number; text: string }): z.output<S> {
+  const parsed = schema.safeParse(parseJson(answer.text));
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+  throw new BetaOAuthError({
+    status: answer.status,
+    error: BETA_OAUTH_CLIENT_ERRORS.badResponse,
+    description: `The beta provider's token answer is not the expected shape: ${problems}`,
+    retryable: false,
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
