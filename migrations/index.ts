@@ -4,6 +4,7 @@ import { Migration20261122034638_Posts } from './Migration20261122034638_Posts';
 import { Migration20261123000000_UsageCounter } from './Migration20261123000000_UsageCounter';
 import { Migration20261124041256_Locations } from './Migration20261124041256_Locations';
 import { Migration20261124045725_Connections } from './Migration20261124045725_Connections';
+import { Migration20261124053448_BetaBrandsAndScans } from './Migration20261124053448_BetaBrandsAndScans';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261123000000_UsageCounter', class: Migration20261123000000_UsageCounter },
   { name: 'Migration20261124041256_Locations', class: Migration20261124041256_Locations },
   { name: 'Migration20261124045725_Connections', class: Migration20261124045725_Connections },
+  { name: 'Migration20261124053448_BetaBrandsAndScans', class: Migration20261124053448_BetaBrandsAndScans },
 ];

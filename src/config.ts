@@ -40,6 +40,9 @@ const configSchema = z.object({
   ALPHA_CLIENT_ID: z.string().min(1).default('listings-gateway-sandbox'),
   ALPHA_CLIENT_SECRET: z.string().min(1).default('sandbox-client-secret'),
   OAUTH_STATE_TTL_SECONDS: z.coerce.number().int().min(60).max(86400).default(900),
+  BETA_API_URL: z.string().url().optional(),
+  BETA_CLIENT_ID: z.string().min(1).default('listings-gateway-beta-sandbox'),
+  BETA_CLIENT_SECRET: z.string().min(1).default('beta-sandbox-secret'),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -94,6 +97,10 @@ export interface Config {
   alphaClientSecret: string;
   /** How long a consent may take, from generate-url to the callback. */
   oauthStateTtlSeconds: number;
+  /** The beta provider's base URL (its API and OAuth); unset: the sandbox this server mounts at /sandbox/beta. */
+  betaApiUrl: string | undefined;
+  betaClientId: string;
+  betaClientSecret: string;
 }
 
 export class ConfigError extends Error {}
@@ -152,5 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alphaClientId: raw.ALPHA_CLIENT_ID,
     alphaClientSecret: raw.ALPHA_CLIENT_SECRET,
     oauthStateTtlSeconds: raw.OAUTH_STATE_TTL_SECONDS,
+    betaApiUrl: raw.BETA_API_URL,
+    betaClientId: raw.BETA_CLIENT_ID,
+    betaClientSecret: raw.BETA_CLIENT_SECRET,
   };
 }

@@ -5,6 +5,8 @@ import type { EventBus } from './events/event-bus';
 import type { JobEngine } from './jobs/job-engine';
 import type { AlphaClient } from './providers/alpha/alpha.client';
 import type { AlphaOAuthClient } from './providers/alpha/alpha.oauth';
+import type { BetaClient } from './providers/beta/beta.client';
+import type { BetaOAuthClient } from './providers/beta/beta.oauth';
 import type { Clock } from './shared/clock';
 import type { SecretBox } from './shared/secret-box';
 
@@ -20,6 +22,9 @@ export interface Runtime {
   alpha: AlphaClient;
   /** The alpha provider's identity provider (consent, tokens). */
   alphaOAuth: AlphaOAuthClient;
+  beta: BetaClient;
+  /** The beta provider's OAuth endpoints (consent, tokens). */
+  betaOAuth: BetaOAuthClient;
   /** Seals and opens third parties' secrets kept in the database. */
   secrets: SecretBox;
   /** The service's own public base URL (PUBLIC_URL, or where it listens): the providers' redirects come back to it. */

@@ -6,7 +6,9 @@ import { buildSchema } from 'type-graphql';
 import { AccountResolver } from './account/account.resolver';
 import { OrganizationAccountsResolver } from './account/organization-accounts.resolver';
 import { TokenResolver } from './auth/token.resolver';
+import { BetaBrandResolver } from './beta-brand/beta-brand.resolver';
 import { CitationResolver } from './citation/citation.resolver';
+import { CompetitorScanResolver } from './competitor-scan/competitor-scan.resolver';
 import { AlphaConnectionResolver } from './connection/alpha-connection.resolver';
 import { ReviewResolver } from './review/review.resolver';
 import { LocationUpdateJobResolver } from './location/location-update-job.resolver';
@@ -28,6 +30,8 @@ export const resolvers = [
   CitationResolver,
   ReviewResolver,
   AlphaConnectionResolver,
+  BetaBrandResolver,
+  CompetitorScanResolver,
   TokenResolver,
   PostResolver,
 ] as const;

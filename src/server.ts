@@ -23,6 +23,7 @@ import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
 import { alphaSandboxPlugin } from './sandbox/alpha/alpha-sandbox';
+import { betaSandboxPlugin } from './sandbox/beta/beta-sandbox';
 import { registerOAuthCallbacks } from './rest/oauth-callbacks';
 
 /**
@@ -49,8 +50,8 @@ export interface ServerOptions {
   log: FastifyBaseLogger;
   /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
   ideToken?: () => string | undefined;
-  /** Where the alpha sandbox keeps its state between starts; unset: it starts empty. */
-  sandboxStateFile?: string;
+  /** Where the provider sandboxes keep their state between starts; unset: they start from their seeds. */
+  sandboxStateFiles?: { alpha: string; beta: string };
 }
 
 export interface GatewayServer {
@@ -158,7 +159,12 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     await app.register(alphaSandboxPlugin, {
       prefix: '/sandbox/alpha',
       clock: () => runtime.clock.now().getTime(),
-      stateFile: options.sandboxStateFile,
+      stateFile: options.sandboxStateFiles?.alpha,
+    });
+    await app.register(betaSandboxPlugin, {
+      prefix: '/sandbox/beta',
+      clock: () => runtime.clock.now().getTime(),
+      stateFile: options.sandboxStateFiles?.beta,
     });
   }
   const openApi = buildOpenApi(routeTable, schema, config.publicUrl);

@@ -11,12 +11,16 @@ import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
 import { createLogger, type LoggerSetup } from './logger';
 import { Organization } from './organization/organization.entity';
+import { registerBetaBrandWorkers } from './beta-brand/beta-brand.worker';
+import { registerCompetitorScanWorkers } from './competitor-scan/competitor-scan.worker';
 import { registerAccountWorkers } from './connection/account-import.worker';
 import { registerLocationWorkers } from './location/location.worker';
 import { registerReviewWorkers } from './review/review.worker';
 import { registerPostWorkers } from './post/post.worker';
 import { createAlphaClient } from './providers/alpha/alpha.client';
 import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
+import { createBetaClient } from './providers/beta/beta.client';
+import { createBetaOAuthClient } from './providers/beta/beta.oauth';
 import type { Runtime } from './runtime';
 import { addDemoReviews } from './sandbox/alpha/alpha-sandbox.demo';
 import { createAlphaSandboxControl } from './sandbox/alpha/alpha-sandbox.control';
@@ -132,6 +136,11 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
         clientSecret: config.alphaClientSecret,
       }),
     });
+    // Beta calls always carry a company's token (from its consent): the client has no token of its own.
+    const betaClients = (baseUrl: string) => ({
+      beta: createBetaClient({ baseUrl, accessToken: () => '' }),
+      betaOAuth: createBetaOAuthClient({ baseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret }),
+    });
     const runtime: Runtime = {
       config,
       database,
@@ -141,6 +150,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       principals,
       // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
       ...alphaClients(config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha'),
+      ...betaClients(config.betaApiUrl ?? 'http://127.0.0.1:0/sandbox/beta'),
       secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
       publicUrl: () => {
         if (!publicUrl) throw new Error('PUBLIC_URL is needed where this process does not serve HTTP');
@@ -156,14 +166,14 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
         log,
         ideToken: () => (config.isDevelopment ? demo?.token : undefined),
         // The simulated provider keeps what it holds between starts, as a real one would.
-        sandboxStateFile: path.join(location.dataDir, 'alpha-sandbox.json'),
+        sandboxStateFiles: { alpha: path.join(location.dataDir, 'alpha-sandbox.json'), beta: path.join(location.dataDir, 'beta-sandbox.json') },
       });
       steps.push({ name: 'the HTTP server', run: () => server!.close() });
       const address = await server.app.listen({ port: config.port, host: config.host });
       url = address.replace('[::1]', 'localhost');
       alphaBaseUrl ??= `${url}/sandbox/alpha`;
       publicUrl ??= url;
-      Object.assign(runtime, alphaClients(alphaBaseUrl));
+      Object.assign(runtime, alphaClients(alphaBaseUrl), betaClients(config.betaApiUrl ?? `${url}/sandbox/beta`));
     }
     if (server && config.sandbox && !config.alphaApiUrl && config.isDevelopment && demo) {
       // The demo's provider data: before the workers start, so the first import brings every reply state.
@@ -176,6 +186,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       await registerLocationWorkers(runtime);
       await registerAccountWorkers(runtime);
       await registerReviewWorkers(runtime);
+      await registerBetaBrandWorkers(runtime);
+      await registerCompetitorScanWorkers(runtime);
     }
     // Runs first: no job starts while the server drains (running ones go on, and are awaited after it).
     steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });

@@ -1,4 +1,5 @@
-import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, ManyToOne, Property } from '@mikro-orm/core';
+import { Organization } from '../organization/organization.entity';
 
 /**
  * The organization's billing subscription: its quantity is the number of its locations connected to the alpha
@@ -6,8 +7,8 @@ import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
  */
 @Entity({ tableName: 'billing_subscription' })
 export class BillingSubscription {
-  @PrimaryKey({ type: 'uuid' })
-  organizationId!: string;
+  @ManyToOne(() => Organization, { primary: true, deleteRule: 'cascade' })
+  organization!: Organization;
 
   @Property({ type: 'integer' })
   quantity!: number;

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
@@ -18,6 +17,7 @@ import type { RequestScope } from '../request-scope';
 import type { Runtime } from '../runtime';
 import { isId } from '../shared/ids';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
+import { startSession, takeSession } from './oauth-session';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
 
 /**
@@ -30,8 +30,7 @@ import { checkRedirectUrl, redirectWith } from './redirect-url';
 const MAX_CONNECTIONS_IN_PROGRESS = 3;
 export const ACCOUNT_INFO_FAILED = 'Failed to retrieve account information from the alpha provider';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const randomToken = () => randomBytes(32).toString('base64url');
+export const UNKNOWN_CONSENT = 'This consent is unknown to the service: start again from your application.';
 
 /** Where the provider sends the person back: our callback, under the service's public address. */
 export function alphaCallbackUrl(runtime: Runtime): string {
@@ -46,19 +45,17 @@ export async function generateAlphaConsentUrl(scope: RequestScope, input: { redi
   const principal = requirePrincipal(scope);
   const { runtime } = scope;
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: !runtime.config.isDevelopment });
-  const state = randomToken();
   const pkce = createAlphaPkce();
   const now = runtime.clock.now();
-  scope.em.create(OAuthSession, {
-    organization: scope.em.getReference(Organization, principal.organizationId),
-    stateHash: sha256(state),
+  const { state } = await startSession(scope.em, {
+    provider: 'alpha',
+    organizationId: principal.organizationId,
     callerState: input.state ?? null,
     redirectUrl,
     codeVerifier: runtime.secrets.seal(pkce.codeVerifier),
     expiresAt: new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000),
-    createdAt: now,
+    now,
   });
-  await scope.em.flush();
   const url = runtime.alphaOAuth.authorizeUrl({
     redirectUri: alphaCallbackUrl(runtime),
     state,
@@ -82,19 +79,14 @@ export async function completeAlphaConsent(
 ): Promise<CallbackOutcome> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const now = runtime.clock.now();
-  const session = query.state ? await em.findOne(OAuthSession, { stateHash: sha256(query.state) }, { populate: ['codeVerifier'] }) : null;
-  if (!session) return { refusal: 'This consent is unknown to the service: start again from your application.' };
-  const fail = async (error: 'access_denied' | 'invalid_state' | 'invalid_grant' | 'oauth_error'): Promise<CallbackOutcome> => {
-    await em.nativeUpdate(OAuthSession, { id: session.id, status: OAuthSessionStatus.PENDING }, { status: OAuthSessionStatus.FAILED, completedAt: now });
-    return { redirect: redirectWith(session.redirectUrl, { error, state: session.callerState }) };
-  };
-  // Single use: of two callbacks with one state, one takes it; an expired state is refused.
-  const taken = await em.nativeUpdate(
-    OAuthSession,
-    { id: session.id, status: OAuthSessionStatus.PENDING, expiresAt: { $gt: now } },
-    { status: OAuthSessionStatus.FAILED, completedAt: now },
-  );
-  if (taken === 0) return { redirect: redirectWith(session.redirectUrl, { error: 'invalid_state', state: session.callerState }) };
+  const found = await takeSession(em, 'alpha', query.state, now);
+  if (!found) return { refusal: UNKNOWN_CONSENT };
+  const { session } = found;
+  // The session is FAILED from the moment it is taken, until the consent succeeds.
+  const fail = (error: 'access_denied' | 'invalid_state' | 'invalid_grant' | 'oauth_error'): CallbackOutcome => ({
+    redirect: redirectWith(session.redirectUrl, { error, state: session.callerState }),
+  });
+  if (!found.taken) return fail('invalid_state');
   if (query.error) return fail(query.error === 'access_denied' ? 'access_denied' : 'oauth_error');
   if (!query.code) return fail('oauth_error');
 
@@ -103,7 +95,7 @@ export async function completeAlphaConsent(
     tokens = await runtime.alphaOAuth.exchangeCode({
       code: query.code,
       redirectUri: alphaCallbackUrl(runtime),
-      codeVerifier: runtime.secrets.open(session.codeVerifier),
+      codeVerifier: runtime.secrets.open(session.codeVerifier!),
     });
   } catch {
     return fail('oauth_error');
@@ -203,6 +195,7 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
       status: OAuthSessionStatus.AUTHORIZED,
       identity: { subject: args.alphaId },
       expiresAt: { $gt: now },
+      provider: 'alpha',
       ...(args.state !== undefined && args.state !== null ? { callerState: args.state } : {}),
     },
     { orderBy: { createdAt: 'desc' }, populate: ['identity'] },

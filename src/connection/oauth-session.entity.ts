@@ -14,20 +14,26 @@ export enum OAuthSessionStatus {
   CONNECTED = 'CONNECTED',
 }
 
+export type OAuthProvider = 'alpha' | 'beta';
+
 /**
- * One consent in progress (product-decisions §7): our own random state (only its hash is kept), bound to the
- * caller's state, redirect_url and organization, with the PKCE verifier (sealed) and an expiry. The callback uses
- * it once.
+ * One consent in progress (product-decisions §7, §9): our own random state (only its hash is kept), bound to the
+ * caller's state, redirect_url and organization, with the PKCE verifier (sealed; the beta provider takes none) and
+ * an expiry. The callback uses it once.
  */
 @Entity({ tableName: 'oauth_session' })
 export class OAuthSession {
-  [OptionalProps]?: 'id' | 'status' | 'identity' | 'tokenRefreshed' | 'createdAt' | 'completedAt' | 'callerState';
+  [OptionalProps]?: 'id' | 'status' | 'identity' | 'tokenRefreshed' | 'createdAt' | 'completedAt' | 'callerState' | 'codeVerifier';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
 
   @ManyToOne(() => Organization, { deleteRule: 'cascade' })
   organization!: Organization;
+
+  /** Whose consent: the callback of one provider never takes a session of the other. */
+  @Property({ type: 'text' })
+  provider!: OAuthProvider;
 
   /** SHA-256 of the state sent to the provider: a leaked table does not let anyone complete a consent. */
   @Property({ type: 'text', unique: true })
@@ -40,9 +46,9 @@ export class OAuthSession {
   @Property({ type: 'text' })
   redirectUrl!: string;
 
-  /** Sealed. */
-  @Property({ type: 'text', lazy: true })
-  codeVerifier!: string;
+  /** Sealed; null for a provider without PKCE. */
+  @Property({ type: 'text', lazy: true, nullable: true })
+  codeVerifier: string | null = null;
 
   @Property({ type: 'timestamptz' })
   expiresAt!: Date;

@@ -1,6 +1,9 @@
 import { Account } from '../account/account.entity';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { BillingSubscription } from '../billing/billing-subscription.entity';
+import { BetaBrand } from '../beta-brand/beta-brand.entity';
+import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
+import { BetaConnection } from '../connection/beta-connection.entity';
 import { OAuthSession } from '../connection/oauth-session.entity';
 import { ApiToken } from '../auth/api-token.entity';
 import { LocationUpdateJob } from '../location/location-update-job.entity';
@@ -18,11 +21,14 @@ export const entities = [
   Account,
   AlphaIdentity,
   OAuthSession,
+  BetaConnection,
+  BetaBrand,
   BillingSubscription,
   ApiToken,
   Location,
   LocationUpdateJob,
   Review,
+  CompetitorScan,
   Post,
   IdempotencyKey,
   RateLimitEvent,

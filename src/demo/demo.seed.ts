@@ -4,6 +4,7 @@ import { AccountSyncStatus } from '../account/account.enums';
 import { issueToken } from '../auth/token.service';
 import { Location } from '../location/location.entity';
 import { createOrganization } from '../auth/bootstrap';
+import { seedDemoBrand, seedDemoScan } from './demo.extras';
 
 export interface DemoSeed {
   organization_id: string;
@@ -21,8 +22,9 @@ const weekdayHours = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'].ma
 /**
  * The demo organization (both feature flags on) with two accounts connected to the alpha provider and their
  * locations, with a website and without. The locations are created at the provider by the workers of the first
- * start (src/location/location.worker.ts), as any new location is; they are `connected` once it knows them. Later
- * resources (posts, reviews, brands, scans) add their demo rows here.
+ * start (src/location/location.worker.ts), as any new location is; they are `connected` once it knows them. Its
+ * third account, Alice's bakeries of the sandbox, is imported with its reviews; it has a beta brand and a completed
+ * competitor scan (src/demo/demo.extras.ts).
  */
 export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
@@ -33,6 +35,7 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
       { name: 'Demo Coffee Lakeside', referenceId: 'demo-lakeside', country: 'CA', cities: ['Toronto'] },
     ];
     const accounts: DemoSeed['accounts'] = [];
+    const demoLocations: Location[] = [];
     for (const plan of plans) {
       const account = tx.create(Account, {
         organization,
@@ -56,8 +59,12 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
           phoneNumber: '+1 555 0100',
           regularHours: weekdayHours,
           categories: { primaryCategory: { name: 'gcid:coffee_shop', displayName: 'Coffee shop' }, additionalCategories: [] },
+          latitude: 39.7817 + index * 0.05,
+          longitude: -89.6501 - index * 0.05,
+          placeId: `demo-place-${plan.referenceId}-${index + 1}`,
         }),
       );
+      demoLocations.push(...locations);
       const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });
       accounts.push({ id: account.id, token: secret, location_ids: locations.map((location) => location.id) });
     }
@@ -74,6 +81,9 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
     });
     const { secret } = issueToken(tx, organization, { account: bakery, label: 'demo account token' });
     accounts.push({ id: bakery.id, token: secret, location_ids: [] });
+    const now = new Date();
+    seedDemoBrand(tx, organization, demoLocations[0]!, now);
+    seedDemoScan(tx, organization, demoLocations[0]!, now);
     await tx.flush();
     return { organization_id: organization.id, token, accounts };
   });

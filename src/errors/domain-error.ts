@@ -31,6 +31,8 @@ export const errorCatalogue = {
   UNAUTHENTICATED: { status: 401, shape: 'generic' },
   FORBIDDEN: { status: 403, shape: 'generic' },
   ORGANIZATION_TOKEN_REQUIRED: { status: 403, shape: 'generic' },
+  /** The organization has no beta API access. */
+  BETA_API_DISABLED: { status: 403, shape: 'coded' },
   /** The organization has no citations API access. */
   CITATIONS_API_DISABLED: { status: 403, shape: 'coded' },
   NOT_FOUND: { status: 404, shape: 'generic' },

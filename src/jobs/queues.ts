@@ -17,6 +17,10 @@ export interface QueuePayloads {
   'account-import': { accountId: string };
   /** Ask the provider how the moderation of a review's reply is going. */
   'review-reply-check': { reviewId: string; attempt: number };
+  /** Run a queued competitor scan: a search at each dot of its grid. */
+  'competitor-scan': { scanId: string };
+  /** Push a beta brand's pending change (create, replace or delete) to the beta provider. */
+  'beta-brand-sync': { brandId: string };
 }
 
 export type QueueName = keyof QueuePayloads;
@@ -32,6 +36,8 @@ const hasPostId = (data: unknown): data is { postId: string } => isRecord(data) 
 const hasLocationId = (data: unknown): data is { locationId: string } => isRecord(data) && typeof data.locationId === 'string';
 const hasJobId = (data: unknown): data is { jobId: string } => isRecord(data) && typeof data.jobId === 'string';
 const hasAccountId = (data: unknown): data is { accountId: string } => isRecord(data) && typeof data.accountId === 'string';
+const hasScanId = (data: unknown): data is { scanId: string } => isRecord(data) && typeof data.scanId === 'string';
+const hasBrandId = (data: unknown): data is { brandId: string } => isRecord(data) && typeof data.brandId === 'string';
 
 /**
  * Payloads come back from the database as `unknown`: these guards, one per queue, are the only way to a typed
@@ -47,6 +53,8 @@ const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayload
   'account-import': hasAccountId,
   'review-reply-check': (data): data is QueuePayloads['review-reply-check'] =>
     isRecord(data) && typeof data.reviewId === 'string' && typeof data.attempt === 'number',
+  'competitor-scan': hasScanId,
+  'beta-brand-sync': hasBrandId,
 };
 
 export const QUEUES = Object.keys(payloadGuards) as QueueName[];

@@ -1,5 +1,7 @@
 import type { RestRoute } from '../route';
+import { betaRoutes } from './beta.routes';
 import { businessProfileRoutes } from './business-profile.routes';
+import { competitorScanRoutes } from './competitor-scan.routes';
 import { connectionRoutes } from './connection.routes';
 import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
@@ -14,4 +16,6 @@ export const routeTable: readonly RestRoute[] = [
   ...locationRoutes,
   ...postRoutes,
   ...reviewRoutes,
+  ...betaRoutes,
+  ...competitorScanRoutes,
 ];

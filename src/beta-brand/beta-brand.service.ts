@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '../errors/domain-error';
+import { requireBetaAccess, hasBetaCompany } from '../connection/beta-connection.service';
+import { Location } from '../location/location.entity';
+import { Organization } from '../organization/organization.entity';
+import type { RequestScope } from '../request-scope';
+import { trimmedText } from '../shared/text';
+import { BetaBrand } from './beta-brand.entity';
+import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
+
+/**
+ * Brands on the beta provider (the document's "Beta brands", product-decisions §9). Every operation needs an
+ * organization token with beta API access. Changes are kept here at once (PENDING) and pushed by a job.
+ */
+
+const ADDITIONAL_CATEGORIES_MAX = 19;
+
+/** The fields a create or an update may carry, in GraphQL's names. */
+export interface BrandFields {
+  brandName?: string | null;
+  countryCode?: string | null;
+  primaryCategory?: string | null;
+  additionalCategories?: string[] | null;
+  websiteUrl?: string | null;
+  appStoreUrl?: string | null;
+  ownershipType?: OwnershipType | null;
+  useLocationName?: boolean | null;
+  sendActionLinks?: boolean | null;
+}
+
+function countryCode(value: string): string {
+  const code = value.trim().toUpperCase();
+  if (!/^[A-Z]{2}$/.test(code)) throw DomainError.badInput('country_code must be exactly 2 letters (ISO 3166-1 alpha-2)');
+  return code;
+}
+
+function category(value: string, field: string): string {
+  return trimmedText(value, field, { min: 1, max: 100 });
+}
+
+function url(value: string | null | undefined, field: string): string | null {
+  if (value === null || value === undefined || value.trim() === '') return null;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value.trim());
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw DomainError.badInput(`${field} must be an http(s) URL`);
+  return value.trim();
+}
+
+function additional(values: string[]): string[] {
+  if (values.length > ADDITIONAL_CATEGORIES_MAX) {
+    throw DomainError.badInput(`additional_categories may hold at most ${ADDITIONAL_CATEGORIES_MAX} categories`);
+  }
+  return values.map((value, index) => category(value, `additional_categories[${index}]`));
+}
+
+async function findBrand(scope: RequestScope, organizationId: string, segmentId: string): Promise<BetaBrand> {
+  const brand = await scope.em.findOne(BetaBrand, { organization: organizationId, segmentId, deletedAt: null });
+  if (!brand) throw DomainError.notFound('Brand');
+  return brand;
+}
+
+export async function getBetaBrand(scope: RequestScope, segmentId: string): Promise<BetaBrand> {
+  const principal = requireBetaAccess(scope);
+  return findBrand(scope, principal.organizationId, segmentId);
+}
+
+/** Every brand of the organization, oldest first. */
+export async function listBetaBrands(scope: RequestScope): Promise<BetaBrand[]> {
+  const principal = requireBetaAccess(scope);
+  return scope.em.find(BetaBrand, { organization: principal.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+/** Queues the brand's push to the provider, in the transaction of `em`. */
+async function queueSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand): Promise<void> {
+  await scope.runtime.jobs.enqueue(em, 'beta-brand-sync', { brandId: brand.id });
+}
+
+export interface CreateBrandInput extends BrandFields {
+  betaCompanyId: string;
+  brandName: string;
+  countryCode: string;
+  primaryCategory: string;
+  ownershipType: OwnershipType;
+  name?: string | null;
+  locationIds?: string[] | null;
+}
+
+/**
+ * A new brand of a company the organization's beta consent linked (its beta_company_id, which never changes),
+ * created at the provider by a job. Locations may be attached (ids of the organization's locations).
+ */
+export async function createBetaBrand(scope: RequestScope, input: CreateBrandInput): Promise<BetaBrand> {
+  const principal = requireBetaAccess(scope);
+  const companyId = input.betaCompanyId.trim();
+  if (!(await hasBetaCompany(scope.em, principal.organizationId, companyId))) {
+    throw DomainError.badInput('beta_company_id is not a company of a completed beta consent of this organization');
+  }
+  const locationIds = [...new Set(input.locationIds ?? [])];
+  if (locationIds.length > 0) {
+    const owned = await scope.em.count(Location, { id: { $in: locationIds }, account: { organization: principal.organizationId } });
+    if (owned !== locationIds.length) throw DomainError.notFound('Location');
+  }
+  const brandName = trimmedText(input.brandName, 'brand_name', { min: 1, max: 100 });
+  const now = scope.runtime.clock.now();
+  return scope.em.transactional(async (em) => {
+    const brand = em.create(BetaBrand, {
+      segmentId: `brand-${randomUUID()}`,
+      organization: em.getReference(Organization, principal.organizationId),
+      betaCompanyId: companyId,
+      brandName,
+      name: input.name ? trimmedText(input.name, 'name', { min: 1, max: 200 }) : brandName,
+      countryCode: countryCode(input.countryCode),
+      primaryCategory: category(input.primaryCategory, 'primary_category'),
+      additionalCategories: additional(input.additionalCategories ?? []),
+      websiteUrl: url(input.websiteUrl, 'website_url'),
+      appStoreUrl: url(input.appStoreUrl, 'app_store_url'),
+      ownershipType: input.ownershipType,
+      useLocationName: input.useLocationName ?? false,
+      sendActionLinks: input.sendActionLinks ?? false,
+      locations: locationIds,
+      provisionSource: scope.source,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await em.flush();
+    await queueSync(scope, em, brand);
+    return brand;
+  });
+}
+
+export interface UpdateBrandInput extends BrandFields {
+  /** Refused when sent: a brand's company never changes. */
+  betaCompanyId?: string | null;
+  /** Refused when sent: it is the brand's id. */
+  segmentId?: string | null;
+}
+
+/**
+ * Changes a brand (PATCH /beta/brands/{segment_id}): at least one field; country_code exactly 2 letters; at most
+ * 19 additional categories; primary_category whenever the categories change (stored values are never re-mapped);
+ * beta_company_id and segment_id cannot change. The change is kept at once and pushed by a job.
+ */
+export async function updateBetaBrand(scope: RequestScope, segmentId: string, input: UpdateBrandInput): Promise<BetaBrand> {
+  const principal = requireBetaAccess(scope);
+  if (input.betaCompanyId !== undefined) throw DomainError.badInput('beta_company_id cannot be changed');
+  if (input.segmentId !== undefined) throw DomainError.badInput('segment_id cannot be changed');
+  const given = (Object.keys(input) as (keyof BrandFields)[]).filter((key) => input[key] !== undefined);
+  if (given.length === 0) throw DomainError.badInput('Nothing to update: send at least one field');
+  for (const key of ['brandName', 'countryCode', 'primaryCategory', 'ownershipType', 'useLocationName', 'sendActionLinks'] as const) {
+    if (input[key] === null) throw DomainError.badInput(`${key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)} must not be null`);
+  }
+  if (input.additionalCategories !== undefined && input.primaryCategory === undefined) {
+    throw DomainError.badInput('primary_category is required whenever the categories change');
+  }
+  const changes: Partial<BetaBrand> = {};
+  if (input.brandName !== undefined) changes.brandName = trimmedText(input.brandName!, 'brand_name', { min: 1, max: 100 });
+  if (input.countryCode !== undefined) changes.countryCode = countryCode(input.countryCode!);
+  if (input.primaryCategory !== undefined) changes.primaryCategory = category(input.primaryCategory!, 'primary_category');
+  if (input.additionalCategories !== undefined) changes.additionalCategories = additional(input.additionalCategories ?? []);
+  if (input.websiteUrl !== undefined) changes.websiteUrl = url(input.websiteUrl, 'website_url');
+  if (input.appStoreUrl !== undefined) changes.appStoreUrl = url(input.appStoreUrl, 'app_store_url');
+  if (input.ownershipType !== undefined) changes.ownershipType = input.ownershipType!;
+  if (input.useLocationName !== undefined) changes.useLocationName = input.useLocationName!;
+  if (input.sendActionLinks !== undefined) changes.sendActionLinks = input.sendActionLinks!;
+  return scope.em.transactional(async (em) => {
+    const brand = await em.findOne(BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null });
+    if (!brand) throw DomainError.notFound('Brand');
+    Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING, syncError: null, updatedAt: scope.runtime.clock.now() });
+    await em.flush();
+    await queueSync(scope, em, brand);
+    return brand;
+  });
+}
+
+/** Deletes a brand (409 while locations are attached): gone here at once, at the provider by a job. */
+export async function deleteBetaBrand(scope: RequestScope, segmentId: string): Promise<{ segmentId: string; deleted: boolean }> {
+  const principal = requireBetaAccess(scope);
+  return scope.em.transactional(async (em) => {
+    const brand = await em.findOne(BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null });
+    if (!brand) throw DomainError.notFound('Brand');
+    if (brand.locations.length > 0) {
+      throw new DomainError('CONFLICT', `The brand has ${brand.locations.length} location(s) attached: detach them before deleting it`);
+    }
+    const now = scope.runtime.clock.now();
+    Object.assign(brand, { deletedAt: now, updatedAt: now, betaSyncStatus: BetaSyncStatus.PENDING });
+    await em.flush();
+    await queueSync(scope, em, brand);
+    return { segmentId, deleted: true };
+  });
+}

@@ -1,0 +1,91 @@
+import { requirePrincipal } from '../access/guards';
+import { resolveAccountScope } from '../account/account.access';
+import { DomainError } from '../errors/domain-error';
+import { findLocationOfAccount } from '../location/location.service';
+import { Organization } from '../organization/organization.entity';
+import type { RequestScope } from '../request-scope';
+import { findPlain } from '../shared/entity-snapshot';
+import { isId, NO_MATCH_ID } from '../shared/ids';
+import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
+import { trimmedText } from '../shared/text';
+import { CompetitorScan } from './competitor-scan.entity';
+
+/** At most this many rings: 1 + 4·3·4 = 49 searches. */
+export const MAX_RINGS = 3;
+export const MAX_RADIUS_KM = 50;
+
+export interface RunScanArgs {
+  accountId?: string | null;
+  locationId: string;
+  text: string;
+  radiusKm: number;
+  rings: number;
+}
+
+/**
+ * Starts a scan of a location (product-decisions §10): queued at once, run by a job that searches for `text` at
+ * each dot of a grid of `rings` rings out to `radiusKm`. The location must be known to the provider (its place id)
+ * and placed on the map (its coordinates).
+ */
+export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs): Promise<CompetitorScan> {
+  const principal = requirePrincipal(scope);
+  const accountId = await resolveAccountScope(scope, args.accountId);
+  const text = trimmedText(args.text, 'text', { min: 1, max: 100 });
+  if (!Number.isFinite(args.radiusKm) || args.radiusKm < 0.1 || args.radiusKm > MAX_RADIUS_KM) {
+    throw DomainError.badInput(`radiusKm must be from 0.1 to ${MAX_RADIUS_KM}`);
+  }
+  if (!Number.isInteger(args.rings) || args.rings < 0 || args.rings > MAX_RINGS) throw DomainError.badInput(`rings must be 0 to ${MAX_RINGS}`);
+  const location = await findLocationOfAccount(scope.em, accountId, args.locationId);
+  if (location.latitude === null || location.longitude === null) throw DomainError.badInput('The location has no coordinates to scan around');
+  if (!location.placeId) throw DomainError.badInput('The location has no place id yet: the alpha provider must know it first');
+  const now = scope.runtime.clock.now();
+  return scope.em.transactional(async (em) => {
+    const scan = em.create(CompetitorScan, {
+      organization: em.getReference(Organization, principal.organizationId),
+      account: location.account,
+      location,
+      placeId: location.placeId!,
+      text,
+      radius: args.radiusKm,
+      rings: args.rings,
+      createdBy: principal.tokenId,
+      origin: scope.source,
+      center: { lat: location.latitude!, lng: location.longitude! },
+      createdAt: now,
+    });
+    await em.flush();
+    await scope.runtime.jobs.enqueue(em, 'competitor-scan', { scanId: scan.id });
+    return scan;
+  });
+}
+
+export interface ScanLookup {
+  accountId?: string | null;
+  scanId?: string | null;
+  locationId?: string | null;
+  placeId?: string | null;
+}
+
+/** The scan with `scanId`, or the latest of the account (for the location, or the place id, when given). 404 otherwise. */
+export async function getCompetitorScan(scope: RequestScope, lookup: ScanLookup): Promise<CompetitorScan> {
+  const accountId = await resolveAccountScope(scope, lookup.accountId);
+  const where: Record<string, unknown> = { account: accountId };
+  if (lookup.scanId) where.id = isId(lookup.scanId) ? lookup.scanId : NO_MATCH_ID;
+  if (lookup.locationId) where.location = isId(lookup.locationId) ? lookup.locationId : NO_MATCH_ID;
+  if (lookup.placeId) where.placeId = lookup.placeId;
+  const [scan] = await findPlain(scope.em, CompetitorScan, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
+  if (!scan) throw DomainError.notFound('Competitor scan');
+  return scan;
+}
+
+/** Scans of the account (of one location, when given), newest first. */
+export async function listCompetitorScans(scope: RequestScope, filter: { accountId?: string | null; locationId?: string | null }, slice: SliceRequest): Promise<Slice<CompetitorScan>> {
+  const accountId = await resolveAccountScope(scope, filter.accountId);
+  const where: Record<string, unknown> = { account: accountId };
+  if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;
+  const [rows, totalCount] = await Promise.all([
+    findPlain(scope.em, CompetitorScan, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
+    scope.em.count(CompetitorScan, where),
+  ]);
+  return sliceOf(rows, slice.first, totalCount);
+}

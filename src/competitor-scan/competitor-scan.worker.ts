@@ -1,0 +1,160 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { accountAccessToken } from '../account/alpha-tokens';
+import type { JobContext } from '../jobs/job-engine';
+import type { QueuePayloads } from '../jobs/queues';
+import { Location } from '../location/location.entity';
+import { Post } from '../post/post.entity';
+import { PostState } from '../post/post.enums';
+import { AlphaProviderError } from '../providers/alpha/alpha.errors';
+import type { AlphaPlace } from '../providers/alpha/alpha.types';
+import type { Runtime } from '../runtime';
+import { CompetitorScan } from './competitor-scan.entity';
+import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
+import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
+
+/** A search shows this many places; a business beyond them is "20+". */
+const RESULTS_PER_DOT = 20;
+const NOT_SHOWN = `${RESULTS_PER_DOT}+`;
+
+function scanPlaceOf(place: AlphaPlace): ScanPlace {
+  return {
+    placeId: place.id,
+    name: place.displayName.text,
+    address: place.formattedAddress ?? '',
+    categories: place.types ?? [],
+    rating: place.rating ?? 0,
+    reviews: place.userRatingCount ?? 0,
+    photos: place.photoCount ?? 0,
+    website: place.websiteUri ?? null,
+    hasPosts: place.hasOwnerPosts ?? false,
+    lat: place.location.latitude,
+    lng: place.location.longitude,
+  };
+}
+
+/** The searched text as a category id: "coffee shop" -> coffee_shop. */
+const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '_');
+
+/**
+ * Runs a scan: a search at every dot of its grid through the alpha provider, then its figures
+ * (src/competitor-scan/scan.compute.ts) stored in the document's shape. Retryable provider failures are retried by
+ * the engine (the scan starts again from the first dot); others end it `failed` with the reason.
+ */
+export async function runScan(runtime: Runtime, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  const scan = await em.findOne(CompetitorScan, payload.scanId);
+  if (!scan || scan.status === 'completed' || scan.status === 'failed') return;
+  await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'running' });
+  try {
+    const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
+    const dots = gridDots(scan.center, scan.radius, scan.rings);
+    // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
+    // so together they cover the grid without every dot seeing the whole of it. One dot searches the whole radius.
+    const searchKm = scan.rings === 0 ? scan.radius : (0.75 * scan.radius) / scan.rings;
+    const results = [];
+    for (const dot of dots) {
+      const places = await runtime.alpha.searchPlaces(
+        { textQuery: scan.text, latitude: dot.lat, longitude: dot.lng, radiusMeters: Math.round(searchKm * 1000), pageSize: RESULTS_PER_DOT },
+        call,
+      );
+      results.push({ dot, places: places.map(scanPlaceOf) });
+    }
+    const location = await em.findOneOrFail(Location, scan.location.id);
+    const [latest] = await em.find(
+      Post,
+      { location: location.id, state: PostState.LIVE },
+      { orderBy: { publishedTime: 'desc' }, limit: 1, fields: ['publishedTime'] },
+    );
+    const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
+    await em.nativeUpdate(
+      CompetitorScan,
+      { id: scan.id },
+      { status: 'completed', ...figures, finishedAt: runtime.clock.now(), error: null },
+    );
+  } catch (error) {
+    if (job.signal.aborted) throw error;
+    if (error instanceof AlphaProviderError && error.retryable && !job.isLastAttempt) {
+      await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'queued', error: `Retrying: ${error.message}` });
+      throw error;
+    }
+    await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'failed', error: error instanceof Error ? error.message : String(error), finishedAt: runtime.clock.now() });
+    if (!(error instanceof AlphaProviderError)) throw error;
+  }
+}
+
+/**
+ * A scan's stored figures in the document's shape, from its computed outcome and the scanned location (and the
+ * time of its latest live post). Shared by the worker and the demo's seed.
+ */
+export function scanFigures(
+  outcome: ScanOutcome,
+  scan: { text: string; placeId: string },
+  location: Location,
+  latestPost: Date | null,
+): Pick<CompetitorScan, 'client' | 'competitors' | 'strategy' | 'dots' | 'numberOfCompetitors'> {
+  const category = asCategory(scan.text);
+  const seen = outcome.client.place;
+  const client: ScanClient = {
+    rank: outcome.client.centerRank ?? 0,
+    name: seen?.name ?? location.name,
+    address: seen?.address ?? [location.address, location.postal, location.city].filter(Boolean).join(', '),
+    categories: seen?.categories ?? [location.categoryId, ...location.additionalCategoryIds].filter((item): item is string => Boolean(item)),
+    locationImages: [location.profileLogoUrl, location.coverUrl].filter((url): url is string => Boolean(url)),
+    numberOfImages: seen?.photos ?? 0,
+    reviews: seen?.reviews ?? 0,
+    avgRating: seen?.rating ?? 0,
+    placeId: scan.placeId,
+    website: seen?.website ?? location.websiteUri,
+    description: location.description,
+    gac: (seen?.categories[0] ?? location.categoryId ?? '').toLowerCase() === category,
+    lng: String(location.longitude),
+    lat: String(location.latitude),
+    hasQA: false,
+    appearances: outcome.client.appearances,
+    top3appearances: outcome.client.top3appearances,
+    top5appearances: outcome.client.top5appearances,
+    top10appearances: outcome.client.top10appearances,
+    hasPosts: Boolean(latestPost) || (seen?.hasPosts ?? false),
+    postDate: latestPost?.toISOString() ?? null,
+    profileUrl: location.placeId ? `https://maps.alpha.example/place/${encodeURIComponent(location.placeId)}` : null,
+    dots: outcome.client.dots,
+  };
+  const competitors: ScanCompetitor[] = outcome.competitors.map(({ place, centerRank, ...counted }) => ({
+    rank: centerRank === null ? NOT_SHOWN : String(centerRank),
+    name: place.name,
+    address: place.address,
+    categories: place.categories,
+    reviews: place.reviews,
+    avgRating: place.rating,
+    placeId: place.placeId,
+    website: place.website,
+    gac: (place.categories[0] ?? '').toLowerCase() === category,
+    lng: String(place.lng),
+    lat: String(place.lat),
+    ...counted,
+  }));
+  const { reviewsToTop, imagesToTop } = outcome.strategy;
+  const strategy: ScanStrategy = {
+    reviewsToTop1: reviewsToTop[1],
+    reviewsToTop3: reviewsToTop[3],
+    reviewsToTop5: reviewsToTop[5],
+    imagesToTop1: imagesToTop[1],
+    imagesToTop3: imagesToTop[3],
+    imagesToTop5: imagesToTop[5],
+    reviewsStrategy:
+      outcome.client.centerRank === 1
+        ? null
+        : `${reviewsToTop[3]} more reviews and ${imagesToTop[3]} more photos would put "${client.name}" in the top 3 for "${scan.text}"`,
+  };
+  return {
+    client,
+    competitors,
+    strategy,
+    dots: outcome.dots.map(({ dot, rank }) => ({ rank: rank === null ? NOT_SHOWN : String(rank), lat: dot.lat, lng: dot.lng, ring: dot.ring, dotId: dot.dotId })),
+    numberOfCompetitors: competitors.length,
+  };
+}
+
+export async function registerCompetitorScanWorkers(runtime: Runtime): Promise<void> {
+  await runtime.jobs.work('competitor-scan', (payload, job) => runScan(runtime, payload, job));
+}

@@ -1,0 +1,122 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireOrganizationToken } from '../access/guards';
+import type { Principal } from '../access/principal';
+import { DomainError } from '../errors/domain-error';
+import { BetaOAuthError } from '../providers/beta/beta.errors';
+import type { RequestScope } from '../request-scope';
+import type { Runtime } from '../runtime';
+import type { CallbackOutcome } from './alpha-connection.service';
+import { UNKNOWN_CONSENT } from './alpha-connection.service';
+import { BetaConnection } from './beta-connection.entity';
+import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
+import { startSession, takeSession } from './oauth-session';
+import { checkRedirectUrl, redirectWith } from './redirect-url';
+
+/** Refreshed this long before it expires. */
+const REFRESH_MARGIN_MS = 60_000;
+
+/** The beta operations need the organization's beta API access (403 BETA_API_DISABLED) and an organization token. */
+export function requireBetaAccess(scope: RequestScope): Principal {
+  const principal = requireOrganizationToken(scope);
+  if (!principal.flags.betaApi) throw new DomainError('BETA_API_DISABLED', 'Beta API access is not enabled for this organization');
+  return principal;
+}
+
+export function betaCallbackUrl(runtime: Runtime): string {
+  return `${runtime.publicUrl()}/oauth/beta/callback`;
+}
+
+/**
+ * Starts a beta consent (product-decisions §9): a single-use session like the alpha one, for an absolute https
+ * redirect_url (always), and the provider's authorize URL. The caller's state comes back unchanged.
+ */
+export async function generateBetaConsentUrl(scope: RequestScope, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string; state: string }> {
+  const principal = requireBetaAccess(scope);
+  const { runtime } = scope;
+  const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: true });
+  const now = runtime.clock.now();
+  const { state } = await startSession(scope.em, {
+    provider: 'beta',
+    organizationId: principal.organizationId,
+    callerState: input.state ?? null,
+    redirectUrl,
+    codeVerifier: null,
+    expiresAt: new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000),
+    now,
+  });
+  return { url: runtime.betaOAuth.authorizeUrl({ redirectUri: betaCallbackUrl(runtime), state }), state: input.state ?? '' };
+}
+
+type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 'token_exchange_failed' | 'provisioning_failed';
+
+/**
+ * The beta provider's redirect back: the document's success (success=true, state, company_id) or its error table
+ * (access_denied, missing_code, invalid_state, token_exchange_failed, provisioning_failed). The company's tokens
+ * are kept sealed; its id is what brands name as beta_company_id.
+ */
+export async function completeBetaConsent(runtime: Runtime, query: { state?: string; code?: string; error?: string }): Promise<CallbackOutcome> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  const now = runtime.clock.now();
+  const found = await takeSession(em, 'beta', query.state, now);
+  if (!found) return { refusal: UNKNOWN_CONSENT };
+  const { session } = found;
+  const fail = (error: BetaCallbackError): CallbackOutcome => ({ redirect: redirectWith(session.redirectUrl, { error, state: session.callerState ?? '' }) });
+  if (!found.taken) return fail('invalid_state');
+  if (query.error) return fail('access_denied');
+  if (!query.code) return fail('missing_code');
+  let tokens;
+  try {
+    tokens = await runtime.betaOAuth.exchangeCode({ code: query.code, redirectUri: betaCallbackUrl(runtime) });
+  } catch {
+    return fail('token_exchange_failed');
+  }
+  const companyId = tokens.company_id;
+  if (!companyId) return fail('provisioning_failed');
+  await em.transactional(async (tx) => {
+    const existing = await tx.findOne(BetaConnection, { organization: session.organization, companyId });
+    const fields = {
+      accessToken: runtime.secrets.seal(tokens.access_token),
+      accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
+      refreshToken: tokens.refresh_token ? runtime.secrets.seal(tokens.refresh_token) : null,
+      updatedAt: now,
+    };
+    if (existing) Object.assign(existing, fields);
+    else tx.create(BetaConnection, { organization: session.organization, companyId, ...fields, createdAt: now });
+    await tx.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
+  });
+  return { redirect: redirectWith(session.redirectUrl, { success: 'true', state: session.callerState ?? '', company_id: companyId }) };
+}
+
+/**
+ * A usable access token of the organization's consent for a company, refreshed (once, under a row lock) when it
+ * is about to expire. Throws when the organization has no consent for the company.
+ */
+export async function betaAccessToken(runtime: Runtime, organizationId: string, companyId: string): Promise<string> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  const now = () => runtime.clock.now().getTime();
+  const connection = await em.findOne(BetaConnection, { organization: organizationId, companyId }, { populate: ['accessToken'] });
+  if (!connection) throw new Error(`No beta consent links company ${companyId}`);
+  if (connection.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(connection.accessToken);
+  return em.transactional(async (tx) => {
+    const current = await tx.findOneOrFail(BetaConnection, connection.id, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['accessToken', 'refreshToken'] });
+    if (current.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(current.accessToken);
+    if (!current.refreshToken) throw new Error(`The beta consent of company ${companyId} gave no refresh token: consent again`);
+    let refreshed;
+    try {
+      refreshed = await runtime.betaOAuth.refresh(runtime.secrets.open(current.refreshToken));
+    } catch (error) {
+      if (error instanceof BetaOAuthError && error.error === 'invalid_grant') throw new Error(`The beta provider no longer accepts the consent of company ${companyId}: consent again`);
+      throw error;
+    }
+    current.accessToken = runtime.secrets.seal(refreshed.access_token);
+    current.accessTokenExpiresAt = new Date(now() + refreshed.expires_in * 1000);
+    current.updatedAt = runtime.clock.now();
+    return refreshed.access_token;
+  });
+}
+
+/** Whether the organization's beta consent linked this company. */
+export async function hasBetaCompany(em: EntityManager, organizationId: string, companyId: string): Promise<boolean> {
+  return (await em.count(BetaConnection, { organization: organizationId, companyId })) > 0;
+}

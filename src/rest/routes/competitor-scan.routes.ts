@@ -1,0 +1,27 @@
+import { RestCompetitorScanDocument } from '../../generated/graphql';
+import { defineRoute, query } from '../route';
+
+export const competitorScanRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/competitor-scan',
+    summary: 'The latest competitor scan of the account’s location (or the one with scanId, or of placeId).',
+    tag: 'Competitor scan',
+    operation: RestCompetitorScanDocument,
+    variables: {
+      accountId: query('account_id', 'required with an organization token; ignored with an account token'),
+      scanId: query('scanId', 'this scan'),
+      locationId: query('location_id', 'the latest scan of this location'),
+      placeId: query('placeId', 'the latest scan of the location with this place id'),
+    },
+    successStatus: 200,
+    payload: {
+      at: 'competitorScan',
+      times: 'epochMs',
+      // The document's mixed names: these keep their camelCase; the parts below them are written as they are.
+      names: { 'CompetitorScan.placeId': 'placeId', 'CompetitorScan.createdAt': 'createdAt', 'CompetitorScan.finishedAt': 'finishedAt' },
+      verbatim: ['CompetitorScan.competitors', 'CompetitorScan.client', 'CompetitorScan.dots', 'CompetitorScan.center', 'CompetitorScan.finishedAt'],
+    },
+    errors: ['NOT_FOUND'],
+  }),
+];
