@@ -1,4 +1,14 @@
 import type { z } from 'zod';
+import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
+import {
+  callProvider,
+  describeNetworkError,
+  jsonRequest,
+  withQuery,
+  type HttpAnswer,
+  type HttpMethod,
+  type TransportFailure,
+} from '../shared/http';
 import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetryableAlphaStatus } from './alpha.errors';
 import {
   ACCOUNT_NAME,
@@ -121,10 +131,8 @@ export interface AlphaClientOptions {
 
 export const DEFAULT_ALPHA_TIMEOUT_MS = 10_000;
 
-interface Answer {
-  status: number;
-  text: string;
-}
+/** Part of this client's surface (index.ts exports it from here). */
+export { parseRetryAfter };
 
 export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -133,60 +141,31 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
 
   /** A call to the business API (/v4). */
   function send(
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    method: HttpMethod,
     path: string,
     query: Record<string, string | number | undefined>,
     body: unknown,
     callOptions: AlphaCallOptions = {},
-  ): Promise<Answer> {
+  ): Promise<HttpAnswer> {
     return sendTo('v4', method, path, query, body, callOptions);
   }
 
   /** The places API is versioned apart from the business API, under /v1. */
   async function sendTo(
     api: 'v4' | 'v1',
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    method: HttpMethod,
     path: string,
     query: Record<string, string | number | undefined>,
     body: unknown,
     callOptions: AlphaCallOptions,
-  ): Promise<Answer> {
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
-    const url = `${baseUrl}/${api}/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${callOptions.accessToken ?? (await options.accessToken())}`,
-      accept: 'application/json',
-    };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-
-    // A timer of our own, cleared when the call ends: AbortSignal.timeout would leave one behind per call.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const cancel = () => controller.abort();
-    callOptions.signal?.addEventListener('abort', cancel, { once: true });
-    if (callOptions.signal?.aborted) controller.abort();
-    const { signal } = controller;
-    let response: Response;
-    let text: string;
-    try {
-      // A redirect is not part of this API, and following one could carry the token elsewhere.
-      response = await fetchFn(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal,
-        redirect: 'manual',
-      });
-      text = await response.text();
-    } catch (error) {
-      throw transportError(error, signal, callOptions.signal, timeoutMs, `${method} ${path}`);
-    } finally {
-      clearTimeout(timer);
-      callOptions.signal?.removeEventListener('abort', cancel);
-    }
-    if (response.status < 200 || response.status > 299) throw answerError(response, text);
-    return { status: response.status, text };
+  ): Promise<HttpAnswer> {
+    const url = withQuery(`${baseUrl}/${api}/${path}`, query);
+    const accessToken = callOptions.accessToken ?? (await options.accessToken());
+    return callProvider(
+      jsonRequest(method, url, accessToken, body),
+      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { transport: (failure) => transportError(failure, timeoutMs, `${method} ${path}`), answer: answerError },
+    );
   }
 
   return {
@@ -312,57 +291,34 @@ function clientRefusal(message: string): AlphaProviderError {
   return new AlphaProviderError({ status: 0, code: 0, reason: ALPHA_CLIENT_REASONS.invalidArgument, message, retryable: false });
 }
 
-function transportError(
-  error: unknown,
-  signal: AbortSignal,
-  callerSignal: AbortSignal | undefined,
-  timeoutMs: number,
-  call: string,
-): AlphaProviderError {
-  if (callerSignal?.aborted) {
-    return new AlphaProviderError({
-      status: 0,
-      code: 0,
-      reason: ALPHA_CLIENT_REASONS.cancelled,
-      message: `The call ${call} to the alpha provider was cancelled`,
-      retryable: true,
-      cause: error,
-    });
+function transportError(failure: TransportFailure, timeoutMs: number, call: string): AlphaProviderError {
+  const base = { status: 0, code: 0, retryable: true, cause: failure.cause };
+  switch (failure.kind) {
+    case 'cancelled':
+      return new AlphaProviderError({
+        ...base,
+        reason: ALPHA_CLIENT_REASONS.cancelled,
+        message: `The call ${call} to the alpha provider was cancelled`,
+      });
+    case 'timeout':
+      return new AlphaProviderError({
+        ...base,
+        reason: ALPHA_CLIENT_REASONS.timeout,
+        message: `No answer from the alpha provider to ${call} within ${timeoutMs} ms`,
+      });
+    case 'network':
+      return new AlphaProviderError({
+        ...base,
+        reason: ALPHA_CLIENT_REASONS.network,
+        message: `Alpha provider unreachable for ${call}: ${describeNetworkError(failure.cause)}`,
+      });
   }
-  if (signal.aborted) {
-    return new AlphaProviderError({
-      status: 0,
-      code: 0,
-      reason: ALPHA_CLIENT_REASONS.timeout,
-      message: `No answer from the alpha provider to ${call} within ${timeoutMs} ms`,
-      retryable: true,
-      cause: error,
-    });
-  }
-  return new AlphaProviderError({
-    status: 0,
-    code: 0,
-    reason: ALPHA_CLIENT_REASONS.network,
-    message: `Alpha provider unreachable for ${call}: ${describeNetworkError(error)}`,
-    retryable: true,
-    cause: error,
-  });
 }
 
-/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
-function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
-  }
-  return String(cause);
-}
-
-function answerError(response: Response, text: string): AlphaProviderError {
-  const status = response.status;
+function answerError(answer: HttpAnswer): AlphaProviderError {
+  const { status, text } = answer;
   const retryable = isRetryableAlphaStatus(status);
-  const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+  const retryAfterSeconds = parseRetryAfter(answer.headers.get('retry-after'));
   const envelope = errorEnvelopeSchema.safeParse(parseJson(text));
   if (envelope.success) {
     const { code, message, status: reason, details } = envelope.data.error;
@@ -377,46 +333,22 @@ function answerError(response: Response, text: string): AlphaProviderError {
     });
   }
   // A proxy or load balancer in front of the provider answers in HTML or plain text.
-  const reason = alphaReasonForStatus(status);
-  const excerpt = text.trim().slice(0, 200);
   return new AlphaProviderError({
     status,
     code: status,
-    reason,
-    message: `Alpha provider answered HTTP ${status} without its error envelope${excerpt ? `: ${excerpt}` : ''}`,
+    reason: alphaReasonForStatus(status),
+    message: `Alpha provider answered HTTP ${status} without its error envelope${excerptSuffix(text)}`,
     retryable,
     retryAfterSeconds,
   });
 }
 
-function parseAnswer<S extends z.ZodType>(schema: S, answer: Answer, call: string): z.output<S> {
-  const parsed = schema.safeParse(parseJson(answer.text));
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
-    .join('; ');
-  return badResponse(answer.status, `Alpha provider's answer to ${call} is not the expected shape: ${problems}`);
+function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer, call: string): z.output<S> {
+  return parseAnswerBody(schema, answer.text, (problems) =>
+    badResponse(answer.status, `Alpha provider's answer to ${call} is not the expected shape: ${problems}`),
+  );
 }
 
-function badResponse(status: number, message: string): never {
-  throw new AlphaProviderError({ status, code: status, reason: ALPHA_CLIENT_REASONS.badResponse, message, retryable: false });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Retry-After is either delta-seconds or an HTTP date. */
-export function parseRetryAfter(header: string | null, now: number = Date.now()): number | undefined {
-  if (header === null) return undefined;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value);
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
+function badResponse(status: number, message: string): AlphaProviderError {
+  return new AlphaProviderError({ status, code: status, reason: ALPHA_CLIENT_REASONS.badResponse, message, retryable: false });
 }

@@ -1,3 +1,5 @@
+import { isRetryableStatus } from '../shared/answer';
+
 /** Reasons the client itself assigns when the provider gave no envelope to read one from. */
 export const ALPHA_CLIENT_REASONS = {
   /** No answer: connection refused or reset, DNS failure. */
@@ -53,10 +55,8 @@ export class AlphaProviderError extends Error {
   }
 }
 
-/** Whether a call that failed with this HTTP status may succeed if repeated. */
-export function isRetryableAlphaStatus(status: number): boolean {
-  return status === 429 || (status >= 500 && status <= 599);
-}
+/** Whether a call that failed with this HTTP status may succeed if repeated: the rule every provider shares. */
+export const isRetryableAlphaStatus: (status: number) => boolean = isRetryableStatus;
 
 /** The provider's canonical reason for an HTTP status, for error answers that carry no readable envelope. */
 export function alphaReasonForStatus(status: number): string {

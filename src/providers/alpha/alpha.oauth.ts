@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { z } from 'zod';
+import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
+import { callProvider, errorMessage, type HttpAnswer, type TransportFailure } from '../shared/http';
 import { ALPHA_OAUTH_CLIENT_ERRORS, AlphaOAuthError, isRetryableAlphaStatus } from './alpha.errors';
 import { oauthErrorSchema, oauthTokenAnswerSchema, userInfoSchema } from './alpha.schemas';
 import type { AlphaOAuthTokenAnswer, AlphaUserInfo } from './alpha.types';
@@ -70,46 +72,24 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
     endpoint: 'token' | 'revoke' | 'userinfo',
     init: { form?: Record<string, string>; bearer?: string },
     callOptions: AlphaOAuthCallOptions = {},
-  ): Promise<{ status: number; text: string }> {
+  ): Promise<HttpAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
-
-    // A timer of our own, cleared when the call ends, as in the business client.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const cancel = () => controller.abort();
-    callOptions.signal?.addEventListener('abort', cancel, { once: true });
-    if (callOptions.signal?.aborted) controller.abort();
-    let response: Response;
-    let text: string;
-    try {
-      // Secrets travel in these requests: a redirect must not carry them elsewhere.
-      response = await fetchFn(`${root}/${endpoint}`, {
-        method: init.form === undefined ? 'GET' : 'POST',
-        headers,
-        body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
-        signal: controller.signal,
-        redirect: 'manual',
-      });
-      text = await response.text();
-    } catch (error) {
-      const timedOut = controller.signal.aborted && !callOptions.signal?.aborted;
-      throw new AlphaOAuthError({
-        status: 0,
-        error: timedOut ? ALPHA_OAUTH_CLIENT_ERRORS.timeout : ALPHA_OAUTH_CLIENT_ERRORS.network,
-        description: timedOut
-          ? `No answer from the identity provider's ${endpoint} endpoint within ${timeoutMs} ms`
-          : `Identity provider's ${endpoint} endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`,
-        retryable: true,
-        cause: error,
-      });
-    } finally {
-      clearTimeout(timer);
-      callOptions.signal?.removeEventListener('abort', cancel);
-    }
-    if (response.status < 200 || response.status > 299) throw answerError(response.status, text, endpoint);
-    return { status: response.status, text };
+    const request = {
+      method: init.form === undefined ? ('GET' as const) : ('POST' as const),
+      url: `${root}/${endpoint}`,
+      headers,
+      body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
+    };
+    return callProvider(
+      request,
+      { fetchFn, timeoutMs, signal: callOptions.signal },
+      {
+        transport: (failure) => transportError(failure, endpoint, timeoutMs),
+        answer: (answer) => answerError(answer, endpoint),
+      },
+    );
   }
 
   const credentials = () => ({ client_id: options.clientId, client_secret: options.clientSecret });
@@ -158,14 +138,27 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
   };
 }
 
-function answerError(status: number, text: string, endpoint: string): AlphaOAuthError {
+function transportError(failure: TransportFailure, endpoint: string, timeoutMs: number): AlphaOAuthError {
+  // Cancelled by the caller reads as unreachable: the OAuth errors have no code of their own for it.
+  const timedOut = failure.kind === 'timeout';
+  return new AlphaOAuthError({
+    status: 0,
+    error: timedOut ? ALPHA_OAUTH_CLIENT_ERRORS.timeout : ALPHA_OAUTH_CLIENT_ERRORS.network,
+    description: timedOut
+      ? `No answer from the identity provider's ${endpoint} endpoint within ${timeoutMs} ms`
+      : `Identity provider's ${endpoint} endpoint unreachable: ${errorMessage(failure.cause)}`,
+    retryable: true,
+    cause: failure.cause,
+  });
+}
+
+function answerError({ status, text }: HttpAnswer, endpoint: string): AlphaOAuthError {
   const retryable = isRetryableAlphaStatus(status);
   const body = oauthErrorSchema.safeParse(parseJson(text));
   if (body.success) {
     return new AlphaOAuthError({ status, error: body.data.error, description: body.data.error_description, retryable });
   }
   // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
-  const excerpt = text.trim().slice(0, 200);
   return new AlphaOAuthError({
     status,
     error:
@@ -174,34 +167,21 @@ function answerError(status: number, text: string, endpoint: string): AlphaOAuth
         : status >= 500
           ? 'server_error'
           : ALPHA_OAUTH_CLIENT_ERRORS.badResponse,
-    description: `The identity provider's ${endpoint} endpoint answered HTTP ${status} without an OAuth error${excerpt ? `: ${excerpt}` : ''}`,
+    description: `The identity provider's ${endpoint} endpoint answered HTTP ${status} without an OAuth error${excerptSuffix(text)}`,
     retryable,
   });
 }
 
-function parseAnswer<S extends z.ZodType>(
-  schema: S,
-  answer: { status: number; text: string },
-  endpoint: string,
-): z.output<S> {
-  const parsed = schema.safeParse(parseJson(answer.text));
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
-    .join('; ');
-  throw new AlphaOAuthError({
-    status: answer.status,
-    error: ALPHA_OAUTH_CLIENT_ERRORS.badResponse,
-    description: `The identity provider's ${endpoint} answer is not the expected shape: ${problems}`,
-    retryable: false,
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer, endpoint: string): z.output<S> {
+  return parseAnswerBody(
+    schema,
+    answer.text,
+    (problems) =>
+      new AlphaOAuthError({
+        status: answer.status,
+        error: ALPHA_OAUTH_CLIENT_ERRORS.badResponse,
+        description: `The identity provider's ${endpoint} answer is not the expected shape: ${problems}`,
+        retryable: false,
+      }),
+  );
 }

@@ -1,4 +1,13 @@
 import type { z } from 'zod';
+import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
+import {
+  callProvider,
+  describeNetworkError,
+  jsonRequest,
+  withQuery,
+  type HttpAnswer,
+  type TransportFailure,
+} from '../shared/http';
 import { BETA_CLIENT_CODES, BetaProviderError, betaCodeForStatus, isRetryableBetaStatus } from './beta.errors';
 import { brandListSchema, brandSchema, errorBodySchema } from './beta.schemas';
 import type { BetaBrand, BetaBrandDetails, BetaBrandPage } from './beta.types';
@@ -56,11 +65,6 @@ export interface BetaClientOptions {
 
 export const DEFAULT_BETA_TIMEOUT_MS = 10_000;
 
-interface Answer {
-  status: number;
-  text: string;
-}
-
 interface Request {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -80,46 +84,16 @@ export function createBetaClient(options: BetaClientOptions): BetaClient {
     path: string,
     request: Request,
     callOptions: BetaCallOptions = {},
-  ): Promise<Answer> {
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(request.query ?? {})) {
-      if (value !== undefined) search.set(key, String(value));
-    }
-    const url = `${baseUrl}/api/v1/${path}${search.size > 0 ? `?${search.toString()}` : ''}`;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${callOptions.accessToken ?? (await options.accessToken())}`,
-      accept: 'application/json',
-    };
-    if (request.body !== undefined) headers['content-type'] = 'application/json';
-    if (request.ifMatch !== undefined) headers['if-match'] = `"${request.ifMatch}"`;
-
-    // A timer of our own, cleared when the call ends: AbortSignal.timeout would leave one behind per call.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const cancel = () => controller.abort();
-    callOptions.signal?.addEventListener('abort', cancel, { once: true });
-    if (callOptions.signal?.aborted) controller.abort();
-    const { signal } = controller;
-    let response: Response;
-    let text: string;
-    try {
-      // A redirect is not part of this API, and following one could carry the token elsewhere.
-      response = await fetchFn(url, {
-        method,
-        headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        signal,
-        redirect: 'manual',
-      });
-      text = await response.text();
-    } catch (error) {
-      throw transportError(error, signal, callOptions.signal, timeoutMs, `${method} ${path}`);
-    } finally {
-      clearTimeout(timer);
-      callOptions.signal?.removeEventListener('abort', cancel);
-    }
-    if (response.status < 200 || response.status > 299) throw answerError(response, text);
-    return { status: response.status, text };
+  ): Promise<HttpAnswer> {
+    const url = withQuery(`${baseUrl}/api/v1/${path}`, request.query ?? {});
+    const accessToken = callOptions.accessToken ?? (await options.accessToken());
+    const httpRequest = jsonRequest(method, url, accessToken, request.body);
+    if (request.ifMatch !== undefined) httpRequest.headers['if-match'] = `"${request.ifMatch}"`;
+    return callProvider(
+      httpRequest,
+      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { transport: (failure) => transportError(failure, timeoutMs, `${method} ${path}`), answer: answerError },
+    );
   }
 
   return {
@@ -182,35 +156,20 @@ function clientRefusal(message: string): BetaProviderError {
   return new BetaProviderError({ status: 0, code: BETA_CLIENT_CODES.invalidArgument, message, retryable: false });
 }
 
-function transportError(
-  error: unknown,
-  signal: AbortSignal,
-  callerSignal: AbortSignal | undefined,
-  timeoutMs: number,
-  call: string,
-): BetaProviderError {
-  const [code, message] = callerSignal?.aborted
-    ? [BETA_CLIENT_CODES.cancelled, `The call ${call} to the beta provider was cancelled`]
-    : signal.aborted
-      ? [BETA_CLIENT_CODES.timeout, `No answer from the beta provider to ${call} within ${timeoutMs} ms`]
-      : [BETA_CLIENT_CODES.network, `Beta provider unreachable for ${call}: ${describeNetworkError(error)}`];
-  return new BetaProviderError({ status: 0, code, message, retryable: true, cause: error });
+function transportError(failure: TransportFailure, timeoutMs: number, call: string): BetaProviderError {
+  const [code, message] =
+    failure.kind === 'cancelled'
+      ? [BETA_CLIENT_CODES.cancelled, `The call ${call} to the beta provider was cancelled`]
+      : failure.kind === 'timeout'
+        ? [BETA_CLIENT_CODES.timeout, `No answer from the beta provider to ${call} within ${timeoutMs} ms`]
+        : [BETA_CLIENT_CODES.network, `Beta provider unreachable for ${call}: ${describeNetworkError(failure.cause)}`];
+  return new BetaProviderError({ status: 0, code, message, retryable: true, cause: failure.cause });
 }
 
-/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
-function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
-  }
-  return String(cause);
-}
-
-function answerError(response: Response, text: string): BetaProviderError {
-  const status = response.status;
+function answerError(answer: HttpAnswer): BetaProviderError {
+  const { status, text } = answer;
   const retryable = isRetryableBetaStatus(status);
-  const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+  const retryAfterSeconds = parseRetryAfter(answer.headers.get('retry-after'));
   const body = errorBodySchema.safeParse(parseJson(text));
   if (body.success) {
     return new BetaProviderError({
@@ -224,45 +183,25 @@ function answerError(response: Response, text: string): BetaProviderError {
     });
   }
   // A proxy or load balancer in front of the provider answers in HTML or plain text.
-  const excerpt = text.trim().slice(0, 200);
   return new BetaProviderError({
     status,
     code: betaCodeForStatus(status),
-    message: `Beta provider answered HTTP ${status} without its error body${excerpt ? `: ${excerpt}` : ''}`,
+    message: `Beta provider answered HTTP ${status} without its error body${excerptSuffix(text)}`,
     retryable,
     retryAfterSeconds,
   });
 }
 
-function parseAnswer<S extends z.ZodType>(schema: S, answer: Answer, call: string): z.output<S> {
-  const parsed = schema.safeParse(parseJson(answer.text));
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
-    .join('; ');
-  throw new BetaProviderError({
-    status: answer.status,
-    code: BETA_CLIENT_CODES.badResponse,
-    message: `Beta provider's answer to ${call} is not the expected shape: ${problems}`,
-    retryable: false,
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Retry-After is either delta-seconds or an HTTP date. */
-function parseRetryAfter(header: string | null, now: number = Date.now()): number | undefined {
-  if (header === null) return undefined;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value);
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
+function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer, call: string): z.output<S> {
+  return parseAnswerBody(
+    schema,
+    answer.text,
+    (problems) =>
+      new BetaProviderError({
+        status: answer.status,
+        code: BETA_CLIENT_CODES.badResponse,
+        message: `Beta provider's answer to ${call} is not the expected shape: ${problems}`,
+        retryable: false,
+      }),
+  );
 }

@@ -1,3 +1,4 @@
+import { isRetryableStatus } from '../shared/answer';
 import { BETA_ERROR_CODES } from './beta.types';
 
 /** Codes the client itself assigns when the provider gave no error body to read one from. */
@@ -61,10 +62,8 @@ export function isBetaEtagMismatch(error: unknown): error is BetaProviderError {
   return error instanceof BetaProviderError && error.code === BETA_ERROR_CODES.etagMismatch;
 }
 
-/** Whether a call that failed with this HTTP status may succeed if repeated. */
-export function isRetryableBetaStatus(status: number): boolean {
-  return status === 429 || (status >= 500 && status <= 599);
-}
+/** Whether a call that failed with this HTTP status may succeed if repeated: the rule every provider shares. */
+export const isRetryableBetaStatus: (status: number) => boolean = isRetryableStatus;
 
 /** The provider's code for an HTTP status, for error answers that carry no readable body. */
 export function betaCodeForStatus(status: number): string {

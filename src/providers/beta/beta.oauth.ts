@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
+import { callProvider, errorMessage, type HttpAnswer, type TransportFailure } from '../shared/http';
 import { BETA_OAUTH_CLIENT_ERRORS, BetaOAuthError, isRetryableBetaStatus } from './beta.errors';
 import { oauthAppTokenAnswerSchema, oauthErrorSchema, oauthTokenAnswerSchema } from './beta.schemas';
 import { BETA_SCOPE_BUSINESS_CONNECT, type BetaOAuthAppTokenAnswer, type BetaOAuthTokenAnswer } from './beta.types';
@@ -50,46 +52,23 @@ export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAut
     'base64',
   );
 
-  async function token(form: Record<string, string>, callOptions: BetaOAuthCallOptions = {}) {
-    // A timer of our own, cleared when the call ends, as in the brand client.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const cancel = () => controller.abort();
-    callOptions.signal?.addEventListener('abort', cancel, { once: true });
-    if (callOptions.signal?.aborted) controller.abort();
-    let response: Response;
-    let text: string;
-    try {
-      // The client secret travels in this request: a redirect must not carry it elsewhere.
-      response = await fetchFn(`${root}/token`, {
-        method: 'POST',
-        headers: {
-          accept: 'application/json',
-          authorization: `Basic ${basic}`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams(form).toString(),
-        signal: controller.signal,
-        redirect: 'manual',
-      });
-      text = await response.text();
-    } catch (error) {
-      const timedOut = controller.signal.aborted && !callOptions.signal?.aborted;
-      throw new BetaOAuthError({
-        status: 0,
-        error: timedOut ? BETA_OAUTH_CLIENT_ERRORS.timeout : BETA_OAUTH_CLIENT_ERRORS.network,
-        description: timedOut
-          ? `No answer from the beta provider's token endpoint within ${timeoutMs} ms`
-          : `Beta provider's token endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`,
-        retryable: true,
-        cause: error,
-      });
-    } finally {
-      clearTimeout(timer);
-      callOptions.signal?.removeEventListener('abort', cancel);
-    }
-    if (response.status < 200 || response.status > 299) throw answerError(response.status, text);
-    return { status: response.status, text };
+  async function token(form: Record<string, string>, callOptions: BetaOAuthCallOptions = {}): Promise<HttpAnswer> {
+    // The client secret travels in this request: sendHttp follows no redirect that could carry it elsewhere.
+    const request = {
+      method: 'POST' as const,
+      url: `${root}/token`,
+      headers: {
+        accept: 'application/json',
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(form).toString(),
+    };
+    return callProvider(
+      request,
+      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { transport: (failure) => transportError(failure, timeoutMs), answer: answerError },
+    );
   }
 
   return {
@@ -125,14 +104,27 @@ function formEncode(value: string): string {
   return new URLSearchParams({ v: value }).toString().slice(2);
 }
 
-function answerError(status: number, text: string): BetaOAuthError {
+function transportError(failure: TransportFailure, timeoutMs: number): BetaOAuthError {
+  // Cancelled by the caller reads as unreachable: the OAuth errors have no code of their own for it.
+  const timedOut = failure.kind === 'timeout';
+  return new BetaOAuthError({
+    status: 0,
+    error: timedOut ? BETA_OAUTH_CLIENT_ERRORS.timeout : BETA_OAUTH_CLIENT_ERRORS.network,
+    description: timedOut
+      ? `No answer from the beta provider's token endpoint within ${timeoutMs} ms`
+      : `Beta provider's token endpoint unreachable: ${errorMessage(failure.cause)}`,
+    retryable: true,
+    cause: failure.cause,
+  });
+}
+
+function answerError({ status, text }: HttpAnswer): BetaOAuthError {
   const retryable = isRetryableBetaStatus(status);
   const body = oauthErrorSchema.safeParse(parseJson(text));
   if (body.success) {
     return new BetaOAuthError({ status, error: body.data.error, description: body.data.error_description, retryable });
   }
   // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
-  const excerpt = text.trim().slice(0, 200);
   return new BetaOAuthError({
     status,
     error:
@@ -141,30 +133,21 @@ function answerError(status: number, text: string): BetaOAuthError {
         : status >= 500
           ? 'server_error'
           : BETA_OAUTH_CLIENT_ERRORS.badResponse,
-    description: `The beta provider's token endpoint answered HTTP ${status} without an OAuth error${excerpt ? `: ${excerpt}` : ''}`,
+    description: `The beta provider's token endpoint answered HTTP ${status} without an OAuth error${excerptSuffix(text)}`,
     retryable,
   });
 }
 
-function parseAnswer<S extends z.ZodType>(schema: S, answer: { status: number; text: string }): z.output<S> {
-  const parsed = schema.safeParse(parseJson(answer.text));
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .slice(0, 3)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
-    .join('; ');
-  throw new BetaOAuthError({
-    status: answer.status,
-    error: BETA_OAUTH_CLIENT_ERRORS.badResponse,
-    description: `The beta provider's token answer is not the expected shape: ${problems}`,
-    retryable: false,
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer): z.output<S> {
+  return parseAnswerBody(
+    schema,
+    answer.text,
+    (problems) =>
+      new BetaOAuthError({
+        status: answer.status,
+        error: BETA_OAUTH_CLIENT_ERRORS.badResponse,
+        description: `The beta provider's token answer is not the expected shape: ${problems}`,
+        retryable: false,
+      }),
+  );
 }

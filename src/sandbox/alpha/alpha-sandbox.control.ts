@@ -1,4 +1,5 @@
 import type { AlphaReview } from '../../providers/alpha/alpha.types';
+import { commonControls, createControlCall } from '../shared/control-client';
 import type { AlphaSandboxIdentityInput } from './alpha-sandbox.accounts';
 import type { AlphaSandboxMarket, AlphaSandboxMarketInput } from './alpha-sandbox.places';
 import type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
@@ -36,33 +37,11 @@ export interface AlphaSandboxControl {
 }
 
 export function createAlphaSandboxControl(baseUrl: string): AlphaSandboxControl {
-  const root = `${baseUrl.replace(/\/+$/, '')}/_control`;
-
-  async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-    const response = await fetch(`${root}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`alpha sandbox ${method} /_control${path}: HTTP ${response.status} ${text}`);
-    return JSON.parse(text) as unknown;
-  }
+  const call = createControlCall(baseUrl, 'alpha sandbox');
 
   // The answers come from our own simulator, whose types these are: no further check.
   return {
-    async reset() {
-      await call('POST', '/reset');
-    },
-    async configure(patch) {
-      return (await call('PUT', '/config', patch)) as AlphaSandboxConfig;
-    },
-    async fail(failure) {
-      await call('POST', '/fail', failure);
-    },
-    async state() {
-      return (await call('GET', '/state')) as AlphaSandboxState;
-    },
+    ...commonControls<AlphaSandboxConfig, AlphaSandboxState>(call),
     async addIdentity(input) {
       return (await call('POST', '/identities', input)) as AlphaSandboxIdentityResult;
     },

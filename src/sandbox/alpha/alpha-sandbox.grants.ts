@@ -1,32 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { invalidGrant, OAuthFailure } from '../shared/oauth-failure';
+import {
+  CODE_TTL_MS,
+  forgetExpired,
+  hashOf,
+  hashSchema,
+  newSecret,
+  redeemableCode,
+  revokeGrant,
+} from '../shared/oauth-grants';
 import { SUB_PATTERN } from './alpha-sandbox.accounts';
 
-/**
- * The identity provider's authorization codes and tokens. Only SHA-256 hashes of them are kept (in memory and in a
- * state file), so neither the state answer nor the file gives a usable token away.
- */
+/** The identity provider's authorization codes and tokens, kept as hashes (see shared/oauth-grants.ts). */
 
-/** A code is good for 10 minutes of the sandbox clock, once. */
-export const CODE_TTL_MS = 10 * 60_000;
 /** Shaped like the provider's: access tokens start `ya29.`, which is how the business API tells them apart. */
 export const ACCESS_TOKEN_PREFIX = 'ya29.';
 const REFRESH_TOKEN_PREFIX = '1//';
 const CODE_PREFIX = '4/';
-/** How long an expired access token still answers "expired" (and a used code "used") before both are forgotten. */
-const KEPT_AFTER_EXPIRY_MS = 24 * 3600_000;
-
-/** An OAuth error answer (RFC 6749 section 5.2), rendered as `{error, error_description}`. */
-export class OAuthFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(`${error}: ${description}`);
-  }
-}
 
 interface CodeRecord {
   hash: string;
@@ -82,7 +73,6 @@ export interface AlphaSandboxGrantCounts {
   refreshTokens: { issued: number; active: number };
 }
 
-const hashSchema = z.string().regex(/^[0-9a-f]{64}$/);
 const scopesSchema = z.array(z.string().min(1)).min(1);
 
 export const grantsPersistedSchema = z.strictObject({
@@ -125,21 +115,9 @@ export const grantsPersistedSchema = z.strictObject({
 
 export type AlphaSandboxGrantsPersisted = z.infer<typeof grantsPersistedSchema>;
 
-function hashOf(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-function newSecret(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
-}
-
 /** RFC 7636 S256: the challenge is the base64url SHA-256 of the verifier. */
 export function s256(verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
-}
-
-function invalidGrant(description: string): OAuthFailure {
-  return new OAuthFailure(400, 'invalid_grant', description);
 }
 
 export class AlphaSandboxGrants {
@@ -167,7 +145,7 @@ export class AlphaSandboxGrants {
     offline: boolean;
   }): string {
     const now = this.clock();
-    this.forgetOld(now);
+    forgetExpired(now, this.accessTokens, this.codes);
     const code = newSecret(CODE_PREFIX);
     const hash = hashOf(code);
     this.codes.set(hash, { hash, ...input, issuedAt: now, expiresAt: now + CODE_TTL_MS, grantId: null });
@@ -184,18 +162,7 @@ export class AlphaSandboxGrants {
     ttlSeconds: number;
   }): IssuedTokens {
     const now = this.clock();
-    const record = this.codes.get(hashOf(input.code));
-    if (!record) throw invalidGrant('The authorization code is not known.');
-    if (record.grantId !== null) {
-      // RFC 6749 section 4.1.2: a code presented twice may have been stolen; what it gave is withdrawn.
-      this.revokeGrant(record.grantId);
-      throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked.');
-    }
-    if (now >= record.expiresAt) throw invalidGrant('The authorization code has expired.');
-    if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client.');
-    if (record.redirectUri !== input.redirectUri) {
-      throw invalidGrant('redirect_uri does not match the one the authorization code was issued for.');
-    }
+    const record = redeemableCode(this.codes, input, now, [this.refreshTokens, this.accessTokens]);
     if (s256(input.codeVerifier) !== record.codeChallenge) {
       throw invalidGrant('code_verifier does not match the code_challenge of the authorization request.');
     }
@@ -236,7 +203,7 @@ export class AlphaSandboxGrants {
     if (beyond.length > 0) {
       throw new OAuthFailure(400, 'invalid_scope', `Not granted to this refresh token: ${beyond.join(' ')}`);
     }
-    this.forgetOld(now);
+    forgetExpired(now, this.accessTokens, this.codes);
     const accessToken = this.issueAccessToken(
       { grantId: record.grantId, clientId: record.clientId, sub: record.sub, scopes },
       now,
@@ -259,7 +226,7 @@ export class AlphaSandboxGrants {
     const hash = hashOf(token);
     const grantId = this.refreshTokens.get(hash)?.grantId ?? this.accessTokens.get(hash)?.grantId;
     if (grantId === undefined) return false;
-    this.revokeGrant(grantId);
+    revokeGrant(grantId, this.refreshTokens, this.accessTokens);
     return true;
   }
 
@@ -317,18 +284,5 @@ export class AlphaSandboxGrants {
     });
     this.issued.accessTokens += 1;
     return token;
-  }
-
-  private revokeGrant(grantId: string): void {
-    for (const [hash, record] of this.refreshTokens) if (record.grantId === grantId) this.refreshTokens.delete(hash);
-    for (const [hash, record] of this.accessTokens) if (record.grantId === grantId) this.accessTokens.delete(hash);
-  }
-
-  /** Keeps the maps (and a state file) from growing without end: long-expired tokens and codes answer as unknown. */
-  private forgetOld(now: number): void {
-    for (const [hash, record] of this.accessTokens) {
-      if (record.expiresAt + KEPT_AFTER_EXPIRY_MS < now) this.accessTokens.delete(hash);
-    }
-    for (const [hash, record] of this.codes) if (record.expiresAt + KEPT_AFTER_EXPIRY_MS < now) this.codes.delete(hash);
   }
 }

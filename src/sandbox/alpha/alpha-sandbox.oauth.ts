@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHmac } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import {
   ALPHA_CONNECT_SCOPES,
   ALPHA_SCOPE_BUSINESS_MANAGE,
@@ -10,8 +10,22 @@ import {
   type AlphaScope,
   type AlphaUserInfo,
 } from '../../providers/alpha/alpha.types';
+import { escapeHtml, hiddenInputs, htmlPage, sendHtml, sendRedirect } from '../shared/html-page';
+import {
+  AuthorizePageError,
+  consentDecision,
+  consentFormOf,
+  pageRefusal,
+  readClientAndRedirect,
+  sendAccessDenied,
+  sendAuthorizePage,
+} from '../shared/oauth-authorize';
+import { readTokenRequest } from '../shared/oauth-client-auth';
+import { oauthCall, prepareOAuthRoutes } from '../shared/oauth-endpoint';
+import { invalidRequest, OAuthFailure } from '../shared/oauth-failure';
+import { parameter, redirectTo, required, single } from '../shared/oauth-parameters';
 import type { AlphaSandboxIdentity } from './alpha-sandbox.accounts';
-import { OAuthFailure, type IssuedTokens } from './alpha-sandbox.grants';
+import type { IssuedTokens } from './alpha-sandbox.grants';
 import type { AlphaSandboxOAuthClient, AlphaSandboxStore } from './alpha-sandbox.state';
 
 /**
@@ -29,9 +43,6 @@ export interface AlphaSandboxOAuthOptions {
 
 /** The issuer of the ID tokens. */
 const ISSUER = 'https://accounts.alpha.example';
-const FORM_BODY_LIMIT = 64 * 1024;
-/** Longer parameters are refused before any work: no real request needs them. */
-const PARAMETER_MAX_LENGTH = 2048;
 const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
 const PROMPT_VALUES = ['none', 'consent', 'select_account'];
 
@@ -45,16 +56,6 @@ const SCOPE_DESCRIPTIONS: Record<AlphaScope, string> = {
 
 function isKnownScope(scope: string): scope is AlphaScope {
   return (ALPHA_CONNECT_SCOPES as readonly string[]).includes(scope);
-}
-
-/** A refused authorization request: shown as an HTML page, never redirected (the redirect itself is in doubt). */
-class AuthorizePageError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(`${error}: ${description}`);
-  }
 }
 
 interface AuthorizeRequest {
@@ -82,39 +83,10 @@ const AUTHORIZE_PARAMETERS = [
   'login_hint',
 ] as const;
 
-/** One value of a parameter that may appear at most once (RFC 6749 section 3.1). */
-function single(params: URLSearchParams, name: string, refuse: (description: string) => Error): string | undefined {
-  const values = params.getAll(name);
-  if (values.length > 1) throw refuse(`${name} is given more than once`);
-  const value = values[0];
-  if (value !== undefined && value.length > PARAMETER_MAX_LENGTH) {
-    throw refuse(`${name} is longer than ${PARAMETER_MAX_LENGTH} characters`);
-  }
-  return value === '' ? undefined : value;
-}
-
 /** Checked in this order, the same for the page and for the form it posts (whose hidden fields may be altered). */
 function readAuthorizeRequest(params: URLSearchParams, clients: AlphaSandboxOAuthClient[]): AuthorizeRequest {
-  const refuse = (description: string) => new AuthorizePageError('invalid_request', description);
-  const clientId = single(params, 'client_id', refuse);
-  if (clientId === undefined) throw refuse('client_id is required');
-  const client = clients.find((candidate) => candidate.clientId === clientId);
-  if (!client) throw new AuthorizePageError('invalid_client', `The OAuth client ${clientId} was not found.`);
-
-  const redirectUri = single(params, 'redirect_uri', refuse);
-  if (redirectUri === undefined) throw refuse('redirect_uri is required');
-  let redirect: URL;
-  try {
-    redirect = new URL(redirectUri);
-  } catch {
-    throw refuse('redirect_uri must be an absolute http or https URL');
-  }
-  if (redirect.protocol !== 'http:' && redirect.protocol !== 'https:') {
-    throw refuse('redirect_uri must be an absolute http or https URL');
-  }
-  if (redirectUri.includes('#')) throw refuse('redirect_uri must not have a fragment');
-
-  const responseType = single(params, 'response_type', refuse);
+  const { client, redirectUri } = readClientAndRedirect(params, clients);
+  const responseType = single(params, 'response_type', pageRefusal);
   if (responseType !== 'code') {
     throw new AuthorizePageError(
       'unsupported_response_type',
@@ -122,7 +94,7 @@ function readAuthorizeRequest(params: URLSearchParams, clients: AlphaSandboxOAut
     );
   }
 
-  const scopeText = single(params, 'scope', refuse);
+  const scopeText = single(params, 'scope', pageRefusal);
   if (scopeText === undefined || scopeText.trim() === '') {
     throw new AuthorizePageError('invalid_scope', 'scope is required');
   }
@@ -132,45 +104,31 @@ function readAuthorizeRequest(params: URLSearchParams, clients: AlphaSandboxOAut
     if (!scopes.includes(scope)) scopes.push(scope);
   }
 
-  const codeChallenge = single(params, 'code_challenge', refuse);
-  if (codeChallenge === undefined) throw refuse('code_challenge is required: this provider requires PKCE');
-  if (single(params, 'code_challenge_method', refuse) !== 'S256') throw refuse('code_challenge_method must be S256');
+  const codeChallenge = single(params, 'code_challenge', pageRefusal);
+  if (codeChallenge === undefined) throw pageRefusal('code_challenge is required: this provider requires PKCE');
+  if (single(params, 'code_challenge_method', pageRefusal) !== 'S256') {
+    throw pageRefusal('code_challenge_method must be S256');
+  }
   if (!PKCE_VALUE.test(codeChallenge)) {
-    throw refuse('code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+    throw pageRefusal('code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
   }
 
-  const accessType = single(params, 'access_type', refuse) ?? 'online';
-  if (accessType !== 'online' && accessType !== 'offline') throw refuse('access_type must be online or offline');
-  const prompt = single(params, 'prompt', refuse);
+  const accessType = single(params, 'access_type', pageRefusal) ?? 'online';
+  if (accessType !== 'online' && accessType !== 'offline') throw pageRefusal('access_type must be online or offline');
+  const prompt = single(params, 'prompt', pageRefusal);
   if (prompt !== undefined && !prompt.split(' ').every((value) => PROMPT_VALUES.includes(value))) {
-    throw refuse(`prompt must be made of ${PROMPT_VALUES.join(', ')}`);
+    throw pageRefusal(`prompt must be made of ${PROMPT_VALUES.join(', ')}`);
   }
   return {
     client,
     redirectUri,
     scopes,
-    state: single(params, 'state', refuse),
+    state: single(params, 'state', pageRefusal),
     codeChallenge,
     offline: accessType === 'offline',
     prompt,
-    loginHint: single(params, 'login_hint', refuse),
+    loginHint: single(params, 'login_hint', pageRefusal),
   };
-}
-
-/** The redirect back to the client, keeping the query the redirect_uri already has (RFC 6749 section 3.1.2). */
-function redirectTo(redirectUri: string, parameters: Record<string, string | undefined>): string {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(parameters)) if (value !== undefined) url.searchParams.set(name, value);
-  return url.toString();
-}
-
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 const PAGE_STYLE =
@@ -178,35 +136,12 @@ const PAGE_STYLE =
   'fieldset{border:1px solid #dadce0;border-radius:8px;margin:1rem 0}label{display:block;margin:.4rem 0}' +
   'button{font-size:1rem;padding:.5rem 1.2rem;margin-right:.5rem}code{word-break:break-all}.note{color:#5f6368;font-size:.9rem}';
 
-function page(title: string, body: string): string {
-  return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(title)}</title>`,
-    `<style>${PAGE_STYLE}</style>`,
-    '</head>',
-    '<body>',
-    '<main>',
-    body,
-    '</main>',
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
-}
-
 function consentPage(request: AuthorizeRequest, params: URLSearchParams, identities: AlphaSandboxIdentity[]): string {
   const hint = request.loginHint?.toLowerCase();
   const chosen =
     identities.find((identity) => identity.sub === request.loginHint || identity.email.toLowerCase() === hint) ??
     identities[0];
-  const hidden = AUTHORIZE_PARAMETERS.flatMap((name) => {
-    const value = params.get(name);
-    return value === null ? [] : [`<input type="hidden" name="${name}" value="${escapeHtml(value)}">`];
-  });
+  const hidden = hiddenInputs(AUTHORIZE_PARAMETERS, params);
   const options = identities.map(
     (identity) =>
       `<option value="${escapeHtml(identity.sub)}"${identity === chosen ? ' selected' : ''}>${escapeHtml(identity.name)} (${escapeHtml(identity.email)})</option>`,
@@ -221,7 +156,8 @@ function consentPage(request: AuthorizeRequest, params: URLSearchParams, identit
           '<p>No sandbox identities exist: add one with <code>POST /_control/identities</code>, or reset the sandbox.</p>',
         ]
       : ['<label for="identity">Sign in as</label>', '<select id="identity" name="identity">', ...options, '</select>'];
-  return page(
+  return htmlPage(
+    PAGE_STYLE,
     'Sign in - alpha sandbox',
     [
       '<h1>Alpha sandbox: sign in and allow access</h1>',
@@ -239,131 +175,6 @@ function consentPage(request: AuthorizeRequest, params: URLSearchParams, identit
       `<p class="note">You return to <code>${escapeHtml(request.redirectUri)}</code>. This is a sandbox: no password is asked.</p>`,
     ].join('\n'),
   );
-}
-
-function errorPage(error: string, description: string, status = 400): string {
-  return page(
-    `Error ${status}: ${error}`,
-    [
-      `<h1>Error ${status}: ${escapeHtml(error)}</h1>`,
-      `<p>${escapeHtml(description)}</p>`,
-      '<p class="note">The request cannot be sent back to the application that made it: its client or its redirect address is in doubt.</p>',
-    ].join('\n'),
-  );
-}
-
-/** The consent page must not be framed (clickjacking), cached, or leak its query (state, challenge) as a referrer. */
-function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-frame-options': 'DENY',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-      'referrer-policy': 'no-referrer',
-    })
-    .send(html);
-}
-
-function sendRedirect(reply: FastifyReply, location: string): FastifyReply {
-  return reply.code(302).headers({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).send();
-}
-
-function sendOAuthError(reply: FastifyReply, failure: OAuthFailure): FastifyReply {
-  return reply
-    .code(failure.status)
-    .headers({ 'cache-control': 'no-store', pragma: 'no-cache', ...failure.headers })
-    .send({ error: failure.error, error_description: failure.description });
-}
-
-function invalidRequest(description: string): OAuthFailure {
-  return new OAuthFailure(400, 'invalid_request', description);
-}
-
-/** The form body, or a refusal naming what to send instead. */
-function formOf(request: FastifyRequest): URLSearchParams {
-  if (!(request.body instanceof URLSearchParams)) {
-    throw invalidRequest('The body must be application/x-www-form-urlencoded');
-  }
-  return request.body;
-}
-
-/** RFC 6749 section 3.2: no parameter of a token request may appear twice. */
-function requireSingles(form: URLSearchParams): void {
-  for (const name of new Set(form.keys())) {
-    if (form.getAll(name).length > 1) throw invalidRequest(`${name} is given more than once`);
-  }
-}
-
-function parameter(form: URLSearchParams, name: string): string | undefined {
-  return single(form, name, invalidRequest);
-}
-
-function required(form: URLSearchParams, name: string): string {
-  const value = parameter(form, name);
-  if (value === undefined) throw invalidRequest(`${name} is required`);
-  return value;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** HTTP Basic (RFC 6749 section 2.3.1: each half form-encoded first) or client_id and client_secret in the form. */
-function authenticateClient(
-  request: FastifyRequest,
-  form: URLSearchParams,
-  clients: AlphaSandboxOAuthClient[],
-): AlphaSandboxOAuthClient {
-  const header = request.headers.authorization;
-  const basic = header !== undefined && /^Basic\s/i.test(header) ? parseBasic(header) : undefined;
-  const formId = parameter(form, 'client_id');
-  const formSecret = parameter(form, 'client_secret');
-  if (basic && formSecret !== undefined) {
-    throw invalidRequest('Client credentials are given twice: use HTTP Basic or the form, not both');
-  }
-  if (basic && formId !== undefined && formId !== basic.id) {
-    throw invalidRequest('client_id differs from the HTTP Basic credentials');
-  }
-  const id = basic?.id ?? formId;
-  const secret = basic?.secret ?? formSecret;
-  const challenge: Record<string, string> = basic ? { 'www-authenticate': 'Basic realm="alpha-sandbox"' } : {};
-  if (id === undefined || secret === undefined) {
-    throw new OAuthFailure(
-      401,
-      'invalid_client',
-      'Client authentication is required (client_id and client_secret).',
-      challenge,
-    );
-  }
-  const client = clients.find((candidate) => candidate.clientId === id);
-  if (!client || !sameSecret(secret, client.clientSecret)) {
-    throw new OAuthFailure(401, 'invalid_client', 'The OAuth client was not found, or its secret is wrong.', challenge);
-  }
-  return client;
-}
-
-function parseBasic(header: string): { id: string; secret: string } {
-  const decoded = Buffer.from(header.replace(/^Basic\s+/i, '').trim(), 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) {
-    throw new OAuthFailure(401, 'invalid_client', 'Malformed HTTP Basic credentials.', {
-      'www-authenticate': 'Basic realm="alpha-sandbox"',
-    });
-  }
-  const decode = (part: string) => {
-    try {
-      return decodeURIComponent(part.replace(/\+/g, ' '));
-    } catch {
-      throw new OAuthFailure(401, 'invalid_client', 'Malformed HTTP Basic credentials.', {
-        'www-authenticate': 'Basic realm="alpha-sandbox"',
-      });
-    }
-  };
-  return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
 }
 
 /** An ID token (OpenID Connect Core section 2), signed HS256 with the client's secret, as section 10.1 allows. */
@@ -401,56 +212,7 @@ function profileClaims(identity: AlphaSandboxIdentity, scopes: string[]): Omit<A
 export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: AlphaSandboxOAuthOptions): Promise<void> {
   const { store, clock } = options;
 
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
-    (_request, body, done) => done(null, new URLSearchParams(body as string)),
-  );
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error({ err: error }, 'alpha sandbox identity provider failure');
-    if (request.url.split('?')[0]!.endsWith('/authorize')) {
-      const [code, description] =
-        status === 500 ? ['server_error', 'Internal error.'] : ['invalid_request', error.message];
-      return sendHtml(reply, status, errorPage(code, description, status));
-    }
-    const failure =
-      status === 500
-        ? new OAuthFailure(500, 'server_error', 'Internal error.')
-        : new OAuthFailure(status, 'invalid_request', error.message);
-    return sendOAuthError(reply, failure);
-  });
-
-  /**
-   * The JSON endpoints' steps: a scripted failure aimed at them (pathContains naming the path), the work, and the
-   * answer; `after` failures lose the answer of work that took effect (a code exchanged, then the answer dropped).
-   */
-  async function oauthCall(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    work: () => { status?: number; body: unknown },
-  ): Promise<FastifyReply> {
-    const failure = store.takeFailure(request.method, request.url, { aimedOnly: true });
-    if (failure?.when === 'before') return sendScriptedFailure(request, reply, failure.status);
-    let answer: { status: number; body: unknown; headers: Record<string, string> };
-    try {
-      const done = work();
-      answer = {
-        status: done.status ?? 200,
-        body: done.body,
-        headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
-      };
-    } catch (error) {
-      if (!(error instanceof OAuthFailure)) throw error;
-      answer = {
-        status: error.status,
-        body: { error: error.error, error_description: error.description },
-        headers: { 'cache-control': 'no-store', pragma: 'no-cache', ...error.headers },
-      };
-    }
-    if (failure?.when === 'after') return sendScriptedFailure(request, reply, failure.status);
-    return reply.code(answer.status).headers(answer.headers).send(answer.body);
-  }
+  prepareOAuthRoutes(app, { pageStyle: PAGE_STYLE, failureLog: 'alpha sandbox identity provider failure' });
 
   function tokenAnswer(issued: IssuedTokens, client: AlphaSandboxOAuthClient): AlphaOAuthTokenAnswer {
     const identity = store.directory.identity(issued.sub);
@@ -472,42 +234,25 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
       const authorize = readAuthorizeRequest(params, store.config.oauthClients);
       return sendHtml(reply, 200, consentPage(authorize, params, store.directory.identityList()));
     } catch (error) {
-      if (error instanceof AuthorizePageError) return sendHtml(reply, 400, errorPage(error.error, error.description));
-      throw error;
+      return sendAuthorizePage(reply, PAGE_STYLE, error);
     }
   });
 
   // What the consent form posts: the request again (checked again), the person chosen, the scopes left ticked.
   app.post('/authorize', async (request, reply) => {
     try {
-      if (!(request.body instanceof URLSearchParams)) {
-        throw new AuthorizePageError('invalid_request', 'The body must be application/x-www-form-urlencoded');
-      }
-      const form = request.body;
+      const form = consentFormOf(request);
       const authorize = readAuthorizeRequest(form, store.config.oauthClients);
-      const refuse = (description: string) => new AuthorizePageError('invalid_request', description);
-      const decision = single(form, 'decision', refuse);
-      if (decision === 'decline') {
-        return sendRedirect(
-          reply,
-          redirectTo(authorize.redirectUri, { error: 'access_denied', state: authorize.state }),
-        );
-      }
-      if (decision !== 'approve') throw refuse('decision must be approve or decline');
-      const sub = single(form, 'identity', refuse);
+      if (consentDecision(form) === 'decline') return sendAccessDenied(reply, authorize);
+      const sub = single(form, 'identity', pageRefusal);
       const identity = sub === undefined ? undefined : store.directory.identity(sub);
-      if (!identity) throw refuse('Choose one of the sandbox identities to sign in as');
+      if (!identity) throw pageRefusal('Choose one of the sandbox identities to sign in as');
       const ticked = form.getAll('grant');
       const beyond = ticked.filter((scope) => !(authorize.scopes as string[]).includes(scope));
       if (beyond.length > 0) throw new AuthorizePageError('invalid_scope', `Not requested: ${beyond.join(' ')}`);
       const granted = authorize.scopes.filter((scope) => ticked.includes(scope));
       // Approving with nothing ticked grants nothing: the client hears it as a refusal.
-      if (granted.length === 0) {
-        return sendRedirect(
-          reply,
-          redirectTo(authorize.redirectUri, { error: 'access_denied', state: authorize.state }),
-        );
-      }
+      if (granted.length === 0) return sendAccessDenied(reply, authorize);
       const code = store.grants.issueCode({
         clientId: authorize.client.clientId,
         redirectUri: authorize.redirectUri,
@@ -521,17 +266,13 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
         redirectTo(authorize.redirectUri, { code, state: authorize.state, scope: granted.join(' ') }),
       );
     } catch (error) {
-      if (error instanceof AuthorizePageError) return sendHtml(reply, 400, errorPage(error.error, error.description));
-      throw error;
+      return sendAuthorizePage(reply, PAGE_STYLE, error);
     }
   });
 
   app.post('/token', (request, reply) =>
-    oauthCall(request, reply, () => {
-      const form = formOf(request);
-      requireSingles(form);
-      const client = authenticateClient(request, form, store.config.oauthClients);
-      const grantType = required(form, 'grant_type');
+    oauthCall(store, request, reply, () => {
+      const { form, client, grantType } = readTokenRequest(request, store.config.oauthClients, 'alpha-sandbox');
       const ttlSeconds = store.config.accessTokenTtlSeconds;
       if (grantType === 'authorization_code') {
         const code = required(form, 'code');
@@ -547,14 +288,14 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
           codeVerifier,
           ttlSeconds,
         });
-        return { body: tokenAnswer(issued, client) };
+        return tokenAnswer(issued, client);
       }
       if (grantType === 'refresh_token') {
         const refreshToken = required(form, 'refresh_token');
         const scope = parameter(form, 'scope');
         const scopes = scope === undefined ? undefined : scope.split(' ').filter((part) => part !== '');
         const issued = store.grants.refresh({ refreshToken, clientId: client.clientId, scopes, ttlSeconds });
-        return { body: tokenAnswer(issued, client) };
+        return tokenAnswer(issued, client);
       }
       throw new OAuthFailure(
         400,
@@ -566,7 +307,7 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
 
   // As the provider's: the token in the form (or the query), no client authentication, 200 for a token it does not know.
   app.post('/revoke', (request, reply) =>
-    oauthCall(request, reply, () => {
+    oauthCall(store, request, reply, () => {
       const query = new URL(request.url, 'http://sandbox').searchParams;
       const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
       const given = [...query.getAll('token'), ...form.getAll('token')];
@@ -574,12 +315,12 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
       const token = given[0];
       if (token === undefined || token === '') throw invalidRequest('token is required');
       store.grants.revoke(token);
-      return { body: {} };
+      return {};
     }),
   );
 
   app.get('/userinfo', (request, reply) =>
-    oauthCall(request, reply, () => {
+    oauthCall(store, request, reply, () => {
       const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
       if (token === undefined) {
         throw new OAuthFailure(401, 'invalid_request', 'A Bearer access token is required.', {
@@ -601,20 +342,7 @@ export async function alphaSandboxOAuthPlugin(app: FastifyInstance, options: Alp
         );
       }
       const info: AlphaUserInfo = { sub: identity.sub, ...profileClaims(identity, found.scopes) };
-      return { body: info };
+      return info;
     }),
   );
-}
-
-/** A scripted failure, in OAuth's shape: the client sees what a failing identity provider sends. */
-function sendScriptedFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
-  if (status === 0) {
-    reply.hijack();
-    request.raw.socket.destroy();
-    return reply;
-  }
-  const error =
-    status === 429 || status === 503 ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
-  const headers: Record<string, string> = status === 429 ? { 'retry-after': '1' } : {};
-  return sendOAuthError(reply, new OAuthFailure(status, error, `Scripted failure (HTTP ${status}).`, headers));
 }

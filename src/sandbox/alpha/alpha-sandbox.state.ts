@@ -8,6 +8,8 @@ import type {
   AlphaPostState,
   AlphaReview,
 } from '../../providers/alpha/alpha.types';
+import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
+import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
 import {
   AlphaSandboxDirectory,
   accountRecordSchema,
@@ -59,10 +61,7 @@ export interface AlphaSandboxConfig {
   oauthClients: AlphaSandboxOAuthClient[];
 }
 
-export interface AlphaSandboxOAuthClient {
-  clientId: string;
-  clientSecret: string;
-}
+export type AlphaSandboxOAuthClient = SandboxOAuthClient;
 
 export const DEFAULT_ALPHA_SANDBOX_CONFIG: Readonly<AlphaSandboxConfig> = {
   latencyMs: 0,
@@ -96,21 +95,8 @@ export class AlphaSandboxControlRefusal extends Error {
   }
 }
 
-/** A scripted failure: the next `count` provider calls that match fail with `status`. */
-export interface AlphaSandboxFailure {
-  count: number;
-  /** An HTTP status from 400 to 599, or 0: the connection is dropped without an answer. */
-  status: number;
-  /** Matches the HTTP method, case-insensitively; absent: any. */
-  method?: string;
-  /** Matches when the request's path and query contain it; absent: any. */
-  pathContains?: string;
-  /**
-   * before (default): the call fails without effect. after: the call takes effect, then its answer fails, as when a
-   * create succeeds but its response is lost.
-   */
-  when: 'before' | 'after';
-}
+/** A scripted failure: the next `count` matching calls fail with `status` (see ScriptedFailure). */
+export type AlphaSandboxFailure = ScriptedFailure;
 
 export interface AlphaSandboxPostSnapshot extends AlphaLocalPost {
   name: string;
@@ -270,7 +256,7 @@ export class AlphaSandboxStore {
   readonly reviews: AlphaSandboxReviews;
   readonly grants: AlphaSandboxGrants;
   private readonly seeded: boolean;
-  private failures: AlphaSandboxFailure[] = [];
+  private readonly failures = new ScriptedFailures();
   private calls: Record<AlphaSandboxCallKind, number> = zeroCalls();
   private publishes = 0;
   private readonly posts = new Map<string, PostRecord>();
@@ -293,7 +279,7 @@ export class AlphaSandboxStore {
   reset(): void {
     this.config = defaultConfig();
     this.market = defaultMarket();
-    this.failures = [];
+    this.failures.clear();
     this.calls = zeroCalls();
     this.publishes = 0;
     this.posts.clear();
@@ -344,28 +330,16 @@ export class AlphaSandboxStore {
   }
 
   addFailure(failure: AlphaSandboxFailure): void {
-    this.failures.push(failure);
+    this.failures.add(failure);
   }
 
   countCall(kind: AlphaSandboxCallKind): void {
     this.calls[kind] += 1;
   }
 
-  /**
-   * Uses up one call of the first scripted failure that matches, if any. `aimedOnly`: only a failure whose
-   * pathContains names this call matches (the identity provider's calls are not hit by failures aimed at no path).
-   */
+  /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
   takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): AlphaSandboxFailure | undefined {
-    const index = this.failures.findIndex(
-      (failure) =>
-        (failure.method === undefined || failure.method.toUpperCase() === method.toUpperCase()) &&
-        (failure.pathContains === undefined ? !options.aimedOnly : url.includes(failure.pathContains)),
-    );
-    if (index < 0) return undefined;
-    const failure = this.failures[index]!;
-    if (failure.count <= 1) this.failures.splice(index, 1);
-    else this.failures[index] = { ...failure, count: failure.count - 1 };
-    return failure;
+    return this.failures.take(method, url, options);
   }
 
   /** A new post, or the one this location already created for `requestId` (`created` false). */
@@ -667,7 +641,7 @@ export class AlphaSandboxStore {
         ...Object.fromEntries(Object.entries(locationCalls).filter(([, count]) => count > 0)),
       },
       config: structuredClone(this.config),
-      failures: this.failures.map((failure) => ({ ...failure })),
+      failures: this.failures.list(),
       identities: this.directory.snapshotIdentities(),
       accounts: this.directory.snapshotAccounts(),
       reviews: this.reviews.snapshot(),

@@ -1,9 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ALPHA_SCOPE_BUSINESS_MANAGE } from '../../providers/alpha/alpha.types';
+import {
+  answerStatusOf,
+  commonConfigPatchShape,
+  describeIssues,
+  registerCommonControls,
+} from '../shared/control-routes';
+import type { SandboxPluginOptions } from '../shared/sandbox-server';
+import { answerOrFail, dropConnection } from '../shared/scripted-failures';
+import { closableSleeper } from '../shared/sleeper';
+import { keepStateInFile } from '../shared/state-file';
 import { accountView, identityInputSchema } from './alpha-sandbox.accounts';
 import { ACCESS_TOKEN_PREFIX } from './alpha-sandbox.grants';
 import { applyLocationUpdate, parseUpdateMask, validateLocation } from './alpha-sandbox.locations';
@@ -42,17 +49,13 @@ export {
   type AlphaSandboxState,
 } from './alpha-sandbox.state';
 
-export interface AlphaSandboxOptions {
+/** `stateFile`: see SandboxPluginOptions. */
+export interface AlphaSandboxOptions extends SandboxPluginOptions {
   /**
    * Milliseconds since the epoch; drives createTime, processing periods, scheduled posts and the location edit
    * window. Default Date.now.
    */
   clock?: () => number;
-  /**
-   * A JSON file what the provider holds outlives the process in: read at registration (missing: a fresh start;
-   * unreadable: a warning, then a fresh start), written when the Fastify instance closes. Absent: memory only.
-   */
-  stateFile?: string;
   /**
    * Start with (and reset to) the seeded identities, accounts, locations and reviews. Default true; false gives an
    * empty provider, for tests of the location and post API alone.
@@ -117,19 +120,10 @@ type ReviewParams = LocationParams & { reviewId: string };
 type Query = Record<string, unknown>;
 
 const configPatchSchema = z.strictObject({
-  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  ...commonConfigPatchShape,
   processingMs: z.number().int().min(0).optional(),
-  rejectMarker: z.string().min(1).nullable().optional(),
   locationEditsPerMinute: z.number().int().min(1).optional(),
-  accessTokenTtlSeconds: z.number().int().min(1).max(30 * 86_400).optional(),
   moderationMs: z.number().int().min(0).optional(),
-  oauthClients: z
-    .array(z.strictObject({ clientId: z.string().min(1).max(200), clientSecret: z.string().min(1).max(200) }))
-    .max(20)
-    .refine((clients) => new Set(clients.map((client) => client.clientId)).size === clients.length, {
-      message: 'clientIds must differ',
-    })
-    .optional(),
 });
 
 const SANDBOX_LOCATION_NAME = /^accounts\/[^/]+\/locations\/[^/]+$/;
@@ -144,17 +138,6 @@ const deleteReviewSchema = z.strictObject({
   name: z.string().regex(SANDBOX_REVIEW_NAME, 'must be accounts/{a}/locations/{l}/reviews/{r}'),
 });
 
-const failureSchema = z.strictObject({
-  count: z.number().int().min(1),
-  status: z
-    .number()
-    .int()
-    .refine((status) => status === 0 || (status >= 400 && status <= 599), 'must be 0 (drop the connection) or 400-599'),
-  method: z.string().min(1).optional(),
-  pathContains: z.string().min(1).optional(),
-  when: z.enum(['before', 'after']).default('before'),
-});
-
 /**
  * A simulator of the alpha provider's business API (accounts, locations, local posts, reviews), its places API's
  * nearby text search (under /v1), its identity provider (under /oauth) and its controls, relative to the prefix it is registered under. Its state is its own (it is the provider, not our database) and lives as long as the Fastify
@@ -163,17 +146,19 @@ const failureSchema = z.strictObject({
 export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
   const store = new AlphaSandboxStore(clock, { seed: options.seed });
-  const latency = createSleeper();
-  app.addHook('preClose', async () => latency.wakeAll());
-  const { stateFile } = options;
-  if (stateFile !== undefined) {
-    await loadStateFile(app, store, stateFile);
-    app.addHook('onClose', async () => saveStateFile(app, store, stateFile));
+  const latency = closableSleeper(app);
+  if (options.stateFile !== undefined) {
+    await keepStateInFile(app, store, options.stateFile, {
+      name: 'alpha sandbox',
+      freshStart: 'starting empty',
+      reasonOf: (error) =>
+        error instanceof FieldViolation || error instanceof z.ZodError ? error.message : String(error),
+    });
   }
 
   // Everything this plugin answers, including Fastify's own refusals (bad JSON), is in the provider's envelope.
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const status = answerStatusOf(error);
     if (status === 500) request.log.error({ err: error }, 'alpha sandbox failure');
     return sendError(reply, status, status === 500 ? undefined : error.message);
   });
@@ -230,35 +215,35 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
   ): Promise<FastifyReply> {
     store.countCall(kind);
     if (store.config.latencyMs > 0) await latency.sleep(store.config.latencyMs);
-    const failure = store.takeFailure(request.method, request.url);
-    if (failure?.when === 'before') return sendFailure(request, reply, failure.status);
-
-    let answer: SandboxAnswer;
-    try {
-      const caller = authenticate(request);
-      requireAccountAccess(caller, request);
-      answer = work(caller);
-    } catch (error) {
-      if (error instanceof FieldViolation) {
-        answer = errorAnswer(
-          new SandboxError(400, error.message, [
-            {
-              '@type': 'type.googleapis.com/google.rpc.BadRequest',
-              fieldViolations: [{ field: error.field, description: error.description }],
-            },
-          ]),
-        );
-      } else if (error instanceof SandboxError) {
-        answer = { ...errorAnswer(error), headers: error.headers };
-      } else {
-        throw error;
-      }
-    }
-    if (failure?.when === 'after') return sendFailure(request, reply, failure.status);
-    return reply
-      .code(answer.status)
-      .headers(answer.headers ?? {})
-      .send(answer.body);
+    return answerOrFail(
+      store.takeFailure(request.method, request.url),
+      (status) => sendFailure(request, reply, status),
+      (): SandboxAnswer => {
+        try {
+          const caller = authenticate(request);
+          requireAccountAccess(caller, request);
+          return work(caller);
+        } catch (error) {
+          if (error instanceof FieldViolation) {
+            return errorAnswer(
+              new SandboxError(400, error.message, [
+                {
+                  '@type': 'type.googleapis.com/google.rpc.BadRequest',
+                  fieldViolations: [{ field: error.field, description: error.description }],
+                },
+              ]),
+            );
+          }
+          if (error instanceof SandboxError) return { ...errorAnswer(error), headers: error.headers };
+          throw error;
+        }
+      },
+      (answer) =>
+        reply
+          .code(answer.status)
+          .headers(answer.headers ?? {})
+          .send(answer.body),
+    );
   }
 
   const localPostsPath = '/v4/accounts/:accountId/locations/:locationId/localPosts';
@@ -466,22 +451,7 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
   );
 
   // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
-  app.post('/_control/reset', async () => {
-    store.reset();
-    return store.snapshot();
-  });
-  app.put<{ Body: unknown }>('/_control/config', async (request, reply) => {
-    const patch = configPatchSchema.safeParse(request.body ?? {});
-    if (!patch.success) return sendError(reply, 400, describeIssues(patch.error));
-    return store.configure(patch.data);
-  });
-  app.post<{ Body: unknown }>('/_control/fail', async (request, reply) => {
-    const failure = failureSchema.safeParse(request.body);
-    if (!failure.success) return sendError(reply, 400, describeIssues(failure.error));
-    store.addFailure(failure.data);
-    return { failures: store.snapshot().failures };
-  });
-  app.get('/_control/state', async () => store.snapshot());
+  registerCommonControls(app, store, configPatchSchema, (reply, error) => sendError(reply, 400, describeIssues(error)));
   app.put<{ Body: unknown }>('/_control/market', async (request, reply) => {
     const market = marketSchema.safeParse(request.body);
     if (!market.success) return sendError(reply, 400, describeIssues(market.error));
@@ -549,12 +519,7 @@ function sendError(reply: FastifyReply, status: number, message?: string): Fasti
 }
 
 function sendFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
-  if (status === 0) {
-    // No answer at all: the client sees the connection close, a network error.
-    reply.hijack();
-    request.raw.socket.destroy();
-    return reply;
-  }
+  if (status === 0) return dropConnection(request, reply);
   if (status === 429) {
     reply.header('retry-after', '1');
     const answer = errorAnswer(
@@ -606,63 +571,4 @@ function decodeReviewPageToken(token: string): ReviewPosition {
   const match = /^reviews:(-?\d+):(\d+)$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
   if (!match) throw new FieldViolation('pageToken', 'is not a page token of this list');
   return { createdAt: Number(match[1]), seq: Number(match[2]) };
-}
-
-/** A missing file is a provider with nothing yet; one we cannot use is reported and set aside, not fatal. */
-async function loadStateFile(app: FastifyInstance, store: AlphaSandboxStore, file: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    app.log.warn({ err: error, stateFile: file }, 'alpha sandbox: state file unreadable, starting empty');
-    return;
-  }
-  try {
-    store.restore(JSON.parse(text) as unknown);
-  } catch (error) {
-    const reason = error instanceof FieldViolation || error instanceof z.ZodError ? error.message : String(error);
-    app.log.warn({ stateFile: file, reason }, 'alpha sandbox: state file malformed, starting empty');
-  }
-}
-
-/**
- * Written beside the target and renamed over it, so a crash mid-write leaves the previous file whole. A failure is
- * logged, not thrown: the hooks closing the rest of the server must still run.
- */
-async function saveStateFile(app: FastifyInstance, store: AlphaSandboxStore, file: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(temporary, `${JSON.stringify(store.persisted())}\n`, 'utf8');
-    await rename(temporary, file);
-  } catch (error) {
-    app.log.error({ err: error, stateFile: file }, 'alpha sandbox: state not saved');
-    await rm(temporary, { force: true });
-  }
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
-}
-
-/** Latency timers that a closing server can cut short, so a close never waits out a long configured latency. */
-function createSleeper(): { sleep(ms: number): Promise<void>; wakeAll(): void } {
-  const sleepers = new Set<() => void>();
-  return {
-    sleep(ms) {
-      return new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          sleepers.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, ms);
-        sleepers.add(wake);
-      });
-    },
-    wakeAll() {
-      for (const wake of [...sleepers]) wake();
-    },
-  };
 }

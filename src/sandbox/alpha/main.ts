@@ -1,81 +1,27 @@
-import Fastify, { type FastifyServerOptions } from 'fastify';
-import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
+import {
+  runSandboxFromCommandLine,
+  startSandboxServer,
+  type SandboxServer,
+  type SandboxServerOptions,
+} from '../shared/sandbox-server';
 import { alphaSandboxPlugin } from './alpha-sandbox';
 
-export interface AlphaSandboxServer {
-  /** http://host:port, without a trailing slash: the alpha client's baseUrl. */
-  url: string;
-  close(): Promise<void>;
-}
+/** `url` is the alpha client's baseUrl. */
+export type AlphaSandboxServer = SandboxServer;
 
 /**
  * The alpha sandbox on its own server, its routes at the root. Port 0 (the default here) picks a free one; the
  * command line defaults to 4010. `stateFile` keeps what the provider holds across a close and a new start, `seed`
  * (default true) starts it with the seeded identities (see AlphaSandboxOptions); `logger` is Fastify's, off by default.
  */
-export async function startAlphaSandbox(
-  options: {
-    port?: number;
-    host?: string;
-    clock?: () => number;
-    stateFile?: string;
-    seed?: boolean;
-    logger?: FastifyServerOptions['logger'];
-  } = {},
-): Promise<AlphaSandboxServer> {
-  const host = options.host ?? '127.0.0.1';
-  const app = Fastify({ logger: options.logger ?? false });
-  await app.register(alphaSandboxPlugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed });
-  await app.listen({ port: options.port ?? 0, host });
-  const { port } = app.server.address() as AddressInfo;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => app.close(),
-  };
+export function startAlphaSandbox(options: SandboxServerOptions = {}): Promise<AlphaSandboxServer> {
+  return startSandboxServer(alphaSandboxPlugin, options);
 }
-
-const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(4010),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  STATE_FILE: z.string().min(1).optional(),
-});
 
 /**
  * `node dist/src/sandbox/alpha/main.js`: PORT (default 4010), HOST (default 127.0.0.1) and STATE_FILE (optional: where
  * what the provider holds outlives the process) from the environment. The consent page is at /oauth/authorize.
  */
-async function runFromCommandLine(): Promise<void> {
-  const present = Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''));
-  const env = envSchema.safeParse(present);
-  if (!env.success) {
-    console.error(env.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
-    process.exit(78);
-  }
-  // Warnings only: a state file set aside as unreadable must not go unnoticed.
-  const sandbox = await startAlphaSandbox({
-    port: env.data.PORT,
-    host: env.data.HOST,
-    stateFile: env.data.STATE_FILE,
-    logger: { level: 'warn' },
-  });
-  console.log(`Alpha sandbox listening on ${sandbox.url} (controls under ${sandbox.url}/_control)`);
-  const stop = () => {
-    sandbox.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error('Unclean stop:', error);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
-
 if (require.main === module) {
-  runFromCommandLine().catch((error: unknown) => {
-    console.error('Alpha sandbox failed to start:', error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  runSandboxFromCommandLine({ name: 'Alpha sandbox', defaultPort: 4010, start: startAlphaSandbox });
 }

@@ -1,3 +1,4 @@
+import { commonControls, createControlCall } from '../shared/control-client';
 import type { BetaSandboxCompany } from './beta-sandbox.seed';
 import type { BetaSandboxConfig, BetaSandboxFailure, BetaSandboxState } from './beta-sandbox.state';
 
@@ -15,33 +16,11 @@ export interface BetaSandboxControl {
 }
 
 export function createBetaSandboxControl(baseUrl: string): BetaSandboxControl {
-  const root = `${baseUrl.replace(/\/+$/, '')}/_control`;
-
-  async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-    const response = await fetch(`${root}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`beta sandbox ${method} /_control${path}: HTTP ${response.status} ${text}`);
-    return JSON.parse(text) as unknown;
-  }
+  const call = createControlCall(baseUrl, 'beta sandbox');
 
   // The answers come from our own simulator, whose types these are: no further check.
   return {
-    async reset() {
-      await call('POST', '/reset');
-    },
-    async configure(patch) {
-      return (await call('PUT', '/config', patch)) as BetaSandboxConfig;
-    },
-    async fail(failure) {
-      await call('POST', '/fail', failure);
-    },
-    async state() {
-      return (await call('GET', '/state')) as BetaSandboxState;
-    },
+    ...commonControls<BetaSandboxConfig, BetaSandboxState>(call),
     async addCompany(input) {
       return (await call('POST', '/companies', input)) as BetaSandboxCompany;
     },

@@ -1,33 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { invalidGrant } from '../shared/oauth-failure';
+import {
+  CODE_TTL_MS,
+  forgetExpired,
+  hashOf,
+  hashSchema,
+  newSecret,
+  redeemableCode,
+} from '../shared/oauth-grants';
 
-/**
- * The provider's authorization codes and tokens. Only SHA-256 hashes of them are kept (in memory and in a state
- * file), so neither the state answer nor the file gives a usable token away.
- */
+/** The provider's authorization codes and tokens, kept as hashes (see shared/oauth-grants.ts). */
 
-/** A code is good for 10 minutes of the sandbox clock, once. */
-export const CODE_TTL_MS = 10 * 60_000;
 const CODE_PREFIX = 'bc_code_';
 const ACCESS_TOKEN_PREFIX = 'bc_at_';
 const APP_TOKEN_PREFIX = 'bc_app_';
 const REFRESH_TOKEN_PREFIX = 'bc_rt_';
-/** How long an expired access token still answers "expired" (and a used code "used") before both are forgotten. */
-const KEPT_AFTER_EXPIRY_MS = 24 * 3600_000;
-
-/** An OAuth error answer (RFC 6749 section 5.2), rendered as `{error, error_description}`. */
-export class OAuthFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(`${error}: ${description}`);
-  }
-}
-
-const hashSchema = z.string().regex(/^[0-9a-f]{64}$/);
 
 const codeRecordSchema = z.strictObject({
   hash: hashSchema,
@@ -99,18 +87,6 @@ export interface BetaSandboxGrantCounts {
   refreshTokens: { issued: number; active: number };
 }
 
-function hashOf(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-function newSecret(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
-}
-
-function invalidGrant(description: string): OAuthFailure {
-  return new OAuthFailure(400, 'invalid_grant', description);
-}
-
 export class BetaSandboxGrants {
   private readonly codes = new Map<string, CodeRecord>();
   private readonly refreshTokens = new Map<string, RefreshTokenRecord>();
@@ -129,7 +105,7 @@ export class BetaSandboxGrants {
   /** A new single-use code, bound to the client, the redirect_uri and the company the person linked. */
   issueCode(input: { clientId: string; redirectUri: string; companyId: string | null; scope: string }): string {
     const now = this.clock();
-    this.forgetOld(now);
+    forgetExpired(now, this.accessTokens, this.codes);
     const code = newSecret(CODE_PREFIX);
     const hash = hashOf(code);
     this.codes.set(hash, { hash, ...input, issuedAt: now, expiresAt: now + CODE_TTL_MS, grantId: null });
@@ -140,18 +116,7 @@ export class BetaSandboxGrants {
   /** RFC 6749 section 4.1.3. A refused exchange leaves an unused code usable. */
   redeemCode(input: { code: string; clientId: string; redirectUri: string; ttlSeconds: number }): IssuedTokens {
     const now = this.clock();
-    const record = this.codes.get(hashOf(input.code));
-    if (!record) throw invalidGrant('The authorization code is not known.');
-    if (record.grantId !== null) {
-      // RFC 6749 section 4.1.2: a code presented twice may have been stolen; what it gave is withdrawn.
-      this.revokeGrant(record.grantId);
-      throw invalidGrant('The authorization code was already used; the tokens issued for it are revoked.');
-    }
-    if (now >= record.expiresAt) throw invalidGrant('The authorization code has expired.');
-    if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client.');
-    if (record.redirectUri !== input.redirectUri) {
-      throw invalidGrant('redirect_uri does not match the one the authorization code was issued for.');
-    }
+    const record = redeemableCode(this.codes, input, now, [this.refreshTokens, this.accessTokens]);
     const grantId = randomBytes(12).toString('base64url');
     record.grantId = grantId;
     const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
@@ -174,7 +139,7 @@ export class BetaSandboxGrants {
     const record = this.refreshTokens.get(hashOf(input.refreshToken));
     if (!record) throw invalidGrant('The refresh token is not known, or was revoked.');
     if (record.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client.');
-    this.forgetOld(now);
+    forgetExpired(now, this.accessTokens, this.codes);
     const base = { grantId: record.grantId, clientId: record.clientId, companyId: record.companyId };
     return {
       accessToken: this.issueAccessToken({ kind: 'person', ...base }, now, input.ttlSeconds),
@@ -188,7 +153,7 @@ export class BetaSandboxGrants {
   /** Client credentials: an app token of no company and no grant (nothing to refresh). */
   issueAppToken(input: { clientId: string; ttlSeconds: number }): { accessToken: string; expiresInSeconds: number } {
     const now = this.clock();
-    this.forgetOld(now);
+    forgetExpired(now, this.accessTokens, this.codes);
     const accessToken = this.issueAccessToken(
       { kind: 'app', grantId: null, clientId: input.clientId, companyId: null },
       now,
@@ -257,18 +222,5 @@ export class BetaSandboxGrants {
     if (base.kind === 'app') this.issued.appTokens += 1;
     else this.issued.accessTokens += 1;
     return token;
-  }
-
-  private revokeGrant(grantId: string): void {
-    for (const [hash, record] of this.refreshTokens) if (record.grantId === grantId) this.refreshTokens.delete(hash);
-    for (const [hash, record] of this.accessTokens) if (record.grantId === grantId) this.accessTokens.delete(hash);
-  }
-
-  /** Keeps the maps (and a state file) from growing without end: long-expired tokens and codes answer as unknown. */
-  private forgetOld(now: number): void {
-    for (const [hash, record] of this.accessTokens) {
-      if (record.expiresAt + KEPT_AFTER_EXPIRY_MS < now) this.accessTokens.delete(hash);
-    }
-    for (const [hash, record] of this.codes) if (record.expiresAt + KEPT_AFTER_EXPIRY_MS < now) this.codes.delete(hash);
   }
 }

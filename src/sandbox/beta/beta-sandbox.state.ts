@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BetaBrand, BetaBrandDetails, BetaValidationReport } from '../../providers/beta/beta.types';
+import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
+import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
 import { BetaSandboxGrants, grantsPersistedSchema, type BetaSandboxGrantCounts } from './beta-sandbox.grants';
 import { betaSandboxSeedCompanies, type BetaSandboxCompany } from './beta-sandbox.seed';
 import { validateBrandDetails, validationReports } from './beta-sandbox.validation';
@@ -19,10 +21,7 @@ export interface BetaSandboxConfig {
   oauthClients: BetaSandboxOAuthClient[];
 }
 
-export interface BetaSandboxOAuthClient {
-  clientId: string;
-  clientSecret: string;
-}
+export type BetaSandboxOAuthClient = SandboxOAuthClient;
 
 export const DEFAULT_BETA_SANDBOX_CONFIG: Readonly<BetaSandboxConfig> = {
   latencyMs: 0,
@@ -41,21 +40,8 @@ export const BETA_SANDBOX_CALL_KINDS = [
 ] as const;
 export type BetaSandboxCallKind = (typeof BETA_SANDBOX_CALL_KINDS)[number];
 
-/** A scripted failure: the next `count` calls that match fail with `status`. */
-export interface BetaSandboxFailure {
-  count: number;
-  /** An HTTP status from 400 to 599, or 0: the connection is dropped without an answer. */
-  status: number;
-  /** Matches the HTTP method, case-insensitively; absent: any. */
-  method?: string;
-  /** Matches when the request's path and query contain it; absent: any brand API call (never OAuth's). */
-  pathContains?: string;
-  /**
-   * before (default): the call fails without effect. after: the call takes effect, then its answer fails, as when a
-   * create succeeds but its response is lost.
-   */
-  when: 'before' | 'after';
-}
+/** A scripted failure: the next `count` matching calls fail with `status` (see ScriptedFailure). */
+export type BetaSandboxFailure = ScriptedFailure;
 
 /** A control's request the sandbox refuses as it stands (an id taken). */
 export class BetaSandboxControlRefusal extends Error {
@@ -144,7 +130,7 @@ export class BetaSandboxStore {
   config: BetaSandboxConfig = defaultConfig();
   readonly grants: BetaSandboxGrants;
   private readonly seeded: boolean;
-  private failures: BetaSandboxFailure[] = [];
+  private readonly failures = new ScriptedFailures();
   private calls: Record<BetaSandboxCallKind, number> = zeroCalls();
   private readonly companies = new Map<string, BetaSandboxCompany>();
   private readonly brands = new Map<string, BrandRecord>();
@@ -162,7 +148,7 @@ export class BetaSandboxStore {
 
   reset(): void {
     this.config = defaultConfig();
-    this.failures = [];
+    this.failures.clear();
     this.calls = zeroCalls();
     this.companies.clear();
     this.brands.clear();
@@ -176,28 +162,16 @@ export class BetaSandboxStore {
   }
 
   addFailure(failure: BetaSandboxFailure): void {
-    this.failures.push(failure);
+    this.failures.add(failure);
   }
 
   countCall(kind: BetaSandboxCallKind): void {
     this.calls[kind] += 1;
   }
 
-  /**
-   * Uses up one call of the first scripted failure that matches, if any. `aimedOnly`: only a failure whose
-   * pathContains names this call matches (OAuth's calls are not hit by failures aimed at no path).
-   */
+  /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
   takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): BetaSandboxFailure | undefined {
-    const index = this.failures.findIndex(
-      (failure) =>
-        (failure.method === undefined || failure.method.toUpperCase() === method.toUpperCase()) &&
-        (failure.pathContains === undefined ? !options.aimedOnly : url.includes(failure.pathContains)),
-    );
-    if (index < 0) return undefined;
-    const failure = this.failures[index]!;
-    if (failure.count <= 1) this.failures.splice(index, 1);
-    else this.failures[index] = { ...failure, count: failure.count - 1 };
-    return failure;
+    return this.failures.take(method, url, options);
   }
 
   company(id: string): BetaSandboxCompany | undefined {
@@ -322,7 +296,7 @@ export class BetaSandboxStore {
       brands: [...this.brands.values()].sort((a, b) => a.seq - b.seq).map((record) => this.view(record)),
       calls: { ...this.calls },
       config: structuredClone(this.config),
-      failures: this.failures.map((failure) => ({ ...failure })),
+      failures: this.failures.list(),
       oauth: this.grants.counts(),
     };
   }

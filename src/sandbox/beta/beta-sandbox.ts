@@ -1,9 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { BetaBrand, BetaErrorBody } from '../../providers/beta/beta.types';
+import {
+  answerStatusOf,
+  commonConfigPatchShape,
+  describeIssues,
+  registerCommonControls,
+} from '../shared/control-routes';
+import type { SandboxPluginOptions } from '../shared/sandbox-server';
+import { answerOrFail, dropConnection } from '../shared/scripted-failures';
+import { closableSleeper } from '../shared/sleeper';
+import { keepStateInFile } from '../shared/state-file';
 import { betaSandboxOAuthPlugin } from './beta-sandbox.oauth';
 import {
   BetaSandboxControlRefusal,
@@ -27,14 +34,10 @@ export {
   type BetaSandboxState,
 } from './beta-sandbox.state';
 
-export interface BetaSandboxOptions {
+/** `stateFile`: see SandboxPluginOptions. */
+export interface BetaSandboxOptions extends SandboxPluginOptions {
   /** Milliseconds since the epoch; drives brand dates, validation, code and token expiry. Default Date.now. */
   clock?: () => number;
-  /**
-   * A JSON file what the provider holds outlives the process in: read at registration (missing: a fresh start;
-   * unreadable: a warning, then a fresh start), written when the Fastify instance closes. Absent: memory only.
-   */
-  stateFile?: string;
   /** Start with (and reset to) the seeded companies. Default true; false: no company at all. */
   seed?: boolean;
 }
@@ -95,33 +98,8 @@ type BrandParams = OrgParams & { brandId: string };
 type Query = Record<string, unknown>;
 
 const configPatchSchema = z.strictObject({
-  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  ...commonConfigPatchShape,
   validationMs: z.number().int().min(0).optional(),
-  rejectMarker: z.string().min(1).nullable().optional(),
-  accessTokenTtlSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(30 * 86_400)
-    .optional(),
-  oauthClients: z
-    .array(z.strictObject({ clientId: z.string().min(1).max(200), clientSecret: z.string().min(1).max(200) }))
-    .max(20)
-    .refine((clients) => new Set(clients.map((client) => client.clientId)).size === clients.length, {
-      message: 'clientIds must differ',
-    })
-    .optional(),
-});
-
-const failureSchema = z.strictObject({
-  count: z.number().int().min(1),
-  status: z
-    .number()
-    .int()
-    .refine((status) => status === 0 || (status >= 400 && status <= 599), 'must be 0 (drop the connection) or 400-599'),
-  method: z.string().min(1).optional(),
-  pathContains: z.string().min(1).optional(),
-  when: z.enum(['before', 'after']).default('before'),
 });
 
 /**
@@ -132,17 +110,18 @@ const failureSchema = z.strictObject({
 export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
   const store = new BetaSandboxStore(clock, { seed: options.seed });
-  const latency = createSleeper();
-  app.addHook('preClose', async () => latency.wakeAll());
-  const { stateFile } = options;
-  if (stateFile !== undefined) {
-    await loadStateFile(app, store, stateFile);
-    app.addHook('onClose', async () => saveStateFile(app, store, stateFile));
+  const latency = closableSleeper(app);
+  if (options.stateFile !== undefined) {
+    await keepStateInFile(app, store, options.stateFile, {
+      name: 'beta sandbox',
+      freshStart: 'starting fresh',
+      reasonOf: (error) => (error instanceof Error ? error.message : String(error)),
+    });
   }
 
   // Everything this plugin answers, including Fastify's own refusals (bad JSON), is in the provider's error body.
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const status = answerStatusOf(error);
     if (status === 500) request.log.error({ err: error }, 'beta sandbox failure');
     const context = status === 415 ? 'Content-Type' : status === 500 ? null : 'body';
     return sendError(reply, new SandboxError(status, context, status === 500 ? undefined : error.message));
@@ -195,25 +174,24 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
   ): Promise<FastifyReply> {
     store.countCall(kind);
     if (store.config.latencyMs > 0) await latency.sleep(store.config.latencyMs);
-    const failure = store.takeFailure(request.method, request.url);
-    if (failure?.when === 'before') return sendFailure(request, reply, failure.status);
-
-    let answer: SandboxAnswer;
-    try {
-      authorize(authenticate(request), request.params.orgId, access);
-      answer = work();
-    } catch (error) {
-      if (error instanceof BetaFieldViolation) {
-        answer = errorAnswer(new SandboxError(400, error.field, error.message));
-      } else if (error instanceof SandboxError) {
-        answer = errorAnswer(error);
-      } else {
-        throw error;
-      }
-    }
-    if (failure?.when === 'after') return sendFailure(request, reply, failure.status);
-    reply.code(answer.status).headers(answer.headers ?? {});
-    return answer.body === undefined ? reply.send() : reply.send(answer.body);
+    return answerOrFail(
+      store.takeFailure(request.method, request.url),
+      (status) => sendFailure(request, reply, status),
+      (): SandboxAnswer => {
+        try {
+          authorize(authenticate(request), request.params.orgId, access);
+          return work();
+        } catch (error) {
+          if (error instanceof BetaFieldViolation) return errorAnswer(new SandboxError(400, error.field, error.message));
+          if (error instanceof SandboxError) return errorAnswer(error);
+          throw error;
+        }
+      },
+      (answer) => {
+        reply.code(answer.status).headers(answer.headers ?? {});
+        return answer.body === undefined ? reply.send() : reply.send(answer.body);
+      },
+    );
   }
 
   /** The brand, or 404; then If-Match: 428 without one, 412 when it names another version. */
@@ -287,22 +265,7 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
   );
 
   // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
-  app.post('/_control/reset', async () => {
-    store.reset();
-    return store.snapshot();
-  });
-  app.put<{ Body: unknown }>('/_control/config', async (request, reply) => {
-    const patch = configPatchSchema.safeParse(request.body ?? {});
-    if (!patch.success) return sendControlRefusal(reply, patch.error);
-    return store.configure(patch.data);
-  });
-  app.post<{ Body: unknown }>('/_control/fail', async (request, reply) => {
-    const failure = failureSchema.safeParse(request.body);
-    if (!failure.success) return sendControlRefusal(reply, failure.error);
-    store.addFailure(failure.data);
-    return { failures: store.snapshot().failures };
-  });
-  app.get('/_control/state', async () => store.snapshot());
+  registerCommonControls(app, store, configPatchSchema, sendControlRefusal);
   app.post<{ Body: unknown }>('/_control/companies', async (request, reply) => {
     const input = companyInputSchema.safeParse(request.body);
     if (!input.success) return sendControlRefusal(reply, input.error);
@@ -364,12 +327,7 @@ function sendControlRefusal(reply: FastifyReply, error: z.ZodError): FastifyRepl
 }
 
 function sendFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
-  if (status === 0) {
-    // No answer at all: the client sees the connection close, a network error.
-    reply.hijack();
-    request.raw.socket.destroy();
-    return reply;
-  }
+  if (status === 0) return dropConnection(request, reply);
   const headers: Record<string, string> = status === 429 ? { 'retry-after': '1' } : {};
   return sendError(
     reply,
@@ -414,63 +372,4 @@ function decodeCursor(cursor: string, companyId: string): number {
     throw new BetaFieldViolation('cursor', "is not a cursor of this company's brand list");
   }
   return decoded[2] as number;
-}
-
-/** A missing file is a provider with nothing yet; one we cannot use is reported and set aside, not fatal. */
-async function loadStateFile(app: FastifyInstance, store: BetaSandboxStore, file: string): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    app.log.warn({ err: error, stateFile: file }, 'beta sandbox: state file unreadable, starting fresh');
-    return;
-  }
-  try {
-    store.restore(JSON.parse(text) as unknown);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    app.log.warn({ stateFile: file, reason }, 'beta sandbox: state file malformed, starting fresh');
-  }
-}
-
-/**
- * Written beside the target and renamed over it, so a crash mid-write leaves the previous file whole. A failure is
- * logged, not thrown: the hooks closing the rest of the server must still run.
- */
-async function saveStateFile(app: FastifyInstance, store: BetaSandboxStore, file: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(temporary, `${JSON.stringify(store.persisted())}\n`, 'utf8');
-    await rename(temporary, file);
-  } catch (error) {
-    app.log.error({ err: error, stateFile: file }, 'beta sandbox: state not saved');
-    await rm(temporary, { force: true });
-  }
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
-}
-
-/** Latency timers that a closing server can cut short, so a close never waits out a long configured latency. */
-function createSleeper(): { sleep(ms: number): Promise<void>; wakeAll(): void } {
-  const sleepers = new Set<() => void>();
-  return {
-    sleep(ms) {
-      return new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          sleepers.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, ms);
-        sleepers.add(wake);
-      });
-    },
-    wakeAll() {
-      for (const wake of [...sleepers]) wake();
-    },
-  };
 }

@@ -1,0 +1,126 @@
+/**
+ * One HTTP call to a provider, as every provider client makes it: its own timeout, the caller's cancellation, no
+ * redirect followed. What the answer means (success, an error envelope) is for the provider's client to say.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRequest {
+  method: HttpMethod;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Any answer that arrived whole, whatever its status. */
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  headers: Headers;
+}
+
+export interface HttpCallOptions {
+  fetchFn: typeof fetch;
+  /** Covers the answer's body too. */
+  timeoutMs: number;
+  /** The caller's: cancels the call. */
+  signal?: AbortSignal;
+}
+
+/** cancelled: by the caller's signal; timeout: by our timer; network: anything else before a whole answer. */
+export type TransportFailureKind = 'cancelled' | 'timeout' | 'network';
+
+/** No whole answer arrived; the provider's client maps it to its own error class. `cause` is what fetch threw. */
+export class TransportFailure extends Error {
+  override readonly name = 'TransportFailure';
+
+  constructor(
+    readonly kind: TransportFailureKind,
+    cause: unknown,
+  ) {
+    super(`HTTP call failed: ${kind}`, { cause });
+  }
+}
+
+/** The answer, or a TransportFailure. */
+export async function sendHttp(request: HttpRequest, options: HttpCallOptions): Promise<HttpAnswer> {
+  const callerSignal = options.signal;
+  // A timer of our own, cleared when the call ends: AbortSignal.timeout would leave one behind per call.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  const cancel = () => controller.abort();
+  callerSignal?.addEventListener('abort', cancel, { once: true });
+  if (callerSignal?.aborted) controller.abort();
+  const { signal } = controller;
+  try {
+    // A redirect is not part of these APIs, and following one could carry a token or a secret elsewhere.
+    const response = await options.fetchFn(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal,
+      redirect: 'manual',
+    });
+    const text = await response.text();
+    return { status: response.status, text, headers: response.headers };
+  } catch (error) {
+    const kind = callerSignal?.aborted ? 'cancelled' : signal.aborted ? 'timeout' : 'network';
+    throw new TransportFailure(kind, error);
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', cancel);
+  }
+}
+
+/** How a provider's client names what went wrong, in its own error classes. */
+export interface ProviderErrors {
+  transport(failure: TransportFailure): Error;
+  /** An answer whose status is not 2xx. */
+  answer(answer: HttpAnswer): Error;
+}
+
+/** sendHttp for a client: a 2xx answer, or the client's own error for anything else. */
+export async function callProvider(
+  request: HttpRequest,
+  options: HttpCallOptions,
+  errors: ProviderErrors,
+): Promise<HttpAnswer> {
+  let answer: HttpAnswer;
+  try {
+    answer = await sendHttp(request, options);
+  } catch (error) {
+    if (error instanceof TransportFailure) throw errors.transport(error);
+    throw error;
+  }
+  if (answer.status < 200 || answer.status > 299) throw errors.answer(answer);
+  return answer;
+}
+
+/** A JSON API call with a bearer token; `body`, when given, is sent as JSON. */
+export function jsonRequest(method: HttpMethod, url: string, accessToken: string, body: unknown): HttpRequest {
+  const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' };
+  if (body === undefined) return { method, url, headers };
+  headers['content-type'] = 'application/json';
+  return { method, url, headers, body: JSON.stringify(body) };
+}
+
+/** `base` with the query's defined values, or `base` alone when there are none. */
+export function withQuery(base: string, query: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  return search.size > 0 ? `${base}?${search.toString()}` : base;
+}
+
+/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
+export function describeNetworkError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

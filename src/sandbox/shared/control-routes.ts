@@ -1,0 +1,67 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { scriptedFailureSchema, type ScriptedFailure } from './scripted-failures';
+
+/** The settings every sandbox's PUT /_control/config takes; each adds its own. */
+export const commonConfigPatchShape = {
+  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  rejectMarker: z.string().min(1).nullable().optional(),
+  accessTokenTtlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .optional(),
+  oauthClients: z
+    .array(z.strictObject({ clientId: z.string().min(1).max(200), clientSecret: z.string().min(1).max(200) }))
+    .max(20)
+    .refine((clients) => new Set(clients.map((client) => client.clientId)).size === clients.length, {
+      message: 'clientIds must differ',
+    })
+    .optional(),
+};
+
+/** What the common controls act on. */
+export interface ControlledStore<Patch> {
+  reset(): void;
+  configure(patch: Patch): unknown;
+  addFailure(failure: ScriptedFailure): void;
+  snapshot(): { failures: ScriptedFailure[] };
+}
+
+/**
+ * reset, config, fail and state under /_control: for tests and demonstrations, not part of the provider's API, hence
+ * no authentication. `refuse` answers a body its schema refused, in the sandbox's own error shape.
+ */
+export function registerCommonControls<Patch>(
+  app: FastifyInstance,
+  store: ControlledStore<Patch>,
+  configPatchSchema: z.ZodType<Patch>,
+  refuse: (reply: FastifyReply, error: z.ZodError) => FastifyReply,
+): void {
+  app.post('/_control/reset', async () => {
+    store.reset();
+    return store.snapshot();
+  });
+  app.put<{ Body: unknown }>('/_control/config', async (request, reply) => {
+    const patch = configPatchSchema.safeParse(request.body ?? {});
+    if (!patch.success) return refuse(reply, patch.error);
+    return store.configure(patch.data);
+  });
+  app.post<{ Body: unknown }>('/_control/fail', async (request, reply) => {
+    const failure = scriptedFailureSchema.safeParse(request.body);
+    if (!failure.success) return refuse(reply, failure.error);
+    store.addFailure(failure.data);
+    return { failures: store.snapshot().failures };
+  });
+  app.get('/_control/state', async () => store.snapshot());
+}
+
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
+}
+
+/** Fastify's own refusals (bad JSON, a body too large) keep their 4xx status; anything else is our failure, a 500. */
+export function answerStatusOf(error: FastifyError): number {
+  return error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+}
