@@ -189,7 +189,9 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       await registerBetaBrandWorkers(runtime);
       await registerCompetitorScanWorkers(runtime);
     }
-    // Runs first: no job starts while the server drains (running ones go on, and are awaited after it).
+    // Run in reverse: no job starts from now on; the running ones are waited for while the server (and the provider
+    // sandboxes it mounts, which they may be calling) still answers; then the server drains; then pg-boss stops.
+    steps.push({ name: 'the running jobs', run: () => jobs.drain() });
     steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });
 
     return {

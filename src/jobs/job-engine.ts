@@ -286,11 +286,11 @@ export class JobEngine {
   }
 
   /**
-   * Stops taking jobs, waits for the running ones up to `timeoutMs`, then stops pg-boss. Jobs still running then
-   * are abandoned: their handlers are told (`signal`), nothing they do afterwards is recorded, and pg-boss retries
-   * them once they expire. Resolves when every loop, handler awaited here and pg-boss connection has ended.
+   * Stops taking jobs and waits for the running ones, up to `timeoutMs`. Jobs still running then are abandoned:
+   * their handlers are told (`signal`), nothing they do afterwards is recorded, and pg-boss retries them once they
+   * expire. Resolves when every fetch loop and every handler awaited here has ended.
    */
-  async stop(timeoutMs = this.config.stopTimeoutSeconds * 1000): Promise<void> {
+  async drain(timeoutMs = this.config.stopTimeoutSeconds * 1000): Promise<void> {
     this.stopTaking();
     const loopsDone = Promise.all([...this.loops.values()].map((loop) => loop.done));
     let timer: NodeJS.Timeout | undefined;
@@ -308,6 +308,11 @@ export class JobEngine {
       this.log.warn({ jobs: left.map(({ queue, id }) => ({ queue, id })) }, `${left.length} running jobs left to be retried after the stop`);
     }
     this.loops.clear();
+  }
+
+  /** Drains (when that was not done already), then stops pg-boss: resolves when its connections have ended. */
+  async stop(timeoutMs = this.config.stopTimeoutSeconds * 1000): Promise<void> {
+    await this.drain(timeoutMs);
     await this.boss.stop({ graceful: false, wait: true });
   }
 
