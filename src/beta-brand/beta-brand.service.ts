@@ -182,8 +182,10 @@ export async function deleteBetaBrand(scope: RequestScope, segmentId: string): P
   return scope.em.transactional(async (em) => {
     const brand = await em.findOne(BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null });
     if (!brand) throw DomainError.notFound('Brand');
-    if (brand.locations.length > 0) {
-      throw new DomainError('CONFLICT', `The brand has ${brand.locations.length} location(s) attached: detach them before deleting it`);
+    // Locations that no longer exist (their account was disconnected) do not hold the brand.
+    const attached = brand.locations.length > 0 ? await em.count(Location, { id: { $in: brand.locations } }) : 0;
+    if (attached > 0) {
+      throw new DomainError('CONFLICT', `The brand has ${attached} location(s) attached: detach them before deleting it`);
     }
     const now = scope.runtime.clock.now();
     Object.assign(brand, { deletedAt: now, updatedAt: now, betaSyncStatus: BetaSyncStatus.PENDING });
