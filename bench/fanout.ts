@@ -23,6 +23,7 @@ import { abortOnLimits } from './support/abort';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool, SUBSCRIPTION, type PostUpdatedEvent } from './support/subscribers';
+import { decimalOption, integerOption } from './support/options';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -90,25 +91,17 @@ function readOptions(argv: string[]): Options {
     console.log(USAGE);
     process.exit(0);
   }
-  const num = (name: string, raw: string | undefined, fallback: number, min: number, integer = true) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min) {
-      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, not ${raw}`);
-    }
-    return value;
-  };
   if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
   if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
   return {
-    subscribers: num('subscribers', values.subscribers, 1000, 1),
-    posts: num('posts', values.posts, 50, 1),
-    rate: num('rate', values.rate, 5, 0.1, false),
-    rounds: num('rounds', values.rounds, 1, 1),
-    warmup: num('warmup', values.warmup, 5, 0),
-    settleMs: num('settle-s', values['settle-s'], 2, 0, false) * 1000,
+    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+    posts: integerOption('posts', values.posts, 50, 1),
+    rate: decimalOption('rate', values.rate, 5, 0.1),
+    rounds: integerOption('rounds', values.rounds, 1, 1),
+    warmup: integerOption('warmup', values.warmup, 5, 0),
+    settleMs: decimalOption('settle-s', values['settle-s'], 2, 0) * 1000,
     inspector: !values['no-inspector'] && !values.url,
-    timeoutMs: num('timeout-s', values['timeout-s'], 300, 10) * 1000,
+    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
     url: values.url,
     token: values.token,
     databaseUrl: values['database-url'],

@@ -24,6 +24,7 @@ import { seedLocations } from './support/locations';
 import { sleep } from './support/posting';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
+import { integerOption } from './support/options';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -97,12 +98,6 @@ function readOptions(argv: string[]): Options {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const int = (name: string, raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, not ${raw}`);
-    return value;
-  };
   if (values.url && (!values.token || !values['database-url'])) {
     throw new Error('--url needs --token (an organization token) and --database-url (the plain route reads the database)');
   }
@@ -113,16 +108,16 @@ function readOptions(argv: string[]): Options {
   if (!['posts', 'locations', 'both'].includes(list)) throw new Error(`--list must be posts, locations or both, not ${list}`);
   return {
     lists: list === 'both' ? ['posts', 'locations'] : [list as ListName],
-    posts: int('posts', values.posts, 40, 0, 10_000),
-    perPage: int('per-page', values['per-page'], 20, 1, 1000),
-    locations: int('locations', values.locations, 250, 0, 10_000),
-    locationPerPage: int('location-per-page', values['location-per-page'], 250, 1, 250),
-    locationReadLimit: values.url ? int('location-read-limit', values['location-read-limit'], 300, 1, 2_147_483_647) : undefined,
-    connections: int('connections', values.connections, 16, 1, 1000),
-    seconds: int('seconds', values.seconds, 5, 1),
-    rounds: int('rounds', values.rounds, 3, 1),
-    warmupSeconds: int('warmup-s', values['warmup-s'], 1, 0),
-    timeoutMs: int('timeout-s', values['timeout-s'], 300, 10) * 1000,
+    posts: integerOption('posts', values.posts, 40, 0, 10_000),
+    perPage: integerOption('per-page', values['per-page'], 20, 1, 1000),
+    locations: integerOption('locations', values.locations, 250, 0, 10_000),
+    locationPerPage: integerOption('location-per-page', values['location-per-page'], 250, 1, 250),
+    locationReadLimit: values.url ? integerOption('location-read-limit', values['location-read-limit'], 300, 1, 2_147_483_647) : undefined,
+    connections: integerOption('connections', values.connections, 16, 1, 1000),
+    seconds: integerOption('seconds', values.seconds, 5, 1),
+    rounds: integerOption('rounds', values.rounds, 3, 1),
+    warmupSeconds: integerOption('warmup-s', values['warmup-s'], 1, 0),
+    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
     url: values.url,
     token: values.token,
     databaseUrl: values['database-url'],

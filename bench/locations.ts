@@ -24,6 +24,7 @@ import { sleep } from './support/posting';
 import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
 import { SubscriberPool, type NextHandler } from './support/subscribers';
+import { decimalOption, integerOption } from './support/options';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -85,27 +86,19 @@ function readOptions(argv: string[]): Options {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const num = (name: string, raw: string | undefined, fallback: number, min: number, integer = true) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min) {
-      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, not ${raw}`);
-    }
-    return value;
-  };
   if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
   if (!values.url && values.token) throw new Error('--token goes with --url');
   if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
   return {
-    locations: num('locations', values.locations, 50, 1),
-    burstUpdates: num('burst-updates', values['burst-updates'], 10, 0),
-    pacedUpdates: num('paced-updates', values['paced-updates'], 100, 0),
-    pacedRate: num('paced-rate', values['paced-rate'], 20, 0.1, false),
-    fanoutUpdates: num('fanout-updates', values['fanout-updates'], 50, 0),
-    fanoutRate: num('fanout-rate', values['fanout-rate'], 5, 0.1, false),
-    subscribers: num('subscribers', values.subscribers, 1000, 1),
-    rounds: num('rounds', values.rounds, 1, 1),
-    timeoutMs: num('timeout-s', values['timeout-s'], 300, 10) * 1000,
+    locations: integerOption('locations', values.locations, 50, 1),
+    burstUpdates: integerOption('burst-updates', values['burst-updates'], 10, 0),
+    pacedUpdates: integerOption('paced-updates', values['paced-updates'], 100, 0),
+    pacedRate: decimalOption('paced-rate', values['paced-rate'], 20, 0.1),
+    fanoutUpdates: integerOption('fanout-updates', values['fanout-updates'], 50, 0),
+    fanoutRate: decimalOption('fanout-rate', values['fanout-rate'], 5, 0.1),
+    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+    rounds: integerOption('rounds', values.rounds, 1, 1),
+    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
     url: values.url,
     token: values.token,
     json: values.json,

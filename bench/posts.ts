@@ -18,6 +18,7 @@ import { connectToStack, startOwnedStack, type BenchStack, type PostTarget } fro
 import { createPost, sleep } from './support/posting';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
+import { integerOption } from './support/options';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -90,12 +91,6 @@ function readOptions(argv: string[]): Options {
     console.log(USAGE);
     process.exit(0);
   }
-  const int = (name: string, raw: string | undefined, fallback: number, min: number) => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, not ${raw}`);
-    return value;
-  };
   const scenarios = new Set((values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
   for (const scenario of scenarios) {
     if (!SCENARIOS.includes(scenario)) throw new Error(`--scenarios: unknown scenario ${scenario}`);
@@ -103,17 +98,17 @@ function readOptions(argv: string[]): Options {
   if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
   if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
   return {
-    posts: int('posts', values.posts, 2000, 1),
-    concurrency: int('concurrency', values.concurrency, 64, 1),
-    fanoutPosts: int('fanout-posts', values['fanout-posts'], 200, 1),
-    fanoutPacedPosts: int('fanout-paced-posts', values['fanout-paced-posts'], 50, 0),
-    fanoutRate: int('fanout-rate', values['fanout-rate'], 5, 1),
-    subscribers: int('subscribers', values.subscribers, 1000, 1),
-    sequentialPosts: int('sequential-posts', values['sequential-posts'], 100, 0),
-    warmup: int('warmup', values.warmup, 20, 0),
+    posts: integerOption('posts', values.posts, 2000, 1),
+    concurrency: integerOption('concurrency', values.concurrency, 64, 1),
+    fanoutPosts: integerOption('fanout-posts', values['fanout-posts'], 200, 1),
+    fanoutPacedPosts: integerOption('fanout-paced-posts', values['fanout-paced-posts'], 50, 0),
+    fanoutRate: integerOption('fanout-rate', values['fanout-rate'], 5, 1),
+    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+    sequentialPosts: integerOption('sequential-posts', values['sequential-posts'], 100, 0),
+    warmup: integerOption('warmup', values.warmup, 20, 0),
     scenarios,
-    drainIdleMs: int('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
-    timeoutMs: int('timeout-s', values['timeout-s'], 600, 10) * 1000,
+    drainIdleMs: integerOption('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
+    timeoutMs: integerOption('timeout-s', values['timeout-s'], 600, 10) * 1000,
     url: values.url,
     token: values.token,
     databaseUrl: values['database-url'],

@@ -1,12 +1,12 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import type { AlphaLocation, AlphaLocationUpdatePath } from '../src/providers/alpha/alpha.types';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
 
 /**
@@ -600,33 +600,20 @@ describe('scripted failures and authentication', () => {
 });
 
 describe('persistence in a state file', () => {
-  let directory: string;
-  // Sandboxes a failed test left open, closed in afterAll.
-  const running = new Set<AlphaSandboxServer>();
+  type Logger = { level: string; stream: { write(line: string): void } };
+  const restarts = sandboxRestarts('alpha-sandbox-state-', (stateFile, logger?: Logger) => startAlphaSandbox({ port: 0, clock: () => now, stateFile, seed: false, ...(logger ? { logger } : {}) }));
 
-  async function start(stateFile: string, logger?: { level: string; stream: { write(line: string): void } }) {
-    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile, seed: false, ...(logger ? { logger } : {}) });
-    running.add(started);
+  async function start(stateFile: string, logger?: Logger) {
+    const started = await restarts.start(stateFile, logger);
     return {
-      close: async () => {
-        running.delete(started);
-        await started.close();
-      },
+      close: started.close,
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 't' }),
       control: createAlphaSandboxControl(started.url),
     };
   }
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(tmpdir(), 'alpha-sandbox-state-'));
-  });
-  afterAll(async () => {
-    await Promise.all([...running].map((started) => started.close()));
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('serves the same locations and posts after a close and a new start', async () => {
-    const stateFile = path.join(directory, 'nested', 'alpha.json');
+    const stateFile = restarts.file('nested', 'alpha.json');
     const first = await start(stateFile);
     expect((await first.control.state()).locations).toEqual([]);
     const requestId = newRequestId();
@@ -667,7 +654,7 @@ describe('persistence in a state file', () => {
       ['foreign.json', JSON.stringify({ version: 99, nextSeq: 1, posts: [], locations: [] })],
       ['refused.json', JSON.stringify({ version: 1, nextSeq: 2, posts: [], locations: [{ seq: 1, id: '1', accountId: 'a', requestId: null, content: { title: 'No category' }, edits: 0, recentEdits: [] }] })],
     ] as const) {
-      const stateFile = path.join(directory, fileName);
+      const stateFile = restarts.file(fileName);
       await writeFile(stateFile, content);
       const lines: string[] = [];
       const sandboxOnFile = await start(stateFile, { level: 'warn', stream: { write: (line) => void lines.push(line) } });
@@ -685,7 +672,7 @@ describe('persistence in a state file', () => {
 
   it('starts empty and quietly when the file does not exist yet', async () => {
     const lines: string[] = [];
-    const fresh = await start(path.join(directory, 'absent.json'), { level: 'warn', stream: { write: (line) => void lines.push(line) } });
+    const fresh = await start(restarts.file('absent.json'), { level: 'warn', stream: { write: (line) => void lines.push(line) } });
     expect((await fresh.control.state()).locations).toEqual([]);
     expect(lines).toEqual([]);
     await fresh.close();

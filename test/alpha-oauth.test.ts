@@ -1,7 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaOAuthError, AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import { createAlphaOAuthClient, createAlphaPkce, type AlphaOAuthClient } from '../src/providers/alpha/alpha.oauth';
@@ -15,6 +13,7 @@ import {
 } from '../src/providers/alpha/alpha.types';
 import { ALPHA_SANDBOX_SEED } from '../src/sandbox/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
 
 /**
@@ -1054,33 +1053,27 @@ describe('scripted failures of the identity provider', () => {
 });
 
 describe('persistence in a state file', () => {
-  let directory: string;
-  const running = new Set<AlphaSandboxServer>();
+  const restarts = sandboxRestarts('alpha-sandbox-oauth-', (stateFile, logged?: string[]) =>
+    startAlphaSandbox({
+      port: 0,
+      clock: () => now,
+      stateFile,
+      ...(logged ? { logger: { level: 'warn', stream: { write: (line: string) => void logged.push(line) } } } : {}),
+    }),
+  );
 
   async function start(stateFile: string) {
-    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile });
-    running.add(started);
+    const started = await restarts.start(stateFile);
     return {
-      close: async () => {
-        running.delete(started);
-        await started.close();
-      },
+      close: started.close,
       oauth: createAlphaOAuthClient({ baseUrl: started.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }),
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 'sandbox-access-token' }),
       control: createAlphaSandboxControl(started.url),
     };
   }
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(tmpdir(), 'alpha-sandbox-oauth-'));
-  });
-  afterAll(async () => {
-    await Promise.all([...running].map((started) => started.close()));
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('keeps identities, codes and tokens (hashed) across a close and a new start', async () => {
-    const stateFile = path.join(directory, 'oauth.json');
+    const stateFile = restarts.file('oauth.json');
     const first = await start(stateFile);
     const added = await first.control.addIdentity({
       email: 'kept@sandbox.example',
@@ -1120,7 +1113,7 @@ describe('persistence in a state file', () => {
   });
 
   it('reads a state file of the version before identities, and adds the seeded ones', async () => {
-    const stateFile = path.join(directory, 'version-1.json');
+    const stateFile = restarts.file('version-1.json');
     const location = {
       seq: 1,
       id: '77',
@@ -1148,7 +1141,7 @@ describe('persistence in a state file', () => {
   });
 
   it('starts seeded, with a warning, from a file whose tokens belong to nobody', async () => {
-    const stateFile = path.join(directory, 'orphans.json');
+    const stateFile = restarts.file('orphans.json');
     const orphan = {
       hash: 'a'.repeat(64),
       grantId: 'g',
@@ -1171,20 +1164,13 @@ describe('persistence in a state file', () => {
       }),
     );
     const lines: string[] = [];
-    const started = await startAlphaSandbox({
-      port: 0,
-      clock: () => now,
-      stateFile,
-      logger: { level: 'warn', stream: { write: (line: string) => void lines.push(line) } },
-    });
-    running.add(started);
+    const started = await restarts.start(stateFile, lines);
     const state = await createAlphaSandboxControl(started.url).state();
     expect(state.identities).toHaveLength(3);
     expect(state.oauth.refreshTokens.active).toBe(0);
     expect(lines.map((line) => JSON.parse(line) as { msg: string })).toEqual([
       expect.objectContaining({ msg: expect.stringContaining('malformed') }),
     ]);
-    running.delete(started);
     await started.close();
   });
 });

@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import type { AlphaPlace, AlphaPlaceSearch } from '../src/providers/alpha/alpha.types';
 import { ALPHA_SANDBOX_SEED, type AlphaSandboxMarketBusinessInput } from '../src/sandbox/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
 
 /**
@@ -575,32 +574,20 @@ describe('refusals and failures', () => {
 });
 
 describe('persistence in a state file', () => {
-  let directory: string;
-  const running = new Set<AlphaSandboxServer>();
+  type Logger = { level: string; stream: { write(line: string): void } };
+  const restarts = sandboxRestarts('alpha-sandbox-places-', (stateFile, logger?: Logger) => startAlphaSandbox({ port: 0, clock: () => now, stateFile, ...(logger ? { logger } : {}) }));
 
-  async function start(stateFile: string, logger?: { level: string; stream: { write(line: string): void } }) {
-    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile, ...(logger ? { logger } : {}) });
-    running.add(started);
+  async function start(stateFile: string, logger?: Logger) {
+    const started = await restarts.start(stateFile, logger);
     return {
-      close: async () => {
-        running.delete(started);
-        await started.close();
-      },
+      close: started.close,
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 't' }),
       control: createAlphaSandboxControl(started.url),
     };
   }
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(tmpdir(), 'alpha-sandbox-places-'));
-  });
-  afterAll(async () => {
-    await Promise.all([...running].map((started) => started.close()));
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('keeps the explicit market across a close and a new start, and its return to the default', async () => {
-    const stateFile = path.join(directory, 'market.json');
+    const stateFile = restarts.file('market.json');
     const input = { textQuery: 'bike repair', ...NULL_ISLAND, radiusMeters: 5000 };
     const first = await start(stateFile);
     const market = await first.control.setMarket({
@@ -637,7 +624,7 @@ describe('persistence in a state file', () => {
       reviews: [],
       oauth: { codes: [], refreshTokens: [], accessTokens: [] },
     };
-    const older = path.join(directory, 'version-2.json');
+    const older = restarts.file('version-2.json');
     await writeFile(older, JSON.stringify({ version: 2, ...empty }));
     const lines: string[] = [];
     const logger = { level: 'warn', stream: { write: (line: string) => void lines.push(line) } };
@@ -647,7 +634,7 @@ describe('persistence in a state file', () => {
     await fromOlder.close();
     expect(lines).toEqual([]);
 
-    const refused = path.join(directory, 'refused-market.json');
+    const refused = restarts.file('refused-market.json');
     const badMarket = { businesses: [business('x', 'X', [0, 0], 7, 1)], synthetic: false };
     await writeFile(refused, JSON.stringify({ version: 3, ...empty, market: badMarket }));
     const fresh = await start(refused, logger);

@@ -1,12 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import { createAlphaOAuthClient, createAlphaPkce } from '../src/providers/alpha/alpha.oauth';
 import { ALPHA_CONNECT_SCOPES, type AlphaReview } from '../src/providers/alpha/alpha.types';
 import { ALPHA_SANDBOX_SEED } from '../src/sandbox/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
 
 /**
@@ -547,32 +546,20 @@ describe('controls for reviews', () => {
 });
 
 describe('persistence in a state file', () => {
-  let directory: string;
-  const running = new Set<AlphaSandboxServer>();
+  type Logger = { level: string; stream: { write(line: string): void } };
+  const restarts = sandboxRestarts('alpha-sandbox-reviews-', (stateFile, logger?: Logger) => startAlphaSandbox({ port: 0, clock: () => now, stateFile, ...(logger ? { logger } : {}) }));
 
-  async function start(stateFile: string, logger?: { level: string; stream: { write(line: string): void } }) {
-    const started = await startAlphaSandbox({ port: 0, clock: () => now, stateFile, ...(logger ? { logger } : {}) });
-    running.add(started);
+  async function start(stateFile: string, logger?: Logger) {
+    const started = await restarts.start(stateFile, logger);
     return {
-      close: async () => {
-        running.delete(started);
-        await started.close();
-      },
+      close: started.close,
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 't' }),
       control: createAlphaSandboxControl(started.url),
     };
   }
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(tmpdir(), 'alpha-sandbox-reviews-'));
-  });
-  afterAll(async () => {
-    await Promise.all([...running].map((started) => started.close()));
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('keeps accounts, reviews, replies in moderation and deletions across a close and a new start', async () => {
-    const stateFile = path.join(directory, 'reviews.json');
+    const stateFile = restarts.file('reviews.json');
     const first = await start(stateFile);
     await first.control.configure({ moderationMs: 60_000 });
     await first.client.replyToReview(review('alice1-lea'), 'Kept in moderation');
@@ -593,7 +580,7 @@ describe('persistence in a state file', () => {
   });
 
   it('starts seeded, with a warning, from a file with a reply the provider would refuse', async () => {
-    const stateFile = path.join(directory, 'refused.json');
+    const stateFile = restarts.file('refused.json');
     const location = {
       seq: 1,
       id: 'l1',

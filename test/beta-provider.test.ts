@@ -1,6 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createBetaClient, type BetaClient } from '../src/providers/beta/beta.client';
 import { BetaOAuthError, BetaProviderError, isBetaEtagMismatch } from '../src/providers/beta/beta.errors';
 import { createBetaOAuthClient, type BetaOAuthClient } from '../src/providers/beta/beta.oauth';
@@ -9,6 +7,7 @@ import { BETA_SANDBOX_SEED } from '../src/sandbox/beta/beta-sandbox';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
 import { startBetaSandbox, type BetaSandboxServer } from '../src/sandbox/beta/main';
 import { formOf, submit, visit, type ConsentForm, type Hop } from './support/browser';
+import { sandboxRestarts } from './support/sandbox-restarts';
 
 /**
  * The beta sandbox (brand API, OAuth endpoints, controls) through the real clients and a browser's view of the
@@ -1063,39 +1062,28 @@ describe('scripted failures and retryability', () => {
 });
 
 describe('persistence in a state file', () => {
-  let directory: string;
-  const running = new Set<BetaSandboxServer>();
-
-  async function start(stateFile: string, logged?: string[]) {
-    const started = await startBetaSandbox({
+  const restarts = sandboxRestarts('beta-sandbox-', (stateFile, logged?: string[]) =>
+    startBetaSandbox({
       port: 0,
       clock: () => now,
       stateFile,
       ...(logged ? { logger: { level: 'warn', stream: { write: (line: string) => void logged.push(line) } } } : {}),
-    });
-    running.add(started);
+    }),
+  );
+
+  async function start(stateFile: string, logged?: string[]) {
+    const started = await restarts.start(stateFile, logged);
     return {
       url: started.url,
-      close: async () => {
-        running.delete(started);
-        await started.close();
-      },
+      close: started.close,
       oauth: createBetaOAuthClient({ baseUrl: started.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }),
       client: createBetaClient({ baseUrl: started.url, accessToken: () => '' }),
       control: createBetaSandboxControl(started.url),
     };
   }
 
-  beforeAll(async () => {
-    directory = await mkdtemp(path.join(tmpdir(), 'beta-sandbox-'));
-  });
-  afterAll(async () => {
-    await Promise.all([...running].map((started) => started.close()));
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('keeps companies, brands, codes and tokens (hashed) across a close and a new start', async () => {
-    const stateFile = path.join(directory, 'nested', 'beta.json');
+    const stateFile = restarts.file('nested', 'beta.json');
     const first = await start(stateFile);
     await first.control.addCompany({ id: 'company-3003', name: 'Gamma Grocers' });
     await first.control.configure({ validationMs: 10_000 });
@@ -1135,7 +1123,7 @@ describe('persistence in a state file', () => {
   });
 
   it('starts fresh, with a warning, from a file it would not have written', async () => {
-    const stateFile = path.join(directory, 'orphans.json');
+    const stateFile = restarts.file('orphans.json');
     const brand = {
       seq: 1,
       id: '42',

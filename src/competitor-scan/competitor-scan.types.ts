@@ -41,11 +41,12 @@ export class ScanDot {
   dotId!: string;
 }
 
-@ObjectType({ description: 'A business seen in the scan’s searches, other than the client.', simpleResolvers: true })
-export class ScanCompetitor {
-  @Field({ description: 'Its rank at the centre, as text; "20+" when the centre’s search did not show it.' })
-  rank!: string;
-
+/**
+ * What a scan shows of any business it saw: the client's and each competitor's figures share these. No field
+ * returns it, so the schema has no such type: its fields are inherited by the two that are.
+ */
+@ObjectType({ simpleResolvers: true })
+abstract class ScanBusiness {
   @Field()
   name!: string;
 
@@ -89,6 +90,12 @@ export class ScanCompetitor {
   top10appearances!: number;
 }
 
+@ObjectType({ description: 'A business seen in the scan’s searches, other than the client.', simpleResolvers: true })
+export class ScanCompetitor extends ScanBusiness {
+  @Field({ description: 'Its rank at the centre, as text; "20+" when the centre’s search did not show it.' })
+  rank!: string;
+}
+
 @ObjectType({ description: 'How many dots the client ranks 1st, 2nd, … 5th at.', simpleResolvers: true })
 export class ScanClientDots {
   @Field(() => Int) dot1!: number;
@@ -99,18 +106,9 @@ export class ScanClientDots {
 }
 
 @ObjectType({ description: 'The scanned location’s own figures.', simpleResolvers: true })
-export class ScanClient {
+export class ScanClient extends ScanBusiness {
   @Field(() => Int, { description: 'Its rank at the centre; 0 when the centre’s search did not show it.' })
   rank!: number;
-
-  @Field()
-  name!: string;
-
-  @Field()
-  address!: string;
-
-  @Field(() => [String])
-  categories!: string[];
 
   @Field(() => [String])
   locationImages!: string[];
@@ -118,44 +116,11 @@ export class ScanClient {
   @Field(() => Int)
   numberOfImages!: number;
 
-  @Field(() => Int)
-  reviews!: number;
-
-  @Field(() => Float)
-  avgRating!: number;
-
-  @Field()
-  placeId!: string;
-
-  @Field(() => String, { nullable: true })
-  website!: string | null;
-
   @Field(() => String, { nullable: true })
   description!: string | null;
 
-  @Field()
-  gac!: boolean;
-
-  @Field()
-  lng!: string;
-
-  @Field()
-  lat!: string;
-
   @Field({ description: 'Whether the profile has questions and answers (not known to the provider’s API: false).' })
   hasQA!: boolean;
-
-  @Field(() => Int)
-  appearances!: number;
-
-  @Field(() => Int)
-  top3appearances!: number;
-
-  @Field(() => Int)
-  top5appearances!: number;
-
-  @Field(() => Int)
-  top10appearances!: number;
 
   @Field()
   hasPosts!: boolean;
