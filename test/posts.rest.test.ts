@@ -147,8 +147,10 @@ describe('POST /post and the post lifecycle', () => {
     const exhausted = await createPost({ location_id: locationId, params: standard() });
     const failed = await pollPost(t.url, token, accountId, exhausted.body.payload.id, (p) => p.state === 'ERROR', 40000);
     expect(failed.last_error).toMatchObject({ status: 429, reason: 'RESOURCE_EXHAUSTED' });
-    // The post is marked ERROR just before its job is failed into the dead-letter queue.
-    await eventually(async () => ((await t.stack.runtime.jobs.queueSize('dead-letter')) >= 1 ? true : undefined), 10000, 'the dead letter');
+    // The post is marked ERROR just before its job is failed into its dead-letter queue, whose settling leaves the
+    // post as its last attempt recorded it.
+    await eventually(async () => ((await jobStates('post-publish-dead', failed.id)).includes('completed') ? true : undefined), 10000, 'the dead letter');
+    expect((await pollPost(t.url, token, accountId, failed.id)).last_error).toMatchObject({ status: 429, reason: 'RESOURCE_EXHAUSTED' });
 
     await sandbox().reset();
     await sandbox().fail({ count: 1, status: 400, method: 'POST' });

@@ -44,6 +44,14 @@ function answer(reviewId: unknown, text: unknown, options: { token?: string; acc
   });
 }
 
+/** Until the provider holds this reply: its send is a job (the answer only queues it). */
+function sentToProvider(name: string, text: string): Promise<unknown> {
+  return eventually(async () => {
+    const remote = (await sandboxOf(t.url).state()).reviews.find((item: { name: string }) => item.name === name) as any;
+    return remote?.reviewReply?.comment === text ? remote : undefined;
+  }, 30000, `the reply to ${name} at the provider`);
+}
+
 /** Until the review's reply has left PENDING. */
 function moderated(name: string): Promise<any> {
   return eventually(async () => {
@@ -109,8 +117,10 @@ describe('POST /review/answer', () => {
     const target = reviews.find((item) => item.starRating === 5 && !item.reviewReplyState)!;
     const sent = await answer(target.name, 'Thank you for the kind words!');
     expect(sent.status).toBe(200);
-    expect(sent.body).toEqual({ success: true, payload: 'The reply was sent; the provider is moderating it' });
+    expect(sent.body).toEqual({ success: true, payload: 'The reply was accepted: it is sent to the provider, which then moderates it' });
     expect(await review(target.name)).toMatchObject({ reviewReplyState: 'PENDING', replyComment: 'Thank you for the kind words!' });
+    // Moderation starts when the provider receives it, on the held clock: only then may the clock move.
+    await sentToProvider(target.name, 'Thank you for the kind words!');
 
     const again = await answer(target.name, 'A second thank you');
     expect(again.status).toBe(409);
@@ -139,6 +149,7 @@ describe('POST /review/answer', () => {
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const sentText = a.status === 200 ? 'Reply A' : 'Reply B';
     expect(await review(target.name)).toMatchObject({ reviewReplyState: 'PENDING', replyComment: sentText });
+    await sentToProvider(target.name, sentText);
     clock.advance(61_000);
     await moderated(target.name);
     await sandboxOf(t.url).configure({ moderationMs: 0 });
@@ -180,7 +191,7 @@ describe('POST /review/answer', () => {
     const mutation = `mutation ($a: ID, $r: String!, $text: String!) { answerReview(accountId: $a, reviewId: $r, answer: $text) { message review { reviewReplyState replyComment } } }`;
     const sent = await graphql(t.url, mutation, { token: org.token, variables: { a: accountId, r: target.name, text: 'Thanks, stranger' } });
     expect(sent.body.data.answerReview).toEqual({
-      message: 'The reply was sent; the provider is moderating it',
+      message: 'The reply was accepted: it is sent to the provider, which then moderates it',
       review: { reviewReplyState: 'PENDING', replyComment: 'Thanks, stranger' },
     });
     const empty = await graphql(t.url, mutation, { token: org.token, variables: { a: accountId, r: target.name, text: '' } });

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AlphaOAuthError } from '../providers/alpha/alpha.errors';
+import { ConsentLostError } from '../providers/shared/provider-error';
 import type { Runtime } from '../runtime';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
@@ -8,10 +9,8 @@ import { AlphaIdentity } from './alpha-identity.entity';
 /** Refreshed this long before it expires, so a call never starts with a token about to lapse. */
 const REFRESH_MARGIN_MS = 60_000;
 
-/** The identity's consent can no longer be used (refresh token revoked or missing): the account must be reconnected. */
-export class ConsentLostError extends Error {
-  override readonly name = 'ConsentLostError';
-}
+/** The consent was removed meanwhile (its last account was disconnected). */
+const consentGone = () => new ConsentLostError('alpha', 'The alpha consent of this account was removed: reconnect the account');
 
 /**
  * A usable access token of an identity: the stored one, or a new one from its refresh token when it is about to
@@ -21,19 +20,21 @@ export class ConsentLostError extends Error {
 export async function identityAccessToken(runtime: Runtime, identityId: string): Promise<string> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const now = () => runtime.clock.now().getTime();
-  const current = await em.findOneOrFail(AlphaIdentity, identityId, { populate: ['accessToken'] });
+  const current = await em.findOne(AlphaIdentity, identityId, { populate: ['accessToken'] });
+  if (!current) throw consentGone();
   if (current.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(current.accessToken);
   return em.transactional(async (tx) => {
-    const identity = await tx.findOneOrFail(AlphaIdentity, identityId, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['accessToken', 'refreshToken'] });
+    const identity = await tx.findOne(AlphaIdentity, identityId, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['accessToken', 'refreshToken'] });
+    if (!identity) throw consentGone();
     // Another job may have refreshed it while this one waited for the lock.
     if (identity.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(identity.accessToken);
-    if (!identity.refreshToken) throw new ConsentLostError('The alpha consent gave no refresh token: reconnect the account');
+    if (!identity.refreshToken) throw new ConsentLostError('alpha', 'The alpha consent gave no refresh token: reconnect the account');
     let refreshed;
     try {
       refreshed = await runtime.alphaOAuth.refresh(runtime.secrets.open(identity.refreshToken));
     } catch (error) {
       if (error instanceof AlphaOAuthError && error.error === 'invalid_grant') {
-        throw new ConsentLostError('The alpha provider no longer accepts this consent: reconnect the account');
+        throw new ConsentLostError('alpha', 'The alpha provider no longer accepts this consent: reconnect the account', error);
       }
       throw error;
     }

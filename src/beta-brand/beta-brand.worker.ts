@@ -1,10 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { betaAccessToken } from '../connection/beta-connection.service';
-import type { JobContext } from '../jobs/job-engine';
+import type { JobFailure } from '../jobs/failure-policy';
+import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import { BetaProviderError, isBetaEtagMismatch } from '../providers/beta/beta.errors';
 import type { BetaBrand as ProviderBrand, BetaBrandDetails } from '../providers/beta/beta.types';
 import type { Runtime } from '../runtime';
+import { changeLocked } from '../shared/row-lock';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
 
@@ -25,56 +27,65 @@ export function brandDetailsOf(brand: BetaBrand): BetaBrandDetails {
   };
 }
 
+/** A brand that keeps changing while it is pushed is pushed again at most this often by one job; later changes' own jobs push them. */
+const MAX_PUSHES = 5;
+
 /**
- * Pushes a brand to the provider: creates it, replaces it as a whole (If-Match with the etag last seen; when the
- * brand changed there meanwhile, reads it again for a fresh etag and replaces again), or deletes it (then the row
- * goes). SYNCED with the provider's etag and state; FAILED with its reason when refused or out of retries.
+ * Pushes a brand to the provider: creates it (our id as the request id, so a retried create never makes two),
+ * replaces it as a whole (If-Match with the etag last seen; when the brand changed there meanwhile, reads it again
+ * for a fresh etag and replaces again), or deletes it (then the row goes). Marked SYNCED, under its row lock, only
+ * when what was pushed is still what the brand holds; a change made meanwhile is pushed too, so the provider ends
+ * with the latest. A failure is the engine's (src/jobs/failure-policy.ts): FAILED with the reason when final.
  */
 export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
-  const brand = await em.findOne(BetaBrand, payload.brandId);
-  if (!brand || (brand.betaSyncStatus !== BetaSyncStatus.PENDING && !brand.deletedAt)) return;
-  const version = brand.version;
-  try {
-    const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, brand.organization.id, brand.betaCompanyId) };
-    if (brand.deletedAt) {
-      if (brand.betaBrandId) {
-        await withFreshEtag(brand, async (etag) => runtime.beta.deleteBrand(brand.betaCompanyId, brand.betaBrandId!, etag, call), runtime, call).catch((error: unknown) => {
-          // Already gone is what we wanted.
-          if (!(error instanceof BetaProviderError && error.status === 404)) throw error;
-        });
-      }
-      await em.nativeDelete(BetaBrand, { id: brand.id });
-      return;
-    }
-    const remote: ProviderBrand = brand.betaBrandId
-      ? await withFreshEtag(brand, (etag) => runtime.beta.replaceBrand(brand.betaCompanyId, brand.betaBrandId!, brandDetailsOf(brand), etag, call), runtime, call)
-      : await runtime.beta.createBrand(brand.betaCompanyId, brandDetailsOf(brand), call);
-    // A change made while this one was sent keeps the brand PENDING: its own job sends it.
-    await em.nativeUpdate(
-      BetaBrand,
-      { id: brand.id },
-      {
-        betaBrandId: remote.id,
-        betaEtag: remote.etag,
-        betaState: remote.state,
-        betaCategories: [remote.brandDetails.categories.primary, ...(remote.brandDetails.categories.additional ?? [])],
-        syncError: null,
-        ...(await changedSince(em, brand.id, version) ? {} : { betaSyncStatus: BetaSyncStatus.SYNCED }),
-      },
-    );
-  } catch (error) {
-    if (job.signal.aborted) throw error;
-    if (error instanceof BetaProviderError && error.retryable && !job.isLastAttempt) throw error;
-    // Final: recorded on the brand for the caller to see, and logged; retrying cannot help.
-    await em.nativeUpdate(BetaBrand, { id: brand.id }, { betaSyncStatus: BetaSyncStatus.FAILED, syncError: error instanceof Error ? error.message : String(error) });
-    job.log.warn({ err: error, brandId: brand.id }, 'a brand change could not be pushed to the beta provider');
+  const stored = await em.findOne(BetaBrand, payload.brandId);
+  if (!stored || (stored.betaSyncStatus !== BetaSyncStatus.PENDING && !stored.deletedAt)) return;
+  const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, stored.organization.id, stored.betaCompanyId) };
+  let brand: BetaBrand = stored;
+  for (let push = 1; push <= MAX_PUSHES; push += 1) {
+    if (brand.deletedAt) return deleteAtProvider(runtime, em, brand, call);
+    const current: BetaBrand = brand;
+    const pushed = brandDetailsOf(current);
+    const remote: ProviderBrand = current.betaBrandId
+      ? await withFreshEtag(current, (etag) => runtime.beta.replaceBrand(current.betaCompanyId, current.betaBrandId!, pushed, etag, call), runtime, call)
+      : await runtime.beta.createBrand(current.betaCompanyId, pushed, { ...call, requestId: current.id });
+    const recorded: { result: BetaBrand | null } | null = await changeLocked(em, BetaBrand, { id: current.id }, (latest): BetaBrand | null => {
+      latest.betaBrandId = remote.id;
+      latest.betaEtag = remote.etag;
+      latest.betaState = remote.state;
+      latest.betaCategories = [remote.brandDetails.categories.primary, ...(remote.brandDetails.categories.additional ?? [])];
+      const unchanged = !latest.deletedAt && JSON.stringify(brandDetailsOf(latest)) === JSON.stringify(pushed);
+      if (!unchanged) return latest;
+      latest.betaSyncStatus = BetaSyncStatus.SYNCED;
+      latest.syncError = null;
+      return null;
+    });
+    // Gone (deleted here, and that job removed the row), or synced: done.
+    if (!recorded?.result) return;
+    brand = recorded.result;
   }
+  job.log.info({ brandId: payload.brandId }, 'the brand kept changing while it was pushed: its latest change\'s own job pushes it');
 }
 
-async function changedSince(em: EntityManager, brandId: string, version: number): Promise<boolean> {
-  const current = await em.fork().findOne(BetaBrand, brandId, { fields: ['version'] });
-  return !current || current.version !== version;
+/** Deletes the brand at the provider (already gone there is what we wanted), then its row here. */
+async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
+  if (brand.betaBrandId) {
+    try {
+      await withFreshEtag(brand, (etag) => runtime.beta.deleteBrand(brand.betaCompanyId, brand.betaBrandId!, etag, call), runtime, call);
+    } catch (error) {
+      if (!(error instanceof BetaProviderError && error.status === 404)) throw error;
+    }
+  }
+  await em.nativeDelete(BetaBrand, { id: brand.id });
+}
+
+/** A failure of a brand's push: the latest reason while it is retried; FAILED with the reason when final. */
+async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
+    if (failure.final) brand.betaSyncStatus = BetaSyncStatus.FAILED;
+    brand.syncError = failure.final ? failure.message : `Retrying: ${failure.message}`;
+  });
 }
 
 /** Runs `send` with the etag last seen; on an etag mismatch, reads the brand again and retries with its etag. */
@@ -96,5 +107,9 @@ async function withFreshEtag<T>(
 }
 
 export async function registerBetaBrandWorkers(runtime: Runtime): Promise<void> {
-  await runtime.jobs.work('beta-brand-sync', (payload, job) => syncBetaBrand(runtime, payload, job));
+  await runtime.jobs.work(defineWorker({
+    queue: 'beta-brand-sync',
+    run: (payload, job) => syncBetaBrand(runtime, payload, job),
+    recordFailure: (payload, failure) => recordSyncFailure(runtime, payload, failure),
+  }));
 }

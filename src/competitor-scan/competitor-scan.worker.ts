@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken } from '../account/alpha-tokens';
-import type { JobContext } from '../jobs/job-engine';
+import type { JobFailure } from '../jobs/failure-policy';
+import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import { Location } from '../location/location.entity';
 import { Post } from '../post/post.entity';
 import { PostState } from '../post/post.enums';
-import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaPlace } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
-import { CompetitorScan } from './competitor-scan.entity';
+import { CompetitorScan, type CompetitorScanStatus } from './competitor-scan.entity';
 import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
 import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
 
@@ -35,51 +35,56 @@ function scanPlaceOf(place: AlphaPlace): ScanPlace {
 /** The searched text as a category id: "coffee shop" -> coffee_shop. */
 const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '_');
 
+const UNFINISHED_SCAN: CompetitorScanStatus[] = ['queued', 'running'];
+
 /**
  * Runs a scan: a search at every dot of its grid through the alpha provider, then its figures
- * (src/competitor-scan/scan.compute.ts) stored in the document's shape. Retryable provider failures are retried by
- * the engine (the scan starts again from the first dot); others end it `failed` with the reason.
+ * (src/competitor-scan/scan.compute.ts) stored in the document's shape. A failure is the engine's
+ * (src/jobs/failure-policy.ts): a retried scan starts again from the first dot; a final failure ends it `failed`.
+ * A scan whose location is gone (its account was disconnected) went with it: nothing to do.
  */
 export async function runScan(runtime: Runtime, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
-  const scan = await em.findOne(CompetitorScan, payload.scanId);
-  if (!scan || scan.status === 'completed' || scan.status === 'failed') return;
+  const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN } });
+  if (!scan) return;
   await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'running' });
-  try {
-    const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
-    const dots = gridDots(scan.center, scan.radius, scan.rings);
-    // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
-    // so together they cover the grid without every dot seeing the whole of it. One dot searches the whole radius.
-    const searchKm = scan.rings === 0 ? scan.radius : (0.75 * scan.radius) / scan.rings;
-    const results = [];
-    for (const dot of dots) {
-      const places = await runtime.alpha.searchPlaces(
-        { textQuery: scan.text, latitude: dot.lat, longitude: dot.lng, radiusMeters: Math.round(searchKm * 1000), pageSize: RESULTS_PER_DOT },
-        call,
-      );
-      results.push({ dot, places: places.map(scanPlaceOf) });
-    }
-    const location = await em.findOneOrFail(Location, scan.location.id);
-    const [latest] = await em.find(
-      Post,
-      { location: location.id, state: PostState.LIVE },
-      { orderBy: { publishedTime: 'desc' }, limit: 1, fields: ['publishedTime'] },
+  const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
+  const dots = gridDots(scan.center, scan.radius, scan.rings);
+  // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
+  // so together they cover the grid without every dot seeing the whole of it. One dot searches the whole radius.
+  const searchKm = scan.rings === 0 ? scan.radius : (0.75 * scan.radius) / scan.rings;
+  const results = [];
+  for (const dot of dots) {
+    const places = await runtime.alpha.searchPlaces(
+      { textQuery: scan.text, latitude: dot.lat, longitude: dot.lng, radiusMeters: Math.round(searchKm * 1000), pageSize: RESULTS_PER_DOT },
+      call,
     );
-    const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
-    await em.nativeUpdate(
-      CompetitorScan,
-      { id: scan.id },
-      { status: 'completed', ...figures, finishedAt: runtime.clock.now(), error: null },
-    );
-  } catch (error) {
-    if (job.signal.aborted) throw error;
-    if (error instanceof AlphaProviderError && error.retryable && !job.isLastAttempt) {
-      await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'queued', error: `Retrying: ${error.message}` });
-      throw error;
-    }
-    await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'failed', error: error instanceof Error ? error.message : String(error), finishedAt: runtime.clock.now() });
-    if (!(error instanceof AlphaProviderError)) throw error;
+    results.push({ dot, places: places.map(scanPlaceOf) });
   }
+  const location = await em.findOne(Location, scan.location.id);
+  if (!location) return;
+  const [latest] = await em.find(
+    Post,
+    { location: location.id, state: PostState.LIVE },
+    { orderBy: { publishedTime: 'desc' }, limit: 1, fields: ['publishedTime'] },
+  );
+  const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
+  await em.nativeUpdate(
+    CompetitorScan,
+    { id: scan.id, status: { $in: UNFINISHED_SCAN } },
+    { status: 'completed', ...figures, finishedAt: runtime.clock.now(), error: null },
+  );
+}
+
+/** A failure of a scan: queued again with the latest reason while it is retried; `failed` with the reason when final. */
+async function recordScanFailure(runtime: Runtime, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
+  await runtime.database.orm.em.fork().nativeUpdate(
+    CompetitorScan,
+    { id: payload.scanId, status: { $in: UNFINISHED_SCAN } },
+    failure.final
+      ? { status: 'failed', error: failure.message, finishedAt: runtime.clock.now() }
+      : { status: 'queued', error: `Retrying: ${failure.message}` },
+  );
 }
 
 /**
@@ -156,5 +161,9 @@ export function scanFigures(
 }
 
 export async function registerCompetitorScanWorkers(runtime: Runtime): Promise<void> {
-  await runtime.jobs.work('competitor-scan', (payload, job) => runScan(runtime, payload, job));
+  await runtime.jobs.work(defineWorker({
+    queue: 'competitor-scan',
+    run: (payload, job) => runScan(runtime, payload, job),
+    recordFailure: (payload, failure) => recordScanFailure(runtime, payload, failure),
+  }));
 }

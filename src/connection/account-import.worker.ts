@@ -1,17 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
-import { AccountSyncStatus } from '../account/account.enums';
-import { accountAccessToken, ConsentLostError } from '../account/alpha-tokens';
+import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
+import { accountAccessToken } from '../account/alpha-tokens';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
-import type { JobContext } from '../jobs/job-engine';
+import type { JobFailure } from '../jobs/failure-policy';
+import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import { locationFieldsOf } from '../location/location.alpha-mapping';
 import { Location } from '../location/location.entity';
-import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocation } from '../providers/alpha/alpha.types';
 import { reviewFieldsOf } from '../review/review.alpha-mapping';
 import { Review } from '../review/review.entity';
 import type { Runtime } from '../runtime';
+import { changeLocked } from '../shared/row-lock';
 
 const PAGE_SIZE = 100;
 
@@ -19,95 +20,115 @@ const PAGE_SIZE = 100;
  * Imports a connected account from the provider, or re-syncs it (the document's data export): its locations
  * (created or brought up to date, connected, by their provider names) and each location's reviews (reviews the
  * provider no longer has are marked deleted). Progress is on the account (`syncStatus`, `syncProgress`) as it
- * goes. Safe to run again: everything is matched by the provider's resource names.
+ * goes. Safe to run again: everything is matched by the provider's resource names. Every record a request may
+ * change meanwhile (a location, a review) is written under its row lock; an account disconnected meanwhile ends
+ * the import, whatever step noticed it.
  */
 export async function importAccount(runtime: Runtime, payload: QueuePayloads['account-import'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
-  const account = await em.findOne(Account, payload.accountId);
-  if (!account?.alphaAccountId) return;
-  const progress = { locations: 0, reviews: 0 };
-  const setStatus = (status: AccountSyncStatus, extra: Partial<Account> = {}) =>
-    em.fork().nativeUpdate(Account, { id: account.id }, { syncStatus: status, syncProgress: { ...progress }, ...extra });
-  await setStatus(AccountSyncStatus.RUNNING, { syncError: null });
   try {
-    const accessToken = await accountAccessToken(runtime, account.id);
-    const call = { accessToken, signal: job.signal };
-    const remoteLocations: AlphaLocation[] = [];
-    let pageToken: string | undefined;
-    do {
-      const page = await runtime.alpha.listLocations({ accountId: account.alphaAccountId, pageSize: PAGE_SIZE, pageToken }, call);
-      remoteLocations.push(...page.locations);
-      pageToken = page.nextPageToken;
-    } while (pageToken);
-
-    for (const remote of remoteLocations) {
-      const location = await upsertLocation(em, account, remote, runtime.clock.now());
-      progress.locations += 1;
-      const reviews = [];
-      let reviewPage: string | undefined;
-      do {
-        const page = await runtime.alpha.listReviews({ accountId: account.alphaAccountId, locationId: remote.name!.split('/')[3]!, pageSize: PAGE_SIZE, pageToken: reviewPage }, call);
-        reviews.push(...page.reviews);
-        reviewPage = page.nextPageToken;
-      } while (reviewPage);
-      // Oldest first: our ids are time-ordered, so a location's reviews list newest first by id.
-      reviews.sort((a, b) => Date.parse(a.createTime) - Date.parse(b.createTime));
-      const seen = new Set<string>();
-      for (const remoteReview of reviews) {
-        seen.add(remoteReview.name);
-        const fields = reviewFieldsOf(remoteReview);
-        const existing = await em.findOne(Review, { name: remoteReview.name });
-        if (existing) {
-          // A reply we sent and the provider still moderates keeps its PENDING (the moderation job follows it).
-          Object.assign(existing, fields, { deletedAt: null });
-        } else {
-          em.create(Review, { ...fields, organization: account.organization, account, location });
-        }
-        progress.reviews += 1;
-      }
-      await em.flush();
-      await em.nativeUpdate(Review, { location: location.id, deletedAt: null, name: { $nin: [...seen] } }, { deletedAt: runtime.clock.now() });
-      await setStatus(AccountSyncStatus.RUNNING);
-    }
-
-    const now = runtime.clock.now();
-    await em.transactional(async (tx) => {
-      const current = await tx.findOneOrFail(Account, account.id);
-      current.syncStatus = AccountSyncStatus.SUCCEEDED;
-      current.syncProgress = { ...progress };
-      current.lastSyncedAt = now;
-      current.countryCodes = [...new Set(remoteLocations.map((remote) => remote.storefrontAddress?.regionCode).filter((code): code is string => Boolean(code)))];
-      await tx.flush();
-      await updateSubscriptionQuantity(tx, account.organization.id, now);
-    });
+    await importConnectedAccount(runtime, payload.accountId, job);
   } catch (error) {
-    if (job.signal.aborted) throw error;
-    const retryable = error instanceof AlphaProviderError && error.retryable && !job.isLastAttempt;
-    if (retryable) {
-      await setStatus(AccountSyncStatus.QUEUED, { syncError: `Retrying: ${error.message}` });
-      throw error;
-    }
-    const message = error instanceof ConsentLostError || error instanceof AlphaProviderError ? error.message : 'The import failed unexpectedly';
-    await setStatus(AccountSyncStatus.FAILED, { syncError: message });
-    if (!(error instanceof ConsentLostError || error instanceof AlphaProviderError)) throw error;
-    job.log.warn({ err: error, accountId: account.id }, 'account import failed');
+    if (job.signal.aborted || (await accountExists(runtime, payload.accountId))) throw error;
+    job.log.info({ accountId: payload.accountId }, 'the account was disconnected during its import: the import ends');
   }
 }
 
-/** The location of the account with this provider name, created or brought up to date from the provider. */
+async function accountExists(runtime: Runtime, accountId: string): Promise<boolean> {
+  return (await runtime.database.orm.em.fork().count(Account, { id: accountId })) > 0;
+}
+
+async function importConnectedAccount(runtime: Runtime, accountId: string, job: JobContext): Promise<void> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  const account = await em.findOne(Account, accountId);
+  if (!account?.alphaAccountId) return;
+  const progress = { locations: 0, reviews: 0 };
+  const setStatus = async (status: AccountSyncStatus, extra: Partial<Account> = {}) => {
+    const updated = await em.fork().nativeUpdate(Account, { id: account.id }, { syncStatus: status, syncProgress: { ...progress }, ...extra });
+    if (updated === 0) throw new AccountGone();
+  };
+  await setStatus(AccountSyncStatus.RUNNING, { syncError: null });
+  const accessToken = await accountAccessToken(runtime, account.id);
+  const call = { accessToken, signal: job.signal };
+  const remoteLocations: AlphaLocation[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await runtime.alpha.listLocations({ accountId: account.alphaAccountId, pageSize: PAGE_SIZE, pageToken }, call);
+    remoteLocations.push(...page.locations);
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+
+  for (const remote of remoteLocations) {
+    const location = await upsertLocation(em, account, remote, runtime.clock.now());
+    progress.locations += 1;
+    const reviews = [];
+    let reviewPage: string | undefined;
+    do {
+      const page = await runtime.alpha.listReviews({ accountId: account.alphaAccountId, locationId: remote.name!.split('/')[3]!, pageSize: PAGE_SIZE, pageToken: reviewPage }, call);
+      reviews.push(...page.reviews);
+      reviewPage = page.nextPageToken;
+    } while (reviewPage);
+    // Oldest first: our ids are time-ordered, so a location's reviews list newest first by id.
+    reviews.sort((a, b) => Date.parse(a.createTime) - Date.parse(b.createTime));
+    const seen = new Set<string>();
+    for (const remoteReview of reviews) {
+      seen.add(remoteReview.name);
+      const fields = reviewFieldsOf(remoteReview);
+      const existing = await changeLocked(em, Review, { name: remoteReview.name }, (review) => {
+        Object.assign(review, fields, { deletedAt: null });
+      });
+      if (!existing) {
+        em.create(Review, { ...fields, organization: account.organization, account, location: em.getReference(Location, location.id) });
+        await em.flush();
+      }
+      progress.reviews += 1;
+    }
+    await em.nativeUpdate(Review, { location: location.id, deletedAt: null, name: { $nin: [...seen] } }, { deletedAt: runtime.clock.now() });
+    await setStatus(AccountSyncStatus.RUNNING);
+  }
+
+  const now = runtime.clock.now();
+  const finished = await changeLocked(em, Account, { id: account.id }, async (current, tx) => {
+    current.syncStatus = AccountSyncStatus.SUCCEEDED;
+    current.syncProgress = { ...progress };
+    current.lastSyncedAt = now;
+    current.countryCodes = [...new Set(remoteLocations.map((remote) => remote.storefrontAddress?.regionCode).filter((code): code is string => Boolean(code)))];
+    await tx.flush();
+    await updateSubscriptionQuantity(tx, account.organization.id, now);
+  });
+  if (!finished) throw new AccountGone();
+}
+
+/** The account of an import is no longer here (it was disconnected): the import ends. */
+class AccountGone extends Error {
+  override readonly name = 'AccountGone';
+}
+
+/**
+ * A failure of an import, on its account while it is in progress: retried ones keep it QUEUED with the latest
+ * reason; a final one makes it FAILED with the reason (a provider's text, or a fixed one: never an error of ours).
+ */
+async function recordImportFailure(runtime: Runtime, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
+  await runtime.database.orm.em.fork().nativeUpdate(
+    Account,
+    { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } },
+    failure.final
+      ? { syncStatus: AccountSyncStatus.FAILED, syncError: failure.message }
+      : { syncStatus: AccountSyncStatus.QUEUED, syncError: `Retrying: ${failure.message}` },
+  );
+}
+
+/** The location of the account with this provider name, created or brought up to date (under its lock) from the provider. */
 async function upsertLocation(em: EntityManager, account: Account, remote: AlphaLocation, now: Date): Promise<Location> {
   const fields = locationFieldsOf(remote);
-  const existing = await em.findOne(Location, { account: account.id, alphaLocationName: remote.name! });
   // A store code another location of the account already has stays with that one.
   if (fields.referenceId) {
     const holder = await em.findOne(Location, { account: account.id, referenceId: fields.referenceId });
-    if (holder && holder.id !== existing?.id) fields.referenceId = null;
+    if (holder && holder.alphaLocationName !== remote.name) fields.referenceId = null;
   }
-  if (existing) {
-    Object.assign(existing, fields, { connected: true, providerError: null });
-    await em.flush();
-    return existing;
-  }
+  const existing = await changeLocked(em, Location, { account: account.id, alphaLocationName: remote.name! }, (location) => {
+    Object.assign(location, fields, { connected: true, providerError: null });
+  });
+  if (existing) return existing.row;
   const created = em.create(Location, {
     ...fields,
     name: fields.name!,
@@ -135,6 +156,10 @@ async function enqueueOwedImports(runtime: Runtime): Promise<void> {
 }
 
 export async function registerAccountWorkers(runtime: Runtime): Promise<void> {
-  await runtime.jobs.work('account-import', (payload, job) => importAccount(runtime, payload, job));
+  await runtime.jobs.work(defineWorker({
+    queue: 'account-import',
+    run: (payload, job) => importAccount(runtime, payload, job),
+    recordFailure: (payload, failure) => recordImportFailure(runtime, payload, failure),
+  }));
   await enqueueOwedImports(runtime);
 }

@@ -4,6 +4,7 @@ import { requireOrganizationToken } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import { BetaOAuthError } from '../providers/beta/beta.errors';
+import { ConsentLostError } from '../providers/shared/provider-error';
 import type { RequestScope } from '../request-scope';
 import type { Runtime } from '../runtime';
 import type { CallbackOutcome } from './alpha-connection.service';
@@ -96,17 +97,19 @@ export async function betaAccessToken(runtime: Runtime, organizationId: string, 
   const em = runtime.database.orm.em.fork() as EntityManager;
   const now = () => runtime.clock.now().getTime();
   const connection = await em.findOne(BetaConnection, { organization: organizationId, companyId }, { populate: ['accessToken'] });
-  if (!connection) throw new Error(`No beta consent links company ${companyId}`);
+  if (!connection) throw new ConsentLostError('beta', `No beta consent of the organization links company ${companyId}: consent again`);
   if (connection.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(connection.accessToken);
   return em.transactional(async (tx) => {
     const current = await tx.findOneOrFail(BetaConnection, connection.id, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['accessToken', 'refreshToken'] });
     if (current.accessTokenExpiresAt.getTime() - REFRESH_MARGIN_MS > now()) return runtime.secrets.open(current.accessToken);
-    if (!current.refreshToken) throw new Error(`The beta consent of company ${companyId} gave no refresh token: consent again`);
+    if (!current.refreshToken) throw new ConsentLostError('beta', `The beta consent of company ${companyId} gave no refresh token: consent again`);
     let refreshed;
     try {
       refreshed = await runtime.betaOAuth.refresh(runtime.secrets.open(current.refreshToken));
     } catch (error) {
-      if (error instanceof BetaOAuthError && error.error === 'invalid_grant') throw new Error(`The beta provider no longer accepts the consent of company ${companyId}: consent again`);
+      if (error instanceof BetaOAuthError && error.error === 'invalid_grant') {
+        throw new ConsentLostError('beta', `The beta provider no longer accepts the consent of company ${companyId}: consent again`, error);
+      }
       throw error;
     }
     current.accessToken = runtime.secrets.seal(refreshed.access_token);

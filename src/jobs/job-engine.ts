@@ -5,7 +5,8 @@ import PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
-import { DEAD_LETTER_QUEUE, isQueuePayload, QUEUES, type QueueName, type QueuePayloads } from './queues';
+import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
+import { deadLetterQueueOf, isQueuePayload, QUEUES, type QueueName, type QueuePayloads } from './queues';
 
 export interface JobContext {
   id: string;
@@ -24,11 +25,30 @@ export interface JobContext {
 
 export type JobHandler<Q extends QueueName> = (payload: QueuePayloads[Q], job: JobContext) => Promise<void>;
 
-export interface WorkOptions {
+/**
+ * A queue's worker: what a job does, and how its record keeps a failure. Everything else about failures (retry,
+ * backoff, dead letter, logging, what a client may read) is the engine's, by one policy (src/jobs/failure-policy.ts).
+ */
+export interface Worker<Q extends QueueName> {
+  queue: Q;
+  /** Reloads the record by the payload's id, checks its state, does the work. Throws on failure. */
+  run: JobHandler<Q>;
+  /**
+   * Writes a failure onto the job's record: every failure but a stop's interruption, the latest one each time;
+   * with `failure.final` the record must reach its terminal state. Must change only a record still waiting for this
+   * queue's work (it is called again, with RETRIES_EXHAUSTED, when the job is dead-lettered). Not called while
+   * `run` holds a row lock: it opens its own short transaction.
+   */
+  recordFailure?(payload: QueuePayloads[Q], failure: JobFailure, job: JobContext): Promise<void>;
   /** Jobs taken (and run together) per fetch. */
   batchSize?: number;
   /** How long an idle worker waits before looking again when no wake-up comes. */
   pollingIntervalMs?: number;
+}
+
+/** Declares a worker with its payload type inferred from the queue. */
+export function defineWorker<Q extends QueueName>(worker: Worker<Q>): Worker<Q> {
+  return worker;
 }
 
 /** pg-boss writes `$1`-style SQL; MikroORM's knex transaction takes `?` bindings. */
@@ -39,10 +59,6 @@ function toKnexBindings(text: string, values: unknown[]): { sql: string; binding
     return '?';
   });
   return { sql, bindings };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -78,23 +94,27 @@ class IdleWait {
 }
 
 interface RunningJob {
-  queue: QueueName;
+  queue: string;
   id: string;
   controller: AbortController;
 }
 
+/** What a fetch loop does with each job it takes; it completes or fails the job itself. */
+type JobProcessor = (job: PgBoss.JobWithMetadata<unknown>, running: RunningJob) => Promise<void>;
+
 /**
  * pg-boss on the application database, with workers of our own. Jobs are enqueued inside the caller's transaction
  * (no job without the state change, no change without the job); workers are woken through the event bus on enqueue
- * instead of waiting for their poll; retryable failures back off exponentially with jitter (pg-boss's
- * retryBackoff); exhausted jobs go to the dead-letter queue.
+ * instead of waiting for their poll; failures follow one policy (src/jobs/failure-policy.ts): retried with
+ * exponential backoff and jitter (pg-boss's retryBackoff), then dead-lettered into the queue's own dead-letter
+ * queue, whose jobs the engine takes to settle their records, so no record waits for a job that no longer runs.
  *
  * The fetch loops are ours (pg-boss `fetch`, `complete`, `fail`) rather than pg-boss `work()`: its workers keep a
  * detached one-second polling loop alive after `stop()` resolves, and complete jobs without awaiting it. Owning the
  * loop lets `stop()` wait for every fetch, handler and completion before the connections close.
  */
 export class JobEngine {
-  private readonly loops = new Map<QueueName, { idle: IdleWait; done: Promise<void> }>();
+  private readonly loops = new Map<string, { idle: IdleWait; done: Promise<void> }>();
   private readonly running = new Set<RunningJob>();
   private unsubscribeWake: (() => void) | undefined;
   private taking = true;
@@ -134,16 +154,18 @@ export class JobEngine {
     boss.on('error', (error) => options.log.error({ err: error }, 'job engine error'));
     await boss.start();
     try {
-      await boss.createQueue(DEAD_LETTER_QUEUE);
       for (const name of QUEUES) {
-        const policy = {
+        const retries = {
           retryLimit: options.config.retryLimit,
           retryDelay: options.config.retryDelaySeconds,
           retryBackoff: true,
           expireInSeconds: options.config.expireSeconds,
-          deadLetter: DEAD_LETTER_QUEUE,
         };
+        const deadLetter = deadLetterQueueOf(name);
+        const policy = { ...retries, deadLetter };
         // createQueue leaves an existing queue as it was: update it, so the configuration in force applies.
+        await boss.createQueue(deadLetter, { name: deadLetter, ...retries });
+        await boss.updateQueue(deadLetter, { name: deadLetter, ...retries });
         await boss.createQueue(name, { name, ...policy });
         await boss.updateQueue(name, { name, ...policy });
       }
@@ -207,9 +229,7 @@ export class JobEngine {
     this.wakesOnCommit.delete(transaction!);
     for (const queue of queues) {
       // The jobs are committed either way: a lost wake-up only means the workers find them at their next poll.
-      await this.events.publish('jobs.enqueued', { queue }).catch((error: unknown) => {
-        this.log.warn({ err: error, queue }, 'could not wake the workers after a commit; they will poll');
-      });
+      await this.events.announce('jobs.enqueued', { queue });
     }
   }
 
@@ -217,15 +237,27 @@ export class JobEngine {
     this.loops.get(queue as QueueName)?.idle.wake();
   }
 
-  /** Starts this process's worker for `queue`: it takes jobs in batches until `stop()`. */
-  async work<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, options: WorkOptions = {}): Promise<void> {
+  /**
+   * Starts this process's worker for its queue: it takes jobs in batches until `stop()`; and the taker of the
+   * queue's dead letters, which settles each one's record as finally failed.
+   */
+  async work<Q extends QueueName>(worker: Worker<Q>): Promise<void> {
+    const { queue } = worker;
     if (this.loops.has(queue)) throw new Error(`a worker for ${queue} is already running`);
+    const deadLetter = deadLetterQueueOf(queue);
+    this.startLoop(queue, worker.batchSize ?? 8, worker.pollingIntervalMs ?? 2000, (job, running) => this.runJob(worker, job, running));
+    // Dead letters arrive when a last attempt fails here (which wakes this loop) or when pg-boss's maintenance
+    // fails an expired job: polling at the maintenance interval finds those.
+    this.startLoop(deadLetter, 8, this.config.maintenanceSeconds * 1000, (job, running) => this.settleDeadLetter(worker, job, running));
+  }
+
+  private startLoop(queue: string, batchSize: number, pollingMs: number, process: JobProcessor): void {
     const idle = new IdleWait();
-    const done = this.fetchLoop(queue, handler, idle, options.batchSize ?? 8, options.pollingIntervalMs ?? 2000);
+    const done = this.fetchLoop(queue, process, idle, batchSize, pollingMs);
     this.loops.set(queue, { idle, done });
   }
 
-  private async fetchLoop<Q extends QueueName>(queue: Q, handler: JobHandler<Q>, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
+  private async fetchLoop(queue: string, process: JobProcessor, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
     while (this.taking) {
       let jobs: PgBoss.JobWithMetadata<unknown>[] = [];
       try {
@@ -235,46 +267,113 @@ export class JobEngine {
       }
       if (jobs.length > 0) {
         // Jobs of one batch are independent: run them together; each is completed or failed on its own.
-        await Promise.all(jobs.map((job) => this.runJob(queue, job, handler)));
+        await Promise.all(jobs.map((job) => this.track(queue, job, process)));
       }
       // A full batch means more may be waiting: fetch again at once instead of sleeping out the interval.
       if (jobs.length < batchSize && this.taking) await idle.wait(pollingMs);
     }
   }
 
-  private async runJob<Q extends QueueName>(queue: Q, job: PgBoss.JobWithMetadata<unknown>, handler: JobHandler<Q>): Promise<void> {
+  private async track(queue: string, job: PgBoss.JobWithMetadata<unknown>, process: JobProcessor): Promise<void> {
     const running: RunningJob = { queue, id: job.id, controller: new AbortController() };
     this.running.add(running);
-    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
     try {
-      // Payloads come back from the database as `unknown`: checked once here, typed from here on.
-      if (!isQueuePayload(queue, job.data)) throw new Error(`${queue} job with a malformed payload`);
-      await handler(job.data, {
-        id: job.id,
-        retryCount: job.retryCount,
-        retryLimit: job.retryLimit,
-        isLastAttempt: job.retryCount >= job.retryLimit,
-        signal: running.controller.signal,
-        log,
-      });
-      if (!this.abandoned.has(running)) await this.boss.complete(queue, job.id);
-    } catch (error) {
-      if (this.abandoned.has(running)) {
-        log.debug({ err: error }, 'abandoned job ended after the stop');
-        return;
-      }
-      log.warn({ err: error }, 'job failed');
-      // pg-boss retries it with backoff, or moves it to the dead-letter queue after the last attempt.
-      await this.boss.fail(queue, job.id, { message: messageOf(error) }).catch((failError: unknown) => {
-        log.error({ err: failError }, 'could not record a job failure; the job is retried when it expires');
-      });
+      await process(job, running);
     } finally {
       this.running.delete(running);
     }
   }
 
+  private contextOf(job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
+    return {
+      id: job.id,
+      retryCount: job.retryCount,
+      retryLimit: job.retryLimit,
+      isLastAttempt: job.retryCount >= job.retryLimit,
+      signal: running.controller.signal,
+      log,
+    };
+  }
+
+  private async runJob<Q extends QueueName>(worker: Worker<Q>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
+    const { queue } = worker;
+    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
+    const context = this.contextOf(job, running, log);
+    // Payloads come back from the database as `unknown`: checked once here, typed from here on. A malformed one
+    // can never run: it goes straight to the dead letters (nothing to record: its record cannot be named).
+    if (!isQueuePayload(queue, job.data)) {
+      log.error({ data: job.data }, 'job with a malformed payload');
+      await this.settle(queue, job.id, 'fail', 'malformed payload', log, { lastAttempt: true });
+      return;
+    }
+    const payload = job.data;
+    try {
+      await worker.run(payload, context);
+    } catch (error) {
+      if (this.abandoned.has(running)) {
+        log.debug({ err: error }, 'abandoned job ended after the stop');
+        return;
+      }
+      const judgement = judgeFailure(error, context.isLastAttempt);
+      const { failure } = judgement;
+      const what = failure.final ? 'final' : 'will be retried';
+      if (judgement.fromProvider) log.warn({ err: error, reason: failure.reason, status: failure.status }, `job failed at the provider (${what})`);
+      else log.error({ err: error }, `job failed unexpectedly (${what})`);
+      let settle = judgement.settle;
+      try {
+        await worker.recordFailure?.(payload, failure, context);
+      } catch (recordError) {
+        // The record could not take it (the database may be down): the job is retried, or dead-lettered, whose
+        // settling records the failure again.
+        log.error({ err: recordError }, 'could not record the job failure on its record');
+        settle = 'fail';
+      }
+      await this.settle(queue, job.id, settle, failure.message, log, { lastAttempt: context.isLastAttempt });
+      return;
+    }
+    if (this.abandoned.has(running)) return;
+    await this.settle(queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
+  }
+
+  /** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */
+  private async settle(queue: QueueName, jobId: string, settle: 'complete' | 'fail', message: string | undefined, log: FastifyBaseLogger, options: { lastAttempt: boolean }): Promise<void> {
+    try {
+      if (settle === 'complete') await this.boss.complete(queue, jobId);
+      else await this.boss.fail(queue, jobId, { message });
+    } catch (error) {
+      // The job stays active: pg-boss retries it when it expires (or dead-letters it when retries are used up).
+      log.error({ err: error }, `could not ${settle} the job; it is taken again when it expires`);
+      return;
+    }
+    if (settle === 'fail' && options.lastAttempt) this.loops.get(deadLetterQueueOf(queue))?.idle.wake();
+  }
+
+  /**
+   * A dead-lettered job: its record is settled as finally failed (a record whose last attempt recorded its own
+   * failure is terminal already, and stays as it is). Failing here is retried like any job.
+   */
+  private async settleDeadLetter<Q extends QueueName>(worker: Worker<Q>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
+    const queue = deadLetterQueueOf(worker.queue);
+    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
+    try {
+      if (isQueuePayload(worker.queue, job.data)) {
+        await worker.recordFailure?.(job.data, RETRIES_EXHAUSTED, this.contextOf(job, running, log));
+        log.warn({ data: job.data }, 'a job ran out of retries; its record is settled as failed');
+      } else {
+        log.error({ data: job.data }, 'dead letter with a malformed payload: nothing to settle');
+      }
+      if (!this.abandoned.has(running)) await this.boss.complete(queue, job.id);
+    } catch (error) {
+      if (this.abandoned.has(running)) return;
+      log.error({ err: error }, 'settling a dead-lettered job failed; it is retried');
+      await this.boss.fail(queue, job.id, { message: 'settling failed' }).catch((failError: unknown) => {
+        log.error({ err: failError }, 'could not record the failure; the dead letter is taken again when it expires');
+      });
+    }
+  }
+
   /** Jobs in a queue that are not finished yet (for tests, benchmarks and health). */
-  async queueSize(queue: QueueName | typeof DEAD_LETTER_QUEUE): Promise<number> {
+  async queueSize(queue: QueueName | `${QueueName}-dead`): Promise<number> {
     return this.boss.getQueueSize(queue);
   }
 

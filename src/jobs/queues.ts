@@ -15,6 +15,8 @@ export interface QueuePayloads {
   'location-update': { jobId: string };
   /** Import (or re-sync) a connected account's locations and reviews from the provider. */
   'account-import': { accountId: string };
+  /** Send a review's PENDING reply to the provider, then follow its moderation. */
+  'review-reply-send': { reviewId: string };
   /** Ask the provider how the moderation of a review's reply is going. */
   'review-reply-check': { reviewId: string; attempt: number };
   /** Run a queued competitor scan: a search at each dot of its grid. */
@@ -25,8 +27,13 @@ export interface QueuePayloads {
 
 export type QueueName = keyof QueuePayloads;
 
-/** Jobs whose retries are exhausted land here, for inspection; nothing consumes it automatically. */
-export const DEAD_LETTER_QUEUE = 'dead-letter';
+/**
+ * Where a queue's jobs go when their retries are exhausted (or their worker died on the last attempt): the engine
+ * takes them from there to settle their records (src/jobs/job-engine.ts), and they stay listed for inspection.
+ */
+export function deadLetterQueueOf(queue: QueueName): string {
+  return `${queue}-dead`;
+}
 
 function isRecord(data: unknown): data is Record<string, unknown> {
   return typeof data === 'object' && data !== null && !Array.isArray(data);
@@ -37,6 +44,7 @@ const hasLocationId = (data: unknown): data is { locationId: string } => isRecor
 const hasJobId = (data: unknown): data is { jobId: string } => isRecord(data) && typeof data.jobId === 'string';
 const hasAccountId = (data: unknown): data is { accountId: string } => isRecord(data) && typeof data.accountId === 'string';
 const hasScanId = (data: unknown): data is { scanId: string } => isRecord(data) && typeof data.scanId === 'string';
+const hasReviewId = (data: unknown): data is { reviewId: string } => isRecord(data) && typeof data.reviewId === 'string';
 const hasBrandId = (data: unknown): data is { brandId: string } => isRecord(data) && typeof data.brandId === 'string';
 
 /**
@@ -51,8 +59,9 @@ const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayload
   'location-publish': hasLocationId,
   'location-update': hasJobId,
   'account-import': hasAccountId,
+  'review-reply-send': hasReviewId,
   'review-reply-check': (data): data is QueuePayloads['review-reply-check'] =>
-    isRecord(data) && typeof data.reviewId === 'string' && typeof data.attempt === 'number',
+    hasReviewId(data) && typeof (data as { attempt?: unknown }).attempt === 'number',
   'competitor-scan': hasScanId,
   'beta-brand-sync': hasBrandId,
 };

@@ -7,13 +7,16 @@ import { newId } from '../shared/ids';
 import { Categories, HoursPeriod, MoreHours, SpecialHours } from './location-hours.types';
 import { CitationsStatus } from './location.enums';
 
-/** The latest failure of sending a location to the alpha provider. */
-@ObjectType({ description: 'A failure of the alpha provider, as recorded on a location or an update job.', simpleResolvers: true })
+/** A failure as a record keeps it (src/jobs/failure-policy.ts): the provider's answer, or a fixed text. */
+@ObjectType({
+  description: 'A failure as recorded on a location, an update job or a review reply: what the provider answered, or (reason INTERNAL or RETRIES_EXHAUSTED) a fixed text when the failure was not the provider\'s.',
+  simpleResolvers: true,
+})
 export class ProviderFailure {
   @Field(() => Int, { description: 'HTTP status from the provider; 0 for a network failure or time-out.' })
   status!: number;
 
-  @Field({ description: 'The provider\'s canonical reason, e.g. INVALID_ARGUMENT.' })
+  @Field({ description: 'The provider\'s canonical reason, e.g. INVALID_ARGUMENT; or INTERNAL, RETRIES_EXHAUSTED.' })
   reason!: string;
 
   @Field()

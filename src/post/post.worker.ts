@@ -1,12 +1,13 @@
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken } from '../account/alpha-tokens';
-import type { JobContext } from '../jobs/job-engine';
+import type { JobFailure } from '../jobs/failure-policy';
+import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
 import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
+import { changeLocked } from '../shared/row-lock';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange } from './post.events';
@@ -16,8 +17,8 @@ export function checkDelayMs(attempt: number): number {
   return Math.min(60, 2 ** attempt) * 1000;
 }
 
-function lastErrorOf(error: AlphaProviderError, now: Date): PostLastError {
-  return { status: error.status, reason: error.reason, message: error.message, details: error.details, at: now.toISOString() };
+function lastErrorOf(failure: JobFailure, now: Date): PostLastError {
+  return { status: failure.status, reason: failure.reason, message: failure.message, details: failure.details, at: now.toISOString() };
 }
 
 /** The provider call options of a post's job: its stop signal, and its account's access token. */
@@ -33,44 +34,36 @@ function providerIds(alphaLocationName: string): { accountId: string; locationId
 }
 
 /**
- * Runs `change` on the post under a row lock and commits (the ORM counts the version, src/db/orm.ts stamps the
- * update time); announces the change (after commit) when `change` returned true. Returns the post as committed.
+ * Runs `change` on the post under its row lock (src/shared/row-lock.ts) and commits (the ORM counts the version,
+ * src/db/orm.ts stamps the update time); announces the change after the commit when `change` returned true.
+ * Returns the post as committed, or null when it is gone.
  */
 async function changePost(
   runtime: Runtime,
   postId: string,
   change: (post: Post, em: EntityManager) => Promise<boolean> | boolean,
 ): Promise<Post | null> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
-  const result = await em.transactional(async (tx) => {
-    const post = await tx.findOne(Post, postId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!post) return null;
-    const changed = await change(post, tx);
-    return { post, changed };
-  });
-  if (result?.changed) await announcePostChange(runtime, result.post);
-  return result?.post ?? null;
+  const changed = await changeLocked(runtime.database.orm.em.fork() as EntityManager, Post, { id: postId }, change);
+  if (changed?.result) await announcePostChange(runtime, changed.row);
+  return changed?.row ?? null;
 }
 
 /**
- * A provider failure: recorded as last_error either way; retryable ones are thrown again so the job engine
- * retries with backoff, until the last attempt, which (like a non-retryable error) ends the post in ERROR.
+ * A failure of a post's job, on the post: its last_error either way; a final one ends it in ERROR. Only a post still
+ * waiting for that job's work (`waiting`) is changed, so a late or dead-lettered job never undoes a newer state.
  */
-async function recordProviderFailure(runtime: Runtime, postId: string, error: unknown, job: JobContext): Promise<void> {
-  // Interrupted by a stop: not the provider's failure, so the post keeps its state and the job is retried.
-  if (!(error instanceof AlphaProviderError) || job.signal.aborted) throw error;
-  const final = !error.retryable || job.isLastAttempt;
-  await changePost(runtime, postId, (post) => {
-    if (post.state === PostState.DELETED) return false;
-    post.lastError = lastErrorOf(error, runtime.clock.now());
-    if (final) {
-      post.state = PostState.ERROR;
-      post.pendingAction = null;
-    }
-    return true;
-  });
-  // A retryable error on the last attempt is thrown too, so pg-boss moves the job to the dead-letter queue.
-  if (error.retryable) throw error;
+function postFailureRecorder(runtime: Runtime, waiting: (post: Post) => boolean) {
+  return async ({ postId }: { postId: string }, failure: JobFailure): Promise<void> => {
+    await changePost(runtime, postId, (post) => {
+      if (post.state === PostState.DELETED || !waiting(post)) return false;
+      post.lastError = lastErrorOf(failure, runtime.clock.now());
+      if (failure.final) {
+        post.state = PostState.ERROR;
+        post.pendingAction = null;
+      }
+      return true;
+    });
+  };
 }
 
 /** The state a post takes from the provider's answer. */
@@ -119,16 +112,11 @@ export async function publishPost(runtime: Runtime, payload: QueuePayloads['post
   const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
   if (!post || post.state !== PostState.SENDING || post.pendingAction !== 'publish') return;
-  let remote: AlphaLocalPost;
-  try {
-    remote = await runtime.alpha.createLocalPost({
-      ...providerIds(post.location.alphaLocationName!),
-      post: post.params as AlphaLocalPost,
-      requestId: post.id,
-    }, await callOptionsOf(runtime, post.account.id, job));
-  } catch (error) {
-    return recordProviderFailure(runtime, post.id, error, job);
-  }
+  const remote = await runtime.alpha.createLocalPost({
+    ...providerIds(post.location.alphaLocationName!),
+    post: post.params as AlphaLocalPost,
+    requestId: post.id,
+  }, await callOptionsOf(runtime, post.account.id, job));
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
@@ -136,12 +124,7 @@ export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-c
   const em = runtime.database.orm.em.fork() as EntityManager;
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
-  let remote: AlphaLocalPost;
-  try {
-    remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
-  } catch (error) {
-    return recordProviderFailure(runtime, post.id, error, job);
-  }
+  const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
@@ -153,7 +136,7 @@ export async function deletePostAtProvider(runtime: Runtime, payload: QueuePaylo
     await runtime.alpha.deleteLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   } catch (error) {
     // Already gone at the provider is what we wanted.
-    if (!(error instanceof AlphaProviderError && error.status === 404)) return recordProviderFailure(runtime, post.id, error, job);
+    if (!(error instanceof AlphaProviderError && error.status === 404)) throw error;
   }
   await changePost(runtime, post.id, (current) => {
     if (current.pendingAction !== 'delete') return false;
@@ -165,7 +148,19 @@ export async function deletePostAtProvider(runtime: Runtime, payload: QueuePaylo
 
 /** Registers the post workers of this process. */
 export async function registerPostWorkers(runtime: Runtime): Promise<void> {
-  await runtime.jobs.work('post-publish', (payload, job) => publishPost(runtime, payload, job));
-  await runtime.jobs.work('post-check', (payload, job) => checkPost(runtime, payload, job));
-  await runtime.jobs.work('post-delete', (payload, job) => deletePostAtProvider(runtime, payload, job));
+  await runtime.jobs.work(defineWorker({
+    queue: 'post-publish',
+    run: (payload, job) => publishPost(runtime, payload, job),
+    recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
+  }));
+  await runtime.jobs.work(defineWorker({
+    queue: 'post-check',
+    run: (payload, job) => checkPost(runtime, payload, job),
+    recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.PROCESSING || post.state === PostState.SCHEDULED),
+  }));
+  await runtime.jobs.work(defineWorker({
+    queue: 'post-delete',
+    run: (payload, job) => deletePostAtProvider(runtime, payload, job),
+    recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
+  }));
 }

@@ -1,7 +1,7 @@
 import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Account } from '../account/account.entity';
-import { Location } from '../location/location.entity';
+import { Location, ProviderFailure } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import { newId } from '../shared/ids';
 import { ReviewReplyState } from './review.enums';
@@ -16,7 +16,7 @@ import { ReviewReplyState } from './review.enums';
 export class Review {
   [OptionalProps]?:
     | 'id' | 'reviewerName' | 'reviewerPhotoUrl' | 'reviewerAnonymous' | 'comment' | 'replyComment' | 'replyUpdateTime'
-    | 'replyState' | 'deletedAt' | 'version';
+    | 'replyState' | 'replyError' | 'deletedAt' | 'version';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
@@ -74,6 +74,10 @@ export class Review {
   @Field(() => ReviewReplyState, { nullable: true, name: 'reviewReplyState', simple: false, description: 'Null until replied.' })
   @Enum({ items: () => ReviewReplyState, type: 'text', nullable: true })
   replyState: ReviewReplyState | null = null;
+
+  @Field(() => ProviderFailure, { nullable: true, description: 'With reviewReplyState FAILED: why.' })
+  @Property({ type: 'json', nullable: true })
+  replyError: ProviderFailure | null = null;
 
   @Field(() => Date, { nullable: true, description: 'When the provider no longer had it.' })
   @Property({ type: 'timestamptz', nullable: true })

@@ -5,6 +5,8 @@ export enum ReviewReplyState {
   PENDING = 'PENDING',
   ACTIVE = 'ACTIVE',
   REJECTED = 'REJECTED',
+  /** Not the document's: the reply could not be sent, or its moderation not followed (see replyError). */
+  FAILED = 'FAILED',
 }
 
 registerEnumType(ReviewReplyState, {
@@ -13,5 +15,6 @@ registerEnumType(ReviewReplyState, {
     PENDING: { description: 'Sent; the provider is moderating it.' },
     ACTIVE: { description: 'Approved: shown with the review.' },
     REJECTED: { description: 'Refused by the moderation.' },
+    FAILED: { description: 'The reply could not be sent, or its moderation could not be followed: replyError says why. A new reply may be sent.' },
   },
 });

@@ -1,13 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { resolveAccountScope } from '../account/account.access';
 import { accountAccessToken } from '../account/alpha-tokens';
 import { DomainError } from '../errors/domain-error';
 import { findLocationOfAccount } from '../location/location.service';
-import { AlphaProviderError } from '../providers/alpha/alpha.errors';
+import { ProviderError } from '../providers/shared/provider-error';
 import { ALPHA_REVIEW_REPLY_MAX_BYTES } from '../providers/alpha/alpha.types';
 import type { RequestScope } from '../request-scope';
 import { findPlain } from '../shared/entity-snapshot';
 import { isId } from '../shared/ids';
+import { changeLocked } from '../shared/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
@@ -59,15 +59,14 @@ const inProgress = () =>
     payload: { msg: 'A reply to this review is already in progress: wait until the provider has moderated it' },
   });
 
-async function markDeleted(em: EntityManager, reviewId: string, now: Date): Promise<void> {
-  await em.nativeUpdate(Review, { id: reviewId, deletedAt: null }, { deletedAt: now });
-}
+const reviewDeleted = () => new DomainError('REVIEW_DELETED', 'The review was deleted');
 
 /**
  * Replies to a review of the caller's account (product-decisions §8): 1 to 4096 bytes; 409 REPLY_IN_PROGRESS while
- * a reply is moderated; the provider is asked for the review first, and one it no longer has is marked deleted and
- * answered 410. The reply is claimed in one conditional statement (so of concurrent replies one goes out), sent,
- * and a job follows its moderation to ACTIVE or REJECTED.
+ * a reply is on its way or moderated; the provider is asked for the review first, and one it no longer has is
+ * marked deleted and answered 410. Then, in one transaction, the reply is claimed (PENDING, by one conditional
+ * statement, so of concurrent replies one wins) and its send queued: a job sends it and follows its moderation to
+ * ACTIVE or REJECTED (src/review/review.worker.ts), so no PENDING is ever left without a job that will end it.
  */
 export async function answerReview(scope: RequestScope, args: { accountId?: string | null; reviewId: string; answer: string }): Promise<AnswerReviewOutcome> {
   const accountId = await resolveAccountScope(scope, args.accountId);
@@ -76,48 +75,26 @@ export async function answerReview(scope: RequestScope, args: { accountId?: stri
   if (bytes < 1 || bytes > ALPHA_REVIEW_REPLY_MAX_BYTES) throw DomainError.badInput(`answer must be 1 to ${ALPHA_REVIEW_REPLY_MAX_BYTES} bytes of text`);
   const review = await scope.em.findOne(Review, { name: args.reviewId, account: accountId });
   if (!review) throw DomainError.notFound('Review');
-  if (review.deletedAt) throw new DomainError('REVIEW_DELETED', 'The review was deleted');
+  if (review.deletedAt) throw reviewDeleted();
   if (review.replyState === ReviewReplyState.PENDING) throw inProgress();
   const { runtime } = scope;
-  const accessToken = await accountAccessToken(runtime, accountId);
   const now = runtime.clock.now();
   try {
-    await runtime.alpha.getReview(review.name, { accessToken });
+    await runtime.alpha.getReview(review.name, { accessToken: await accountAccessToken(runtime, accountId) });
   } catch (error) {
-    if (error instanceof AlphaProviderError && error.status === 404) {
-      await markDeleted(scope.em, review.id, now);
-      throw new DomainError('REVIEW_DELETED', 'The review was deleted');
+    if (!(error instanceof ProviderError)) throw error;
+    if (error.status === 404) {
+      await scope.em.nativeUpdate(Review, { id: review.id, deletedAt: null }, { deletedAt: now });
+      throw reviewDeleted();
     }
-    throw providerUnavailable(error);
+    throw new DomainError('SERVICE_UNAVAILABLE', `The alpha provider could not take the reply now; try again (${error.message})`, { retryAfterSeconds: 5 });
   }
-  const previous = { replyComment: review.replyComment, replyUpdateTime: review.replyUpdateTime, replyState: review.replyState };
-  const claimed = await scope.em.nativeUpdate(
-    Review,
-    { id: review.id, $or: [{ replyState: null }, { replyState: { $ne: ReviewReplyState.PENDING } }] },
-    { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING },
-  );
-  if (claimed === 0) throw inProgress();
-  let reply;
-  try {
-    reply = await runtime.alpha.replyToReview(review.name, answer, { accessToken });
-  } catch (error) {
-    await scope.em.nativeUpdate(Review, { id: review.id, replyState: ReviewReplyState.PENDING }, previous);
-    if (error instanceof AlphaProviderError && error.status === 404) {
-      await markDeleted(scope.em, review.id, now);
-      throw new DomainError('REVIEW_DELETED', 'The review was deleted');
-    }
-    throw providerUnavailable(error);
-  }
-  const updated = await scope.em.transactional(async (em) => {
-    const current = await em.findOneOrFail(Review, review.id, { refresh: true });
-    current.replyUpdateTime = new Date(reply.updateTime);
-    await runtime.jobs.enqueue(em, 'review-reply-check', { reviewId: review.id, attempt: 0 });
-    return current;
+  const claimed = await changeLocked(scope.em, Review, { id: review.id }, async (current, tx) => {
+    if (current.deletedAt) throw reviewDeleted();
+    if (current.replyState === ReviewReplyState.PENDING) throw inProgress();
+    Object.assign(current, { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING, replyError: null });
+    await runtime.jobs.enqueue(tx, 'review-reply-send', { reviewId: review.id });
   });
-  return { message: 'The reply was sent; the provider is moderating it', review: updated };
-}
-
-function providerUnavailable(error: unknown): DomainError {
-  const detail = error instanceof Error ? error.message : String(error);
-  return new DomainError('SERVICE_UNAVAILABLE', `The alpha provider could not take the reply now; try again (${detail})`, { retryAfterSeconds: 5 });
+  if (!claimed) throw DomainError.notFound('Review');
+  return { message: 'The reply was accepted: it is sent to the provider, which then moderates it', review: claimed.row };
 }

@@ -1,58 +1,108 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken } from '../account/alpha-tokens';
-import type { JobContext } from '../jobs/job-engine';
+import type { JobFailure } from '../jobs/failure-policy';
+import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
+import type { AlphaReview } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
+import { changeLocked } from '../shared/row-lock';
 import { replyStateOf } from './review.alpha-mapping';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
+
+/**
+ * A reply's way to the provider, in jobs: a PENDING reply always has one that will end it. POST /review/answer
+ * marks the reply PENDING and queues its send in one transaction; the send job sends it and, in one transaction,
+ * queues the first moderation check; each check either records the outcome or queues the next. A job that fails
+ * for good (or is dead-lettered) ends the reply FAILED with the reason (src/jobs/failure-policy.ts).
+ */
 
 /** How long to wait before asking again about a reply under moderation: 1, 2, 4 … 60 s. */
 function checkDelayMs(attempt: number): number {
   return Math.min(60, 2 ** attempt) * 1000;
 }
 
+function loadPending(runtime: Runtime, reviewId: string): Promise<Review | null> {
+  const em = runtime.database.orm.em.fork() as EntityManager;
+  return em.findOne(Review, { id: reviewId, deletedAt: null, replyState: ReviewReplyState.PENDING });
+}
+
+/** A review the provider no longer has: marked deleted (a reply to it answers 410). */
+async function markDeleted(runtime: Runtime, reviewId: string): Promise<void> {
+  await runtime.database.orm.em.fork().nativeUpdate(Review, { id: reviewId, deletedAt: null }, { deletedAt: runtime.clock.now() });
+}
+
+const isGone = (error: unknown) => error instanceof AlphaProviderError && error.status === 404;
+
+/** Sends a PENDING reply (sending the same reply twice replaces it with itself), then queues its first check. */
+export async function sendReviewReply(runtime: Runtime, payload: QueuePayloads['review-reply-send'], job: JobContext): Promise<void> {
+  const review = await loadPending(runtime, payload.reviewId);
+  if (!review?.replyComment) return;
+  let reply;
+  try {
+    reply = await runtime.alpha.replyToReview(review.name, review.replyComment, {
+      accessToken: await accountAccessToken(runtime, review.account.id),
+      signal: job.signal,
+    });
+  } catch (error) {
+    if (!isGone(error)) throw error;
+    return markDeleted(runtime, review.id);
+  }
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
+    current.replyUpdateTime = new Date(reply.updateTime);
+    // The provider may have decided already: the first look is at once.
+    await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
+  });
+}
+
 /**
  * Follows a reply's moderation: asks the provider for the review until its reply is APPROVED (ACTIVE here) or
- * REJECTED. A review the provider no longer has is marked deleted. Retryable failures are retried by the engine.
+ * REJECTED. A review the provider no longer has is marked deleted.
  */
 export async function checkReviewReply(runtime: Runtime, payload: QueuePayloads['review-reply-check'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
-  const review = await em.findOne(Review, payload.reviewId);
-  if (!review || review.deletedAt || review.replyState !== ReviewReplyState.PENDING) return;
-  const now = runtime.clock.now();
-  let remote;
+  const review = await loadPending(runtime, payload.reviewId);
+  if (!review) return;
+  let remote: AlphaReview;
   try {
     remote = await runtime.alpha.getReview(review.name, { accessToken: await accountAccessToken(runtime, review.account.id), signal: job.signal });
   } catch (error) {
-    if (error instanceof AlphaProviderError && error.status === 404) {
-      await em.nativeUpdate(Review, { id: review.id, deletedAt: null }, { deletedAt: now });
-      return;
-    }
-    throw error;
+    if (!isGone(error)) throw error;
+    return markDeleted(runtime, review.id);
   }
   const state = remote.reviewReply ? replyStateOf(remote.reviewReply.state) : null;
-  if (state === ReviewReplyState.PENDING) {
-    await em.transactional(async (tx) => {
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
+    if (state === ReviewReplyState.PENDING) {
       await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: payload.attempt + 1 }, {
-        startAfter: new Date(now.getTime() + checkDelayMs(payload.attempt)),
+        startAfter: new Date(runtime.clock.now().getTime() + checkDelayMs(payload.attempt)),
       });
-    });
-    return;
-  }
-  // Decided (or the reply was removed at the provider): record what the provider shows, once.
-  await em.nativeUpdate(
-    Review,
-    { id: review.id, replyState: ReviewReplyState.PENDING },
-    {
-      replyState: state,
-      replyComment: remote.reviewReply?.comment ?? null,
-      replyUpdateTime: remote.reviewReply ? new Date(remote.reviewReply.updateTime) : null,
-    },
-  );
+      return;
+    }
+    // Decided (or the reply was removed at the provider): what the provider shows.
+    current.replyState = state;
+    current.replyComment = remote.reviewReply?.comment ?? null;
+    current.replyUpdateTime = remote.reviewReply ? new Date(remote.reviewReply.updateTime) : null;
+  });
+}
+
+/** A reply whose send or check failed for good is FAILED, with the reason; a new reply may then be sent. */
+async function recordReplyFailure(runtime: Runtime, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
+  if (!failure.final) return;
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current) => {
+    current.replyState = ReviewReplyState.FAILED;
+    current.replyError = { status: failure.status, reason: failure.reason, message: failure.message };
+  });
 }
 
 export async function registerReviewWorkers(runtime: Runtime): Promise<void> {
-  await runtime.jobs.work('review-reply-check', (payload, job) => checkReviewReply(runtime, payload, job));
+  await runtime.jobs.work(defineWorker({
+    queue: 'review-reply-send',
+    run: (payload, job) => sendReviewReply(runtime, payload, job),
+    recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
+  }));
+  await runtime.jobs.work(defineWorker({
+    queue: 'review-reply-check',
+    run: (payload, job) => checkReviewReply(runtime, payload, job),
+    recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
+  }));
 }

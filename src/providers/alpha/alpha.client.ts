@@ -2,13 +2,13 @@ import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
 import {
   callProvider,
-  describeNetworkError,
   jsonRequest,
   withQuery,
   type HttpAnswer,
   type HttpMethod,
   type TransportFailure,
 } from '../shared/http';
+import { unansweredMessage } from '../shared/provider-error';
 import { ALPHA_CLIENT_REASONS, AlphaProviderError, alphaReasonForStatus, isRetryableAlphaStatus } from './alpha.errors';
 import {
   ACCOUNT_NAME,
@@ -292,27 +292,15 @@ function clientRefusal(message: string): AlphaProviderError {
 }
 
 function transportError(failure: TransportFailure, timeoutMs: number, call: string): AlphaProviderError {
-  const base = { status: 0, code: 0, retryable: true, cause: failure.cause };
-  switch (failure.kind) {
-    case 'cancelled':
-      return new AlphaProviderError({
-        ...base,
-        reason: ALPHA_CLIENT_REASONS.cancelled,
-        message: `The call ${call} to the alpha provider was cancelled`,
-      });
-    case 'timeout':
-      return new AlphaProviderError({
-        ...base,
-        reason: ALPHA_CLIENT_REASONS.timeout,
-        message: `No answer from the alpha provider to ${call} within ${timeoutMs} ms`,
-      });
-    case 'network':
-      return new AlphaProviderError({
-        ...base,
-        reason: ALPHA_CLIENT_REASONS.network,
-        message: `Alpha provider unreachable for ${call}: ${describeNetworkError(failure.cause)}`,
-      });
-  }
+  const reason = { cancelled: ALPHA_CLIENT_REASONS.cancelled, timeout: ALPHA_CLIENT_REASONS.timeout, network: ALPHA_CLIENT_REASONS.network }[failure.kind];
+  return new AlphaProviderError({
+    status: 0,
+    code: 0,
+    reason,
+    message: unansweredMessage('alpha provider', failure.kind, call, timeoutMs),
+    retryable: true,
+    cause: failure.cause,
+  });
 }
 
 function answerError(answer: HttpAnswer): AlphaProviderError {

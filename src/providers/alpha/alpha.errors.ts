@@ -1,4 +1,5 @@
 import { isRetryableStatus } from '../shared/answer';
+import { ProviderError } from '../shared/provider-error';
 
 /** Reasons the client itself assigns when the provider gave no envelope to read one from. */
 export const ALPHA_CLIENT_REASONS = {
@@ -27,31 +28,19 @@ export interface AlphaProviderErrorInit {
 }
 
 /**
- * Any failure of a call to the alpha provider. The job engine decides from `retryable` whether to try again, and
- * records status, reason, message and details as the post's last_error.
+ * Any failure of a call to the alpha provider's business API: a ProviderError (status, reason, retryable) that
+ * also keeps the envelope's `code` and `details` (recorded as a post's last_error).
  */
-export class AlphaProviderError extends Error {
+export class AlphaProviderError extends ProviderError {
   override readonly name = 'AlphaProviderError';
-  /** HTTP status; 0 for network errors and timeouts. */
-  readonly status: number;
   /** The envelope's `code` (the HTTP status as the provider saw it); 0 when there was no answer. */
   readonly code: number;
-  /** The envelope's `status`, e.g. RESOURCE_EXHAUSTED, or one of ALPHA_CLIENT_REASONS. */
-  readonly reason: string;
   readonly details: unknown[];
-  /** True for 429, 5xx, network errors and timeouts: the same call may succeed later. */
-  readonly retryable: boolean;
-  /** From a Retry-After header, when the provider sent one. */
-  readonly retryAfterSeconds?: number;
 
   constructor(init: AlphaProviderErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.status = init.status;
+    super({ provider: 'alpha', ...init });
     this.code = init.code;
-    this.reason = init.reason;
     this.details = init.details ?? [];
-    this.retryable = init.retryable;
-    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
   }
 }
 
@@ -106,27 +95,25 @@ export interface AlphaOAuthErrorInit {
 }
 
 /**
- * A failure of the identity provider's OAuth endpoints (token, revoke, userinfo). Kept apart from
- * AlphaProviderError: its `error` is the OAuth code (`invalid_grant`: the user must consent again;
- * `invalid_client`: our configuration is wrong), which callers act on differently from business-API reasons.
+ * A failure of the identity provider's OAuth endpoints (token, revoke, userinfo): a ProviderError whose reason is
+ * the OAuth `error` (`invalid_grant`: the user must consent again; `invalid_client`: our configuration is wrong).
  */
-export class AlphaOAuthError extends Error {
+export class AlphaOAuthError extends ProviderError {
   override readonly name = 'AlphaOAuthError';
-  readonly status: number;
   /** The OAuth `error`, e.g. invalid_grant, or one of ALPHA_OAUTH_CLIENT_ERRORS. */
   readonly error: string;
   readonly description: string | undefined;
-  /** True for 429, 5xx, network errors and timeouts. */
-  readonly retryable: boolean;
 
   constructor(init: AlphaOAuthErrorInit) {
-    super(
-      init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
-      init.cause === undefined ? undefined : { cause: init.cause },
-    );
-    this.status = init.status;
+    super({
+      provider: 'alpha',
+      status: init.status,
+      reason: init.error,
+      message: init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
+      retryable: init.retryable,
+      cause: init.cause,
+    });
     this.error = init.error;
     this.description = init.description;
-    this.retryable = init.retryable;
   }
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { callProvider, errorMessage, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { callProvider, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { unansweredMessage } from '../shared/provider-error';
 import { ALPHA_OAUTH_CLIENT_ERRORS, AlphaOAuthError, isRetryableAlphaStatus } from './alpha.errors';
 import { oauthErrorSchema, oauthTokenAnswerSchema, userInfoSchema } from './alpha.schemas';
 import type { AlphaOAuthTokenAnswer, AlphaUserInfo } from './alpha.types';
@@ -144,9 +145,7 @@ function transportError(failure: TransportFailure, endpoint: string, timeoutMs: 
   return new AlphaOAuthError({
     status: 0,
     error: timedOut ? ALPHA_OAUTH_CLIENT_ERRORS.timeout : ALPHA_OAUTH_CLIENT_ERRORS.network,
-    description: timedOut
-      ? `No answer from the identity provider's ${endpoint} endpoint within ${timeoutMs} ms`
-      : `Identity provider's ${endpoint} endpoint unreachable: ${errorMessage(failure.cause)}`,
+    description: unansweredMessage('identity provider', timedOut ? 'timeout' : 'network', `its ${endpoint} endpoint`, timeoutMs),
     retryable: true,
     cause: failure.cause,
   });

@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
 import {
   callProvider,
-  describeNetworkError,
   jsonRequest,
   withQuery,
   type HttpAnswer,
   type TransportFailure,
 } from '../shared/http';
+import { unansweredMessage } from '../shared/provider-error';
 import { BETA_CLIENT_CODES, BetaProviderError, betaCodeForStatus, isRetryableBetaStatus } from './beta.errors';
 import { brandListSchema, brandSchema, errorBodySchema } from './beta.schemas';
 import type { BetaBrand, BetaBrandDetails, BetaBrandPage } from './beta.types';
@@ -27,8 +27,11 @@ export interface BetaCallOptions {
  * `companyId` is the company the consent linked (the token answer's company_id).
  */
 export interface BetaClient {
-  /** Submits a new brand; the answer is SUBMITTED until the provider's validation decides. */
-  createBrand(companyId: string, brandDetails: BetaBrandDetails, options?: BetaCallOptions): Promise<BetaBrand>;
+  /**
+   * Submits a new brand; the answer is SUBMITTED until the provider's validation decides. With a `requestId`, a
+   * repeated create (a retried job) answers the brand the first one made instead of making another.
+   */
+  createBrand(companyId: string, brandDetails: BetaBrandDetails, options?: BetaCallOptions & { requestId?: string }): Promise<BetaBrand>;
   /** A deleted or unknown brand fails with status 404, code NOT_FOUND. */
   getBrand(companyId: string, brandId: string, options?: BetaCallOptions): Promise<BetaBrand>;
   /**
@@ -98,7 +101,8 @@ export function createBetaClient(options: BetaClientOptions): BetaClient {
 
   return {
     async createBrand(companyId, brandDetails, callOptions) {
-      const answer = await send('POST', brandsPath(companyId), { body: { brandDetails } }, callOptions);
+      const query = callOptions?.requestId ? { requestId: callOptions.requestId } : {};
+      const answer = await send('POST', brandsPath(companyId), { body: { brandDetails }, query }, callOptions);
       return parseAnswer(brandSchema, answer, 'create brand');
     },
 
@@ -157,13 +161,14 @@ function clientRefusal(message: string): BetaProviderError {
 }
 
 function transportError(failure: TransportFailure, timeoutMs: number, call: string): BetaProviderError {
-  const [code, message] =
-    failure.kind === 'cancelled'
-      ? [BETA_CLIENT_CODES.cancelled, `The call ${call} to the beta provider was cancelled`]
-      : failure.kind === 'timeout'
-        ? [BETA_CLIENT_CODES.timeout, `No answer from the beta provider to ${call} within ${timeoutMs} ms`]
-        : [BETA_CLIENT_CODES.network, `Beta provider unreachable for ${call}: ${describeNetworkError(failure.cause)}`];
-  return new BetaProviderError({ status: 0, code, message, retryable: true, cause: failure.cause });
+  const code = { cancelled: BETA_CLIENT_CODES.cancelled, timeout: BETA_CLIENT_CODES.timeout, network: BETA_CLIENT_CODES.network }[failure.kind];
+  return new BetaProviderError({
+    status: 0,
+    code,
+    message: unansweredMessage('beta provider', failure.kind, call, timeoutMs),
+    retryable: true,
+    cause: failure.cause,
+  });
 }
 
 function answerError(answer: HttpAnswer): BetaProviderError {

@@ -1,4 +1,5 @@
 import { isRetryableStatus } from '../shared/answer';
+import { ProviderError } from '../shared/provider-error';
 import { BETA_ERROR_CODES } from './beta.types';
 
 /** Codes the client itself assigns when the provider gave no error body to read one from. */
@@ -28,32 +29,23 @@ export interface BetaProviderErrorInit {
 }
 
 /**
- * Any failure of a call to the beta provider's brand API. The job engine decides from `retryable` whether to try
- * again; `code` ETAG_MISMATCH (see isBetaEtagMismatch) means the brand changed since its etag was read: read it
- * again, then decide.
+ * Any failure of a call to the beta provider's brand API: a ProviderError whose reason is the provider's `code`
+ * (ETAG_MISMATCH, see isBetaEtagMismatch, means the brand changed since its etag was read: read it again, then
+ * decide), with the field it named (`context`) and its details.
  */
-export class BetaProviderError extends Error {
+export class BetaProviderError extends ProviderError {
   override readonly name = 'BetaProviderError';
-  /** HTTP status; 0 for network errors, timeouts and calls not sent. */
-  readonly status: number;
   /** The provider's code (VALIDATION_ERROR, ETAG_MISMATCH, ...), or one of BETA_CLIENT_CODES. */
   readonly code: string;
   /** The field, header or resource the provider named (brandDetails.countryCodes[0], If-Match), or null. */
   readonly context: string | null;
   readonly details: unknown[];
-  /** True for 429, 5xx, network errors and timeouts: the same call may succeed later. */
-  readonly retryable: boolean;
-  /** From a Retry-After header, when the provider sent one. */
-  readonly retryAfterSeconds?: number;
 
   constructor(init: BetaProviderErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.status = init.status;
+    super({ provider: 'beta', reason: init.code, ...init });
     this.code = init.code;
     this.context = init.context ?? null;
     this.details = init.details ?? [];
-    this.retryable = init.retryable;
-    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
   }
 }
 
@@ -109,26 +101,25 @@ export interface BetaOAuthErrorInit {
 }
 
 /**
- * A failure of the provider's OAuth token endpoint. Kept apart from BetaProviderError: its `error` is the OAuth code
+ * A failure of the beta provider's OAuth token endpoint: a ProviderError whose reason is the OAuth `error`
  * (`invalid_grant`: the person must consent again; `invalid_client`: our configuration is wrong).
  */
-export class BetaOAuthError extends Error {
+export class BetaOAuthError extends ProviderError {
   override readonly name = 'BetaOAuthError';
-  readonly status: number;
   /** The OAuth `error`, e.g. invalid_grant, or one of BETA_OAUTH_CLIENT_ERRORS. */
   readonly error: string;
   readonly description: string | undefined;
-  /** True for 429, 5xx, network errors and timeouts. */
-  readonly retryable: boolean;
 
   constructor(init: BetaOAuthErrorInit) {
-    super(
-      init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
-      init.cause === undefined ? undefined : { cause: init.cause },
-    );
-    this.status = init.status;
+    super({
+      provider: 'beta',
+      status: init.status,
+      reason: init.error,
+      message: init.description === undefined ? `OAuth error ${init.error}` : `OAuth error ${init.error}: ${init.description}`,
+      retryable: init.retryable,
+      cause: init.cause,
+    });
     this.error = init.error;
     this.description = init.description;
-    this.retryable = init.retryable;
   }
 }

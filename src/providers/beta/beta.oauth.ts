@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { callProvider, errorMessage, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { callProvider, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { unansweredMessage } from '../shared/provider-error';
 import { BETA_OAUTH_CLIENT_ERRORS, BetaOAuthError, isRetryableBetaStatus } from './beta.errors';
 import { oauthAppTokenAnswerSchema, oauthErrorSchema, oauthTokenAnswerSchema } from './beta.schemas';
 import { BETA_SCOPE_BUSINESS_CONNECT, type BetaOAuthAppTokenAnswer, type BetaOAuthTokenAnswer } from './beta.types';
@@ -110,9 +111,7 @@ function transportError(failure: TransportFailure, timeoutMs: number): BetaOAuth
   return new BetaOAuthError({
     status: 0,
     error: timedOut ? BETA_OAUTH_CLIENT_ERRORS.timeout : BETA_OAUTH_CLIENT_ERRORS.network,
-    description: timedOut
-      ? `No answer from the beta provider's token endpoint within ${timeoutMs} ms`
-      : `Beta provider's token endpoint unreachable: ${errorMessage(failure.cause)}`,
+    description: unansweredMessage('beta provider', timedOut ? 'timeout' : 'network', 'its token endpoint', timeoutMs),
     retryable: true,
     cause: failure.cause,
   });

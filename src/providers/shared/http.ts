@@ -110,17 +110,3 @@ export function withQuery(base: string, query: Record<string, string | number | 
   for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
   return search.size > 0 ? `${base}?${search.toString()}` : base;
 }
-
-/** fetch reports "fetch failed"; the useful part (ECONNREFUSED, socket closed) is in its cause. */
-export function describeNetworkError(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code} ${cause.message}` : cause.message;
-  }
-  return String(cause);
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

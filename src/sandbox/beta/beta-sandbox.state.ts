@@ -85,6 +85,7 @@ const brandRecordSchema = z.strictObject({
   decidesAt: z.number(),
   reports: z.array(reportSchema),
   etag: z.string().regex(/^[A-Za-z0-9_-]+$/),
+  requestId: z.string().nullable().optional(),
 });
 
 /** What a state file holds: companies, brands, codes and tokens (hashed), the sequence. Not config nor counters. */
@@ -118,6 +119,8 @@ interface BrandRecord {
   /** What validation will report; none: it publishes. Decided at submission, shown from decidesAt. */
   reports: BetaValidationReport[];
   etag: string;
+  /** The requestId the brand was created with: a create repeating it answers this brand instead of a new one. */
+  requestId?: string | null;
 }
 
 export interface BetaSandboxStoreOptions {
@@ -192,8 +195,15 @@ export class BetaSandboxStore {
     return { ...company };
   }
 
-  /** A new brand, SUBMITTED: the answer shows it before validation runs, whatever validationMs says. */
-  createBrand(companyId: string, details: BetaBrandDetails): BetaBrand {
+  /**
+   * A new brand, SUBMITTED: the answer shows it before validation runs, whatever validationMs says. A create that
+   * repeats a requestId of the company answers the brand it made (`created` false), as the real provider does.
+   */
+  createBrand(companyId: string, details: BetaBrandDetails, requestId: string | null = null): { brand: BetaBrand; created: boolean } {
+    if (requestId) {
+      const earlier = [...this.brands.values()].find((record) => record.companyId === companyId && record.requestId === requestId);
+      if (earlier) return { brand: this.view(earlier), created: false };
+    }
     const now = this.clock();
     const record: BrandRecord = {
       seq: this.nextSeq++,
@@ -201,10 +211,11 @@ export class BetaSandboxStore {
       companyId,
       details,
       createdAt: now,
+      requestId,
       ...this.submission(details, now),
     };
     this.brands.set(record.id, record);
-    return this.view(record, { submitted: true });
+    return { brand: this.view(record, { submitted: true }), created: true };
   }
 
   getBrand(companyId: string, brandId: string): BetaBrand | undefined {

@@ -209,12 +209,13 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
   const brandsPath = '/api/v1/orgs/:orgId/brands';
   const brandPath = `${brandsPath}/:brandId`;
 
-  app.post<{ Params: OrgParams; Body: unknown }>(brandsPath, (request, reply) =>
+  app.post<{ Params: OrgParams; Body: unknown; Querystring: Query }>(brandsPath, (request, reply) =>
     provider('brand-create', 'write', request, reply, () => {
       const details = validateCreateBody(request.body);
-      const brand = store.createBrand(request.params.orgId, details);
+      const requestId = optionalQueryString(request.query, 'requestId');
+      const { brand, created } = store.createBrand(request.params.orgId, details, requestId || null);
       const location = `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${encodeURIComponent(brand.id)}`;
-      return { status: 201, body: brand, headers: { ...brandHeaders(brand), location } };
+      return { status: created ? 201 : 200, body: brand, headers: { ...brandHeaders(brand), location } };
     }),
   );
 

@@ -1,0 +1,66 @@
+import { ProviderError, UNEXPECTED_FAILURE_MESSAGE } from '../providers/shared/provider-error';
+
+/**
+ * The one failure policy of every job (docs/jobs.md). A handler throws; the engine asks `judgeFailure` what that
+ * means, and the worker only says how its record keeps a failure (`recordFailure`):
+ * - a provider failure that may succeed later (429, 5xx, no answer) is retried with backoff; on the last attempt it
+ *   is final, and the job goes to its dead-letter queue;
+ * - a provider failure that cannot succeed later (a refusal, a lost consent) is final at once, and the job is
+ *   complete: its outcome is the refusal its record now holds;
+ * - anything else (a bug, a failed query, a lost connection) is retried too, then dead-lettered; it is logged with
+ *   its stack, and its record only ever shows a fixed text, never the error's own message.
+ */
+
+/** What a record keeps of a failure: safe for clients to read. */
+export interface JobFailure {
+  /** The provider's HTTP status; 0 when no answer arrived or the failure was not the provider's. */
+  status: number;
+  /** The provider's reason code, or INTERNAL / RETRIES_EXHAUSTED. */
+  reason: string;
+  message: string;
+  /** The provider's error details, when it gave any. */
+  details: unknown[];
+  /** No retry follows: the record must reach its terminal state now. */
+  final: boolean;
+}
+
+export interface FailureJudgement {
+  failure: JobFailure;
+  /** A provider failure (expected, logged as a warning) rather than an error of ours (logged with its stack). */
+  fromProvider: boolean;
+  /** complete: the record holds the final outcome; fail: pg-boss retries the job, or dead-letters it. */
+  settle: 'complete' | 'fail';
+}
+
+export const INTERNAL_REASON = 'INTERNAL';
+export const RETRIES_EXHAUSTED_REASON = 'RETRIES_EXHAUSTED';
+
+export function judgeFailure(error: unknown, lastAttempt: boolean): FailureJudgement {
+  if (error instanceof ProviderError) {
+    const final = !error.retryable || lastAttempt;
+    const details = (error as { details?: unknown }).details;
+    return {
+      failure: { status: error.status, reason: error.reason, message: error.message, details: Array.isArray(details) ? details : [], final },
+      fromProvider: true,
+      settle: error.retryable ? 'fail' : 'complete',
+    };
+  }
+  return {
+    failure: { status: 0, reason: INTERNAL_REASON, message: UNEXPECTED_FAILURE_MESSAGE, details: [], final: lastAttempt },
+    fromProvider: false,
+    settle: 'fail',
+  };
+}
+
+/**
+ * The failure a dead-lettered job leaves on its record: its retries ran out, whether its last attempt managed to
+ * record why (then its record is terminal already and this changes nothing) or not (its process died, or the
+ * database was down when it tried).
+ */
+export const RETRIES_EXHAUSTED: JobFailure = {
+  status: 0,
+  reason: RETRIES_EXHAUSTED_REASON,
+  message: 'The work was retried as often as allowed and did not succeed',
+  details: [],
+  final: true,
+};
