@@ -3,7 +3,9 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { domainErrorOf } from './errors/domain-error';
+import { GraphQLError } from 'graphql';
+import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/dependency-unavailable';
+import { DomainError, domainErrorOf } from './errors/domain-error';
 import { authenticate } from './auth/token.service';
 import { createContext } from './context';
 import type { Context } from './graphql/context';
@@ -114,6 +116,10 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   // Errors Fastify raises before a handler (bad JSON, body too large, unsupported media type): the documented
   // generic body on REST paths, a GraphQL error list on /graphql.
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDependencyUnavailable(error)) {
+      request.log.warn({ err: error }, 'a dependency is unavailable');
+      return sendHttpError(request, reply, 503, UNAVAILABLE_MESSAGE, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unexpected error');
     return sendHttpError(request, reply, status, messageForFastifyError(error, status));
@@ -148,8 +154,20 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
     method: ['GET', 'POST'],
-    context: async (request) =>
-      createContext({ runtime, authorization: request.headers.authorization, log: request.log, source: 'app' }),
+    context: async (request) => {
+      try {
+        return await createContext({ runtime, authorization: request.headers.authorization, log: request.log, source: 'app' });
+      } catch (error) {
+        // Apollo answers a context failure with 500 unless the error names its status: a database that is down is a 503.
+        if (!isDependencyUnavailable(error)) throw error;
+        request.log.warn({ err: error }, 'a dependency is unavailable');
+        const unavailable = new DomainError('SERVICE_UNAVAILABLE', UNAVAILABLE_MESSAGE, { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
+        throw new GraphQLError(UNAVAILABLE_MESSAGE, {
+          originalError: unavailable,
+          extensions: { code: unavailable.code, http: { status: 503, headers: new Map(limitHeaders(unavailable.data)) } },
+        });
+      }
+    },
   });
 
   registerRestRoutes(app, { runtime, schema }, routeTable);

@@ -49,6 +49,6 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
   await scope.em.flush();
   // This process at once; every process (this one again) through the event.
   scope.runtime.principals.evictToken(token.id);
-  await scope.runtime.events.publish('token.revoked', { tokenId: token.id });
+  await scope.runtime.events.announce('token.revoked', { tokenId: token.id });
   return token;
 }

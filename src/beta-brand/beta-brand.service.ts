@@ -4,6 +4,7 @@ import { requireBetaAccess, hasBetaCompany } from '../connection/beta-connection
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
+import { changeLocked } from '../shared/row-lock';
 import { trimmedText } from '../shared/text';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
@@ -166,22 +167,20 @@ export async function updateBetaBrand(scope: RequestScope, segmentId: string, in
   if (input.ownershipType !== undefined) changes.ownershipType = input.ownershipType!;
   if (input.useLocationName !== undefined) changes.useLocationName = input.useLocationName!;
   if (input.sendActionLinks !== undefined) changes.sendActionLinks = input.sendActionLinks!;
-  return scope.em.transactional(async (em) => {
-    const brand = await em.findOne(BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null });
-    if (!brand) throw DomainError.notFound('Brand');
+  // Under the brand's row lock: its sync job may be writing the provider's answer onto it at this moment.
+  const changed = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
     Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING, syncError: null, updatedAt: scope.runtime.clock.now() });
     await em.flush();
     await queueSync(scope, em, brand);
-    return brand;
   });
+  if (!changed) throw DomainError.notFound('Brand');
+  return changed.row;
 }
 
 /** Deletes a brand (409 while locations are attached): gone here at once, at the provider by a job. */
 export async function deleteBetaBrand(scope: RequestScope, segmentId: string): Promise<{ segmentId: string; deleted: boolean }> {
   const principal = requireBetaAccess(scope);
-  return scope.em.transactional(async (em) => {
-    const brand = await em.findOne(BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null });
-    if (!brand) throw DomainError.notFound('Brand');
+  const deleted = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
     // Locations that no longer exist (their account was disconnected) do not hold the brand.
     const attached = brand.locations.length > 0 ? await em.count(Location, { id: { $in: brand.locations } }) : 0;
     if (attached > 0) {
@@ -191,6 +190,7 @@ export async function deleteBetaBrand(scope: RequestScope, segmentId: string): P
     Object.assign(brand, { deletedAt: now, updatedAt: now, betaSyncStatus: BetaSyncStatus.PENDING });
     await em.flush();
     await queueSync(scope, em, brand);
-    return { segmentId, deleted: true };
   });
+  if (!deleted) throw DomainError.notFound('Brand');
+  return { segmentId, deleted: true };
 }

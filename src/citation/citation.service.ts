@@ -14,9 +14,10 @@ export interface CitationsDisabled {
 }
 
 /**
- * Disables the citations of a location: only from ACTIVE (409 NOT_ACTIVE otherwise), and one request at a time (409
- * IN_PROGRESS while another holds it in DISABLING). The move out of ACTIVE is one conditional statement, so of
- * concurrent requests exactly one proceeds. Needs the organization's citations API access (403).
+ * Disables the citations of a location: only from ACTIVE (409 NOT_ACTIVE otherwise; 409 IN_PROGRESS for a location
+ * another request holds in DISABLING). The citations are ours to syndicate, so disabling them is stopping: one
+ * conditional statement moves ACTIVE to DISABLED, so of concurrent requests exactly one proceeds, and no crash can
+ * leave a location half-way. Needs the organization's citations API access (403).
  */
 export async function disableCitations(scope: RequestScope, args: { accountId?: string | null; locationId: string }): Promise<Limited<CitationsDisabled>> {
   const principal = requirePrincipal(scope);
@@ -28,34 +29,20 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
   const counted = await countRequest(scope, 'citations', { accountId });
   const result = await withCountedRequest(counted, async () => {
     const table = scope.em.getMetadata().get(Location.name).tableName;
-    const claimed = await scope.em.getConnection().execute<{ id: string }[]>(
+    const disabled = await scope.em.getConnection().execute<{ id: string }[]>(
       `update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ? returning id`,
-      [CitationsStatus.DISABLING, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
+      [CitationsStatus.DISABLED, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
     );
-    if (claimed.length === 0) {
+    if (disabled.length === 0) {
       const [current] = await scope.em.getConnection().execute<{ citations_status: string }[]>(
         `select citations_status from "${table}" where id = ?`,
         [location.id],
       );
-      if (current?.citations_status === CitationsStatus.DISABLING) {
+      if (!current) throw DomainError.notFound('Location');
+      if (current.citations_status === CitationsStatus.DISABLING) {
         throw new DomainError('IN_PROGRESS', 'A citations request for this location is in progress');
       }
-      throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current?.citations_status ?? 'unknown'})`);
-    }
-    // The citations are ours to syndicate: disabling them is stopping, done when the status says so. Should that
-    // fail, the location goes back to ACTIVE rather than stay DISABLING (IN_PROGRESS) for ever.
-    const settle = (status: CitationsStatus) =>
-      scope.em.getConnection().execute(`update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ?`, [
-        status,
-        scope.runtime.clock.now(),
-        location.id,
-        CitationsStatus.DISABLING,
-      ]);
-    try {
-      await settle(CitationsStatus.DISABLED);
-    } catch (error) {
-      await settle(CitationsStatus.ACTIVE).catch(() => undefined);
-      throw error;
+      throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current.citations_status})`);
     }
     return { message: 'Citations disabled', locationId: location.id, removed: true };
   });

@@ -13,8 +13,25 @@ export type { Listener } from './event-codec';
  */
 export interface EventBus {
   publish<T extends Topic>(topic: T, payload: TopicPayloads[T]): Promise<void>;
+  /**
+   * Publishes news of a change that has committed: best effort, never throws. The change stands whether or not the
+   * event goes out (a request must not fail, nor a client retry and duplicate it, because the bus is down); a lost
+   * event is logged, and subscribers that reconnect read the current state (docs/events.md).
+   */
+  announce<T extends Topic>(topic: T, payload: TopicPayloads[T]): Promise<void>;
   subscribe<T extends Topic>(topic: T, listener: Listener<T>): () => void;
   close(): Promise<void>;
+}
+
+/** `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown. */
+export function announcer(publish: EventBus['publish'], log: FastifyBaseLogger): EventBus['announce'] {
+  return async (topic, payload) => {
+    try {
+      await publish(topic, payload);
+    } catch (error) {
+      log.warn({ err: error, topic }, 'an event of a committed change could not be published; its subscribers miss it');
+    }
+  };
 }
 
 /** Waits after a lost connection before trying again: 100 ms doubling to 2 s. */
@@ -75,30 +92,37 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
   });
   // Publishes go out one at a time, in call order: pg deprecates queueing a query on a busy client.
   let previous: Promise<unknown> = Promise.resolve();
+  const publish: EventBus['publish'] = async (topic, payload) => {
+    if (closed) return;
+    const raw = encodeEvent(topic, payload);
+    const reopen = async () => {
+      publisherBroken = false;
+      // The broken connection is dropped either way; how its end went only matters when debugging.
+      await publisher.end().catch((error: unknown) => log.debug({ err: error }, 'ending a broken event publish connection failed'));
+      publisher = await openPublisher();
+    };
+    const sent = previous.then(async () => {
+      if (publisherBroken) await reopen();
+      try {
+        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
+      } catch (error) {
+        // The connection may be gone before its loss was reported (a terminated backend, a failover): one more
+        // try on a fresh connection. A second failure is the caller's to see.
+        log.warn({ err: error }, 'event publish failed; retrying once on a new connection');
+        await reopen();
+        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
+      }
+    });
+    // The next publish waits for this one, not for its outcome: the caller of this one sees the failure.
+    previous = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    await sent;
+  };
   return {
-    async publish(topic, payload) {
-      if (closed) return;
-      const raw = encodeEvent(topic, payload);
-      const reopen = async () => {
-        publisherBroken = false;
-        await publisher.end().catch(() => undefined);
-        publisher = await openPublisher();
-      };
-      const sent = previous.then(async () => {
-        if (publisherBroken) await reopen();
-        try {
-          await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
-        } catch (error) {
-          // The connection may be gone before its loss was reported (a terminated backend, a failover): one more
-          // try on a fresh connection. A second failure is the caller's to see.
-          log.warn({ err: error }, 'event publish failed; retrying once on a new connection');
-          await reopen();
-          await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
-        }
-      });
-      previous = sent.catch(() => undefined);
-      await sent;
-    },
+    publish,
+    announce: announcer(publish, log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {
       closed = true;
@@ -106,3 +130,4 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     },
   };
 }
+

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { createClient } from 'redis';
-import type { EventBus } from './event-bus';
+import { announcer, type EventBus } from './event-bus';
 import { EVENT_CHANNEL, encodeEvent, LocalListeners } from './event-codec';
 
 const CLOSE_GRACE_MS = 2000;
@@ -64,11 +64,13 @@ export async function createRedisEventBus(
   started = true;
 
   let closed = false;
+  const publish: EventBus['publish'] = async (topic, payload) => {
+    if (closed) return;
+    await publisher.publish(channel, encodeEvent(topic, payload));
+  };
   return {
-    async publish(topic, payload) {
-      if (closed) return;
-      await publisher.publish(channel, encodeEvent(topic, payload));
-    },
+    publish,
+    announce: announcer(publish, log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {
       if (closed) return;

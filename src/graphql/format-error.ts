@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/dependency-unavailable';
 import { domainErrorOf, INTERNAL_ERROR_MESSAGE, type DomainErrorData, type ErrorCode } from '../errors/domain-error';
 import { isTokenLimitError, TOKEN_LIMIT_CLIENT_MESSAGE } from './limits';
 
@@ -16,6 +17,14 @@ export interface ClassifiedError {
 const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
 
 const MASKED: ClassifiedError = { code: 'INTERNAL_SERVER_ERROR', message: INTERNAL_ERROR_MESSAGE, data: {}, masked: true };
+
+/** A dependency that is down (the database connection) is a documented 503, never a 500: the client may retry. */
+const UNAVAILABLE: ClassifiedError = {
+  code: 'SERVICE_UNAVAILABLE',
+  message: UNAVAILABLE_MESSAGE,
+  data: { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS },
+  masked: true,
+};
 
 /** graphql-js's "Did you mean …?" hints name fields and enum values: schema details, hidden in production. */
 const SUGGESTION = / ?Did you mean (.+?)\?$/;
@@ -37,6 +46,7 @@ export function classifyError(error: unknown, options: ClassifyOptions = {}): Cl
 function classifyUnmasked(error: unknown): ClassifiedError {
   const domainError = domainErrorOf(error);
   if (domainError) return { code: domainError.code, message: domainError.message, data: domainError.data, masked: false };
+  if (isDependencyUnavailable(error)) return { ...UNAVAILABLE };
   if (!(error instanceof GraphQLError)) return { ...MASKED };
   if (isTokenLimitError(error)) {
     return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, data: {}, masked: false };
@@ -64,9 +74,7 @@ export function formatGraphQLError(
   options: { log: FastifyBaseLogger; hideSuggestions: boolean },
 ): GraphQLFormattedError {
   const classified = classifyError(error, options);
-  if (classified.masked) {
-    options.log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL operation');
-  }
+  if (classified.masked) logMasked(options.log, classified, error.originalError ?? error, 'a GraphQL operation', { path: error.path });
   // The data a REST body carries (rate limit figures, missing fields), under the same names; never headers' data.
   const { payload, missingFields } = classified.data;
   const extensions: Record<string, unknown> = {
@@ -80,6 +88,15 @@ export function formatGraphQLError(
     ...(error.path ? { path: error.path } : {}),
     extensions,
   };
+}
+
+/**
+ * The log line of an error clients only see masked: a dependency that is down is a warning (the client is told to
+ * retry), anything else an error with its stack.
+ */
+export function logMasked(log: FastifyBaseLogger, classified: ClassifiedError, error: unknown, where: string, extra: Record<string, unknown> = {}): void {
+  if (classified.code === 'SERVICE_UNAVAILABLE') log.warn({ err: error, ...extra }, `a dependency is unavailable in ${where}`);
+  else log.error({ err: error, ...extra }, `unexpected error in ${where}`);
 }
 
 /** Apollo hands its formatter the formatted error and the original; this unwraps to the GraphQLError. */

@@ -34,7 +34,7 @@ export enum LocationUpdateField {
   SERVICE_AREA = 'service_area',
 }
 
-/** Citations of a location: disabled through DISABLING, and only from ACTIVE. */
+/** Citations of a location: disabled only from ACTIVE, in one step (DISABLING is kept for locations an earlier version left in it). */
 export enum CitationsStatus {
   ACTIVE = 'ACTIVE',
   DISABLING = 'DISABLING',

@@ -5,7 +5,7 @@ import { LocationUpdateJob } from './location-update-job.entity';
 
 /** Tells every subscriber, in every process, that an update job changed; call after the change committed. */
 export async function announceUpdateJobChange(runtime: Runtime, job: LocationUpdateJob): Promise<void> {
-  await runtime.events.publish('location-update-job.updated', {
+  await runtime.events.announce('location-update-job.updated', {
     id: job.id,
     organizationId: job.organization.id,
     accountId: job.account.id,

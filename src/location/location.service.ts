@@ -1,5 +1,4 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
@@ -11,6 +10,7 @@ import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
 import { isId, NO_MATCH_ID } from '../shared/ids';
+import { changeLocked } from '../shared/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
@@ -33,7 +33,9 @@ export async function createLocation(scope: RequestScope, args: { accountId?: st
   const location = await withCountedRequest(counted, async () => {
     try {
       return await scope.em.transactional(async (em) => {
-        const account = await em.findOneOrFail(Account, accountId);
+        // Disconnected since it was resolved: as unknown.
+        const account = await em.findOne(Account, accountId);
+        if (!account) throw DomainError.notFound('Account');
         const created = em.create(Location, { ...fields, account, createdAt: now, updatedAt: now });
         await em.flush();
         if (account.alphaAccountId) await scope.runtime.jobs.enqueue(em, 'location-publish', { locationId: created.id });
@@ -117,8 +119,8 @@ export async function updateLocation(
   const now = scope.runtime.clock.now();
   const job = await withCountedRequest(counted, async () => {
     try {
-      return await scope.em.transactional(async (em) => {
-        const location = await em.findOneOrFail(Location, stored.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      // Under the location's row lock (its update and publish jobs write it too); gone meanwhile: as unknown.
+      const accepted = await changeLocked(scope.em, Location, { id: stored.id }, async (location, em) => {
         const connected = location.connected;
         const created = em.create(LocationUpdateJob, {
           organization: em.getReference(Organization, principal.organizationId),
@@ -136,6 +138,8 @@ export async function updateLocation(
         if (connected) await scope.runtime.jobs.enqueue(em, 'location-update', { jobId: created.id });
         return created;
       });
+      if (!accepted) throw DomainError.notFound('Location');
+      return accepted.result;
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) {
         throw new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');

@@ -13,7 +13,8 @@ import type { Runtime } from '../runtime';
 import { createContext } from '../context';
 import { DomainError, domainErrorOf } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
-import { classifyError } from '../graphql/format-error';
+import type { Context } from '../graphql/context';
+import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
 import { compileRecord, type CompiledRecord } from './record';
@@ -57,13 +58,14 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
       method: route.method,
       url: route.path,
       handler: async (request, reply) => {
-        const ctx = await createContext({
-          runtime: deps.runtime,
-          authorization: request.headers.authorization,
-          log: request.log,
-          source: 'external_api',
-        });
+        let ctx: Context | undefined;
         try {
+          ctx = await createContext({
+            runtime: deps.runtime,
+            authorization: request.headers.authorization,
+            log: request.log,
+            source: 'external_api',
+          });
           // Every documented path requires a token: say so before judging the request's parameters.
           if (!ctx.principal) throw new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token');
           // Then the input text rule over path, query and body, in the REST names (GraphQL checks its variables).
@@ -82,12 +84,12 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           return send(reply, route.successStatus, body, ctx.responseHeaders);
         } catch (error) {
           const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
-          if (classified.masked) request.log.error({ err: error }, 'unexpected error in a REST route');
+          if (classified.masked) logMasked(request.log, classified, error, 'a REST route');
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
           const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[code]);
-          return send(reply, rendered.status, rendered.body, new Map([...ctx.responseHeaders, ...limitHeaders(classified.data)]));
+          return send(reply, rendered.status, rendered.body, new Map([...(ctx?.responseHeaders ?? []), ...limitHeaders(classified.data)]));
         }
       },
     });

@@ -1,0 +1,47 @@
+import { ConnectionException } from '@mikro-orm/core';
+
+/**
+ * Whether an error means a dependency of the request is down or unreachable for now (the database connection was
+ * lost or refused, its pool gave none in time), rather than a fault of the request or of our code. Such errors are
+ * answered 503 SERVICE_UNAVAILABLE with Retry-After by both transports (src/graphql/format-error.ts), never 500.
+ */
+const UNAVAILABLE_CODES = new Set([
+  // PostgreSQL: the server is shutting down, or terminated this backend (pg_terminate_backend, a failover).
+  '57P01',
+  '57P02',
+  '57P03',
+  // PostgreSQL: connection exceptions, and too many connections.
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+  // The socket: refused, reset, broken, timed out.
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
+
+/** Messages of node-postgres and knex that carry no code. */
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection is closed|Client has encountered a connection error|Timeout acquiring a connection/i;
+
+export function isDependencyUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current; depth += 1) {
+    if (current instanceof ConnectionException) return true;
+    if (current instanceof Error) {
+      const code = (current as { code?: unknown }).code;
+      if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+      if (current.name === 'KnexTimeoutError' || UNAVAILABLE_MESSAGES.test(current.message)) return true;
+    }
+    const next = current as { originalError?: unknown; previous?: unknown; cause?: unknown };
+    current = next.originalError ?? next.previous ?? next.cause;
+  }
+  return false;
+}
+
+/** What clients read in its place. */
+export const UNAVAILABLE_MESSAGE = 'A service this request needs is unavailable for a moment; try again shortly';
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
