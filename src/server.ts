@@ -10,6 +10,7 @@ import type { Context } from './graphql/context';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
+import { subscriptionsOverWebSocketOnlyPlugin } from './graphql/subscriptions-over-websocket-only';
 import { gatewaySchema } from './schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
@@ -107,6 +108,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       responseHeadersPlugin,
       // In production the schema is for callers with a token (the IDE sends one).
       requestGuardsPlugin({ schemaNeedsToken: production }),
+      subscriptionsOverWebSocketOnlyPlugin({ publicUrl: runtime.publicUrl, formatError: (error) => formatGraphQLError(error, errorOptions) }),
     ],
   });
   await apollo.start();
