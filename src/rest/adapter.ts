@@ -104,8 +104,9 @@ function fieldSelector(route: RestRoute, record: CompiledRecord): (query: Record
   const known = record.itemFields(selection.list);
   if (!known) throw new Error(`Route ${route.method} ${route.path}: ${selection.list} is not a list of records in its payload`);
   return (query) => {
+    // Sent once (the route's variable reader refuses a repeated parameter before this runs).
     const raw = query[selection.parameter];
-    const text = Array.isArray(raw) ? raw.join(',') : typeof raw === 'string' ? raw : '';
+    const text = typeof raw === 'string' ? raw : '';
     const asked = text.split(',').map((name) => name.trim()).filter(Boolean);
     if (asked.length === 0) return (payload) => payload;
     const unknown = asked.filter((name) => !known.includes(name));
