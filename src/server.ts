@@ -17,7 +17,7 @@ import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
 import { limitHeaders } from './http/limit-headers';
 import { RequestLogController } from './http/request-log';
-import { clientErrorHandler, frameworkErrorHandler, messageForFastifyError, sendHttpError } from './http/transport-errors';
+import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
@@ -114,12 +114,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   await apollo.start();
 
   // Errors Fastify raises before a handler (bad JSON, body too large, unsupported media type): the documented
-  // generic body on REST paths, a GraphQL error list on /graphql.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error({ err: error }, 'unexpected error');
-    return sendHttpError(request, reply, status, messageForFastifyError(error, status));
-  });
+  // generic body on REST paths, a GraphQL error list on /graphql. REST routes answer theirs in the route's own
+  // shapes (src/rest/adapter.ts).
+  app.setErrorHandler((error: FastifyError, request, reply) => handleFastifyError(error, request, reply));
   app.setNotFoundHandler((request, reply) => {
     const pathname = request.url.split('?')[0]!;
     const methods = allowed.for(pathname);

@@ -11,8 +11,9 @@ import {
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Runtime } from '../runtime';
 import { createContext } from '../context';
-import { DomainError, domainErrorOf } from '../errors/domain-error';
+import { catalogueEntry, DomainError, domainErrorOf } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
+import { handleFastifyError } from '../http/transport-errors';
 import { classifyError } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
@@ -56,6 +57,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     app.route({
       method: route.method,
       url: route.path,
+      // Fastify's own refusals of this route's requests (a body that is not JSON) in the route's shapes too.
+      errorHandler: (error, request, reply) => handleFastifyError(error, request, reply, (status) => route.errorShapes?.[status]),
       handler: async (request, reply) => {
         const ctx = await createContext({
           runtime: deps.runtime,
@@ -86,7 +89,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
-          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[code]);
+          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[catalogueEntry(code).status]);
           return send(reply, rendered.status, rendered.body, new Map([...ctx.responseHeaders, ...limitHeaders(classified.data)]));
         }
       },
