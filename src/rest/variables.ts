@@ -31,6 +31,7 @@ interface PreparedVariable {
   name: string;
   source: ValueSource;
   type: GraphQLInputType;
+  checkJsonType: JsonTypeCheck | undefined;
 }
 
 export type VariableReader = (request: FastifyRequest) => Record<string, unknown>;
@@ -109,7 +110,7 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
 /**
  * A body value with the REST names of its nested input objects turned into the GraphQL names (the reverse of the
  * record rule, src/rest/names.ts). A name that is no field's REST name is refused here, under the name sent: passed
- * on, it could be taken for a GraphQL name (`openDay` for `open_day`). Values are left for `strayJsonType` and the
+ * on, it could be taken for a GraphQL name (`openDay` for `open_day`). Values are left for `jsonTypeCheck` and the
  * coercion to judge.
  */
 function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): unknown {
@@ -129,7 +130,7 @@ function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNamin
   return converted;
 }
 
-/** The JSON type each built-in scalar stands for. Other scalars (JSON) are judged by their own parsing. */
+/** The JSON type each built-in scalar stands for (an enum: a string). Other scalars (JSON) are judged by their own parsing. */
 const JSON_TYPE_OF_SCALAR: Readonly<Record<string, 'number' | 'string' | 'boolean'>> = {
   Int: 'number',
   Float: 'number',
@@ -138,35 +139,48 @@ const JSON_TYPE_OF_SCALAR: Readonly<Record<string, 'number' | 'string' | 'boolea
   Boolean: 'boolean',
 };
 
+/** The path (below the value) of the first value of a JSON type other than the one its type stands for, or undefined. */
+type JsonTypeCheck = (value: unknown) => (string | number)[] | undefined;
+
 /**
- * The path (below `value`) of the first value whose JSON type is not the one `type` stands for, or undefined. Null
- * and absent values pass (whether one may be null is the coercion's to say), as do fields no type has (the coercion
- * names them). The path is built only for the one found.
+ * The check of values of `type`, built once per variable at start-up (a request pays only for walking its value);
+ * undefined where any JSON value passes (the JSON scalar), so a list of those is not walked at all. Null and absent
+ * values pass (whether one may be null is the coercion's to say), as do fields no type has (the coercion names
+ * them). The path is built only for the value found.
  */
-function strayJsonType(value: unknown, type: GraphQLInputType): (string | number)[] | undefined {
-  if (value === null || value === undefined) return undefined;
+function jsonTypeCheck(type: GraphQLInputType): JsonTypeCheck | undefined {
   const inner = isNonNullType(type) ? type.ofType : type;
   if (isListType(inner)) {
-    if (!Array.isArray(value)) return [];
-    for (let index = 0; index < value.length; index += 1) {
-      const stray = strayJsonType(value[index], inner.ofType);
-      if (stray) return [index, ...stray];
-    }
-    return undefined;
+    const checkItem = jsonTypeCheck(inner.ofType);
+    return (value) => {
+      if (value === null || value === undefined) return undefined;
+      if (!Array.isArray(value)) return [];
+      if (checkItem) {
+        for (let index = 0; index < value.length; index += 1) {
+          const stray = checkItem(value[index]);
+          if (stray) return [index, ...stray];
+        }
+      }
+      return undefined;
+    };
   }
   if (isInputObjectType(inner)) {
-    if (typeof value !== 'object' || Array.isArray(value)) return [];
-    const fields = inner.getFields();
-    for (const [key, item] of Object.entries(value)) {
-      const field = fields[key];
-      const stray = field && strayJsonType(item, field.type);
-      if (stray) return [key, ...stray];
-    }
-    return undefined;
+    // Built on first use: an input type may contain itself.
+    let checkField: Map<string, JsonTypeCheck | undefined> | undefined;
+    return (value) => {
+      if (value === null || value === undefined) return undefined;
+      if (typeof value !== 'object' || Array.isArray(value)) return [];
+      checkField ??= new Map(Object.values(inner.getFields()).map((field) => [field.name, jsonTypeCheck(field.type)]));
+      for (const [key, item] of Object.entries(value)) {
+        const stray = checkField.get(key)?.(item);
+        if (stray) return [key, ...stray];
+      }
+      return undefined;
+    };
   }
-  if (isEnumType(inner)) return typeof value === 'string' ? undefined : [];
-  const expected = JSON_TYPE_OF_SCALAR[inner.name];
-  return expected === undefined || typeof value === expected ? undefined : [];
+  const expected = isEnumType(inner) ? 'string' : JSON_TYPE_OF_SCALAR[inner.name];
+  if (expected === undefined) return undefined;
+  return (value) => (value === null || value === undefined || typeof value === expected ? undefined : []);
 }
 
 /** The value at `path` inside `value`. */
@@ -283,7 +297,7 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
     if (!source) return [];
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (!type) throw new Error(`Route ${route.method} ${route.path}: no input type for $${name}`);
-    return [{ name, source, type }];
+    return [{ name, source, type, checkJsonType: jsonTypeCheck(type) }];
   });
   // The operation's own list: a route must not read a variable its operation does not declare.
   for (const name of Object.keys(route.variables)) {
@@ -308,7 +322,7 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
     }
     for (const { variable, value } of sent) {
       if (value === undefined && !isNonNullType(variable.type)) continue;
-      const stray = strayJsonType(value, variable.type);
+      const stray = variable.checkJsonType?.(value);
       if (stray) throw DomainError.badInput(describe(variable, stray, valueAt(value, stray)));
       // Coerced here only to be judged (execute coerces again). The first problem is the one reported, and it ends
       // the coercion: a list of 100,000 bad items must not cost 100,000 errors.
