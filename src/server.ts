@@ -12,13 +12,14 @@ import type { Context } from './graphql/context';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
+import { subscriptionsOverWebSocketOnlyPlugin } from './graphql/subscriptions-over-websocket-only';
 import { gatewaySchema } from './schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
 import { limitHeaders } from './http/limit-headers';
 import { RequestLogController } from './http/request-log';
-import { clientErrorHandler, frameworkErrorHandler, messageForFastifyError, sendHttpError } from './http/transport-errors';
+import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
@@ -109,21 +110,15 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       responseHeadersPlugin,
       // In production the schema is for callers with a token (the IDE sends one).
       requestGuardsPlugin({ schemaNeedsToken: production }),
+      subscriptionsOverWebSocketOnlyPlugin({ publicUrl: runtime.publicUrl, formatError: (error) => formatGraphQLError(error, errorOptions) }),
     ],
   });
   await apollo.start();
 
   // Errors Fastify raises before a handler (bad JSON, body too large, unsupported media type): the documented
-  // generic body on REST paths, a GraphQL error list on /graphql.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (isDependencyUnavailable(error)) {
-      request.log.warn({ err: error }, 'a dependency is unavailable');
-      return sendHttpError(request, reply, 503, UNAVAILABLE_MESSAGE, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
-    }
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error({ err: error }, 'unexpected error');
-    return sendHttpError(request, reply, status, messageForFastifyError(error, status));
-  });
+  // generic body on REST paths, a GraphQL error list on /graphql. REST routes answer theirs in the route's own
+  // shapes (src/rest/adapter.ts).
+  app.setErrorHandler((error: FastifyError, request, reply) => handleFastifyError(error, request, reply));
   app.setNotFoundHandler((request, reply) => {
     const pathname = request.url.split('?')[0]!;
     const methods = allowed.for(pathname);

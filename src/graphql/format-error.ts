@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, Kind, type GraphQLFormattedError } from 'graphql';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/dependency-unavailable';
 import { domainErrorOf, INTERNAL_ERROR_MESSAGE, type DomainErrorData, type ErrorCode } from '../errors/domain-error';
 import { isTokenLimitError, TOKEN_LIMIT_CLIENT_MESSAGE } from './limits';
@@ -56,12 +56,22 @@ function classifyUnmasked(error: unknown): ClassifiedError {
     const mapped = code === 'BAD_USER_INPUT' || code === 'BAD_REQUEST' ? 'BAD_USER_INPUT' : code;
     return { code: mapped as ClassifiedError['code'], message: error.message, data: {}, masked: false };
   }
+  // graphql-js's refusal of a variable's value (`Variable "$v" got invalid value 1.5; ID cannot represent …`): it
+  // names the variable's definition, and carries the scalar's own error as its cause. Apollo answers it over HTTP
+  // as BAD_USER_INPUT; the same rule here answers it so on every transport (graphql-ws returns it from subscribe()
+  // and execute() without a code).
+  if (isVariableValueError(error)) return { code: 'BAD_USER_INPUT', message: error.message, data: {}, masked: false };
   // graphql-js reports bad variables and documents before execution: those errors have no path and no cause.
   if (!error.path && !error.originalError) {
     const kind = error.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'BAD_USER_INPUT';
     return { code: kind, message: error.message, data: {}, masked: false };
   }
   return { ...MASKED };
+}
+
+/** An error graphql-js raised while coercing a variable's value, before anything ran: no path, one variable definition. */
+function isVariableValueError(error: GraphQLError): boolean {
+  return !error.path && error.nodes?.length === 1 && error.nodes[0]!.kind === Kind.VARIABLE_DEFINITION;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import {
   getOperationAST,
+  getVariableValues,
   GraphQLError,
   parse,
   specifiedRules,
@@ -136,6 +137,10 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         if (!operation) {
           return [toGraphQLError(DomainError.badInput('Unable to identify the operation to run'))];
         }
+        // Variables that do not fit their types refuse the operation before it starts, as over HTTP (a 400): an
+        // `error` message like a validation failure's, never a result. (execute and subscribe coerce them again.)
+        const coerced = getVariableValues(deps.schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
+        if (coerced.errors) return [...coerced.errors];
         let contextValue;
         try {
           contextValue = await deps.createContext(authorizations.get(ctx));

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode } from '../errors/domain-error';
+import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/dependency-unavailable';
+import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
 import { restErrorBody } from './error-body';
 
 /**
@@ -15,8 +16,9 @@ export function isGraphQLPath(url: string): boolean {
   return pathname === '/graphql' || pathname === '/graphql/';
 }
 
-export function errorBody(url: string, code: ErrorCode, message: string): { status: number; body: Record<string, unknown> } {
-  const rendered = restErrorBody(code, message);
+/** `shape`: where the route's document writes this status in another of its shapes (src/rest/route.ts `errorShapes`). */
+export function errorBody(url: string, code: ErrorCode, message: string, shape?: RestErrorShape): { status: number; body: Record<string, unknown> } {
+  const rendered = restErrorBody(code, message, {}, shape);
   if (!isGraphQLPath(url)) return rendered;
   return { status: rendered.status, body: { errors: [{ message, extensions: { code } }] } };
 }
@@ -27,14 +29,34 @@ export function sendHttpError(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  shape?: RestErrorShape,
 ): FastifyReply {
-  const { body } = errorBody(request.url, errorCodeForStatus(status), message);
+  const { body } = errorBody(request.url, errorCodeForStatus(status), message, shape);
   return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 
 /** Fastify's messages of its 4xx refusals are written for clients; a 5xx never shows its internals. */
 export function messageForFastifyError(error: FastifyError, status: number): string {
   return status >= 500 ? INTERNAL_ERROR_MESSAGE : error.message;
+}
+
+/**
+ * Errors Fastify raises before a handler runs (a body that is not JSON, too large, of an unsupported type), and
+ * whatever escapes a handler (a 500, logged). `shapeOf` gives the shape a route writes a status in, where it has one.
+ */
+export function handleFastifyError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shapeOf: (status: number) => RestErrorShape | undefined = () => undefined,
+): FastifyReply {
+  if (isDependencyUnavailable(error)) {
+    request.log.warn({ err: error }, 'a dependency is unavailable');
+    return sendHttpError(request, reply, 503, UNAVAILABLE_MESSAGE, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, shapeOf(503));
+  }
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) request.log.error({ err: error }, 'unexpected error');
+  return sendHttpError(request, reply, status, messageForFastifyError(error, status), {}, shapeOf(status));
 }
 
 /** Fastify's router refusals (bad percent-encoding, over-long path parameter), in the documented shape. */

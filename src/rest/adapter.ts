@@ -11,9 +11,10 @@ import {
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Runtime } from '../runtime';
 import { createContext } from '../context';
-import { DomainError, domainErrorOf } from '../errors/domain-error';
+import { catalogueEntry, DomainError, domainErrorOf } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
 import type { Context } from '../graphql/context';
+import { handleFastifyError } from '../http/transport-errors';
 import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
@@ -57,6 +58,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     app.route({
       method: route.method,
       url: route.path,
+      // Fastify's own refusals of this route's requests (a body that is not JSON) in the route's shapes too.
+      errorHandler: (error, request, reply) => handleFastifyError(error, request, reply, (status) => route.errorShapes?.[status]),
       handler: async (request, reply) => {
         let ctx: Context | undefined;
         try {
@@ -88,7 +91,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
-          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[code]);
+          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[catalogueEntry(code).status]);
           return send(reply, rendered.status, rendered.body, new Map([...(ctx?.responseHeaders ?? []), ...limitHeaders(classified.data)]));
         }
       },
@@ -106,8 +109,9 @@ function fieldSelector(route: RestRoute, record: CompiledRecord): (query: Record
   const known = record.itemFields(selection.list);
   if (!known) throw new Error(`Route ${route.method} ${route.path}: ${selection.list} is not a list of records in its payload`);
   return (query) => {
+    // Sent once (the route's variable reader refuses a repeated parameter before this runs).
     const raw = query[selection.parameter];
-    const text = Array.isArray(raw) ? raw.join(',') : typeof raw === 'string' ? raw : '';
+    const text = typeof raw === 'string' ? raw : '';
     const asked = text.split(',').map((name) => name.trim()).filter(Boolean);
     if (asked.length === 0) return (payload) => payload;
     const unknown = asked.filter((name) => !known.includes(name));

@@ -68,7 +68,7 @@ function errorResponses(route: RestRoute): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const byShape = new Map<RestErrorShape, ErrorCode[]>();
     for (const code of codes) {
-      const shape = route.errorShapes?.[code] ?? errorCatalogue[code].shape;
+      const shape = route.errorShapes?.[status] ?? errorCatalogue[code].shape;
       byShape.set(shape, [...(byShape.get(shape) ?? []), code]);
     }
     const schemas = [...byShape].map(([shape, shapeCodes]) => errorSchema(shapeCodes, shape));

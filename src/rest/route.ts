@@ -46,8 +46,12 @@ export interface RestRoute<TData = any, TVariables extends Record<string, unknow
   payload: RestRecord;
   /** Errors of this route beyond the ones every route may answer (src/rest/openapi.ts), for OpenAPI. */
   errors?: readonly ErrorCode[];
-  /** Where the document writes some errors of this route in another shape than the catalogue's (e.g. 400 as `{success: false, msg}`). */
-  errorShapes?: Partial<Record<ErrorCode, RestErrorShape>>;
+  /**
+   * Where the document writes every error of a status of this route in another shape than the catalogue's (e.g. each
+   * 400 as `{success: false, msg}`): by status, so that whatever refuses the request (the variable reader, the
+   * operation, Fastify's body parsing) answers in it.
+   */
+  errorShapes?: Partial<Record<number, RestErrorShape>>;
   /**
    * Required fields missing from the request answer MISSING_FIELDS naming them all (the document's citations
    * shape), instead of a 400 naming the first.

@@ -6,7 +6,6 @@ import {
   isInputObjectType,
   isListType,
   isNonNullType,
-  isScalarType,
   typeFromAST,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -20,19 +19,41 @@ import type { RestRoute, ValueSource } from './route';
  * A route's variables, read from the request and coerced by graphql-js itself against the operation's variable
  * types. A bad value becomes a 400 in the REST names the caller used (`params.topicType`, `per_page`), worked out
  * from the structured path of the problem and the schema's type there: never a GraphQL type or variable name.
+ *
+ * REST values keep their JSON types: before graphql-js coerces anything, every value is checked to have the JSON
+ * type its GraphQL type stands for (a list is an array, a number a number, a string a string, a boolean a
+ * boolean, an object an object), at every depth. GraphQL's input coercion is laxer (a single value for a list
+ * becomes a list of one, an integer an ID) and would otherwise change what the caller sent. Query parameters are
+ * text by nature: their documented reading (`page=2` is a number, `a,b` a list) stays, but each is sent once.
  */
 
 interface PreparedVariable {
   name: string;
   source: ValueSource;
   type: GraphQLInputType;
+  checkJsonType: JsonTypeCheck | undefined;
 }
 
 export type VariableReader = (request: FastifyRequest) => Record<string, unknown>;
 
-function firstText(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value.length > 0 ? String(value[0]) : undefined;
+/** A path, query or header value as one text: a query parameter sent several times is refused, never one of them picked. */
+function singleText(value: unknown, name: string): string | undefined {
+  if (Array.isArray(value)) throw DomainError.badInput(`${name} must be sent once (it was sent ${value.length} times)`);
   return value === undefined || value === null ? undefined : String(value);
+}
+
+/**
+ * `account_id[]=…` or `account_id[x]=…` for a parameter the route reads: the bracket forms of other frameworks'
+ * query parsers, which ours reads as another name. Refused naming it, rather than taken as the parameter's absence.
+ */
+function refuseBracketForms(query: Record<string, unknown>, names: ReadonlySet<string>): void {
+  for (const key of Object.keys(query)) {
+    const bracket = key.indexOf('[');
+    if (bracket > 0 && names.has(key.slice(0, bracket))) {
+      const name = key.slice(0, bracket);
+      throw DomainError.badInput(`${key} is not a parameter: send ${name} once, as ${name}=<value>`);
+    }
+  }
 }
 
 function bodyObject(request: FastifyRequest): Record<string, unknown> {
@@ -63,7 +84,7 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
     case 'query':
     case 'header': {
       const bag = (source.from === 'path' ? request.params : source.from === 'query' ? request.query : request.headers) as Record<string, unknown>;
-      const text = firstText(bag[source.from === 'header' ? source.name.toLowerCase() : source.name]);
+      const text = singleText(bag[source.from === 'header' ? source.name.toLowerCase() : source.name], source.name);
       if (text === undefined || text === '') return undefined;
       return fromText(text, variable.type);
     }
@@ -89,12 +110,11 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
 /**
  * A body value with the REST names of its nested input objects turned into the GraphQL names (the reverse of the
  * record rule, src/rest/names.ts). A name that is no field's REST name is refused here, under the name sent: passed
- * on, it could be taken for a GraphQL name (`openDay` for `open_day`). Values are left for the coercion to judge.
+ * on, it could be taken for a GraphQL name (`openDay` for `open_day`). Values are left for `jsonTypeCheck` and the
+ * coercion to judge.
  */
 function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): unknown {
   const inner = isNonNullType(type) ? type.ofType : type;
-  // GraphQL's ID takes integers too; the document's ids are strings, and 42 is no id of ours.
-  if (isScalarType(inner) && inner.name === 'ID' && typeof value === 'number') throw DomainError.badInput(`${where} must be a string`);
   if (verbatim || value === null || typeof value !== 'object') return value;
   if (isListType(inner)) {
     return Array.isArray(value) ? value.map((item, index) => fromRestNames(item, inner.ofType, naming, false, `${where}[${index}]`)) : value;
@@ -108,6 +128,64 @@ function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNamin
     converted[name] = fromRestNames(item, inner.getFields()[name]!.type, naming, isVerbatim(naming, inner.name, name), `${where}.${key}`);
   }
   return converted;
+}
+
+/** The JSON type each built-in scalar stands for (an enum: a string). Other scalars (JSON) are judged by their own parsing. */
+const JSON_TYPE_OF_SCALAR: Readonly<Record<string, 'number' | 'string' | 'boolean'>> = {
+  Int: 'number',
+  Float: 'number',
+  String: 'string',
+  ID: 'string',
+  Boolean: 'boolean',
+};
+
+/** The path (below the value) of the first value of a JSON type other than the one its type stands for, or undefined. */
+type JsonTypeCheck = (value: unknown) => (string | number)[] | undefined;
+
+/**
+ * The check of values of `type`, built once per variable at start-up (a request pays only for walking its value);
+ * undefined where any JSON value passes (the JSON scalar), so a list of those is not walked at all. Null and absent
+ * values pass (whether one may be null is the coercion's to say), as do fields no type has (the coercion names
+ * them). The path is built only for the value found.
+ */
+function jsonTypeCheck(type: GraphQLInputType): JsonTypeCheck | undefined {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) {
+    const checkItem = jsonTypeCheck(inner.ofType);
+    return (value) => {
+      if (value === null || value === undefined) return undefined;
+      if (!Array.isArray(value)) return [];
+      if (checkItem) {
+        for (let index = 0; index < value.length; index += 1) {
+          const stray = checkItem(value[index]);
+          if (stray) return [index, ...stray];
+        }
+      }
+      return undefined;
+    };
+  }
+  if (isInputObjectType(inner)) {
+    // Built on first use: an input type may contain itself.
+    let checkField: Map<string, JsonTypeCheck | undefined> | undefined;
+    return (value) => {
+      if (value === null || value === undefined) return undefined;
+      if (typeof value !== 'object' || Array.isArray(value)) return [];
+      checkField ??= new Map(Object.values(inner.getFields()).map((field) => [field.name, jsonTypeCheck(field.type)]));
+      for (const [key, item] of Object.entries(value)) {
+        const stray = checkField.get(key)?.(item);
+        if (stray) return [key, ...stray];
+      }
+      return undefined;
+    };
+  }
+  const expected = isEnumType(inner) ? 'string' : JSON_TYPE_OF_SCALAR[inner.name];
+  if (expected === undefined) return undefined;
+  return (value) => (value === null || value === undefined || typeof value === expected ? undefined : []);
+}
+
+/** The value at `path` inside `value`. */
+function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
+  return path.reduce<unknown>((current, segment) => (current as Record<string | number, unknown> | undefined)?.[segment], value);
 }
 
 /** The REST name of a place in a variable: the source's own name, then the REST names of the fields below it. */
@@ -219,15 +297,24 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
     if (!source) return [];
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (!type) throw new Error(`Route ${route.method} ${route.path}: no input type for $${name}`);
-    return [{ name, source, type }];
+    return [{ name, source, type, checkJsonType: jsonTypeCheck(type) }];
   });
   // The operation's own list: a route must not read a variable its operation does not declare.
   for (const name of Object.keys(route.variables)) {
     if (!variables.some((variable) => variable.name === name)) throw new Error(`Route ${route.method} ${route.path}: $${name} is not a variable of its operation`);
   }
 
+  // Every query parameter the route reads, its field selection's too: each is sent once, under its own name.
+  const queryNames = new Set([
+    ...variables.flatMap(({ source }) => (source.from === 'query' ? [source.name] : [])),
+    ...(route.payload.fieldSelection ? [route.payload.fieldSelection.parameter] : []),
+  ]);
+
   return (request) => {
     const values: Record<string, unknown> = {};
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    refuseBracketForms(query, queryNames);
+    for (const name of queryNames) singleText(query[name], name);
     const sent = variables.map((variable) => ({ variable, value: read(request, variable) }));
     if (route.missingFieldsError) {
       const missing = missingFields(variables, Object.fromEntries(sent.map(({ variable, value }) => [variable.name, value])));
@@ -235,6 +322,8 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
     }
     for (const { variable, value } of sent) {
       if (value === undefined && !isNonNullType(variable.type)) continue;
+      const stray = variable.checkJsonType?.(value);
+      if (stray) throw DomainError.badInput(describe(variable, stray, valueAt(value, stray)));
       // Coerced here only to be judged (execute coerces again). The first problem is the one reported, and it ends
       // the coercion: a list of 100,000 bad items must not cost 100,000 errors.
       coerceInputValue(value, variable.type, (path, invalidValue) => {

@@ -86,8 +86,8 @@ export const locationRoutes = [
     },
     successStatus: 200,
     payload: { ...locationRecord, at: 'updateLocation' },
-    // The document writes this route's refusals of input as {success: false, msg}.
-    errorShapes: { BAD_USER_INPUT: 'msg' },
+    // The document writes this route's refusals of input as {success: false, msg}: every 400, malformed input too.
+    errorShapes: { 400: 'msg' },
     errors: ['LOCATION_UPDATE_IN_PROGRESS', 'RATE_LIMIT_EXCEEDED'],
   }),
   defineRoute({
