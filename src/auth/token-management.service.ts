@@ -1,5 +1,5 @@
 import { requireOrganizationToken } from '../access/guards';
-import { findAccountOfOrganization } from '../account/account.access';
+import { findAccountWithinReach } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
@@ -12,7 +12,7 @@ export async function listAccountTokens(
   filter: { accountId?: string | null; includeRevoked: boolean },
 ): Promise<ApiToken[]> {
   const principal = requireOrganizationToken(scope);
-  if (filter.accountId) await findAccountOfOrganization(scope, principal, filter.accountId);
+  if (filter.accountId) await findAccountWithinReach(scope, principal, filter.accountId);
   return scope.em.find(
     ApiToken,
     {
@@ -29,7 +29,7 @@ export async function createAccountToken(
   args: { accountId: string; label?: string | null },
 ): Promise<{ token: string; apiToken: ApiToken }> {
   const principal = requireOrganizationToken(scope);
-  const account = await findAccountOfOrganization(scope, principal, args.accountId);
+  const account = await findAccountWithinReach(scope, principal, args.accountId);
   const { secret, token } = issueToken(scope.em, scope.em.getReference(Organization, principal.organizationId), {
     account,
     label: args.label ?? null,
