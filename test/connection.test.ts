@@ -343,6 +343,30 @@ describe('which token may do what', () => {
   });
 });
 
+describe('an account token in the flows', () => {
+  const flow = (method: string, path: string, token: string, params: Record<string, string>) =>
+    http(t.url, method, `${path}?${new URLSearchParams({ external_api: 'true', ...params })}`, { token });
+
+  it('reconnects and disconnects its own account, named by our id or the provider’s; its token then stops at once', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const accountId = await connectAliceTo(fixture.token, 'https://app.example/own');
+    const created = await graphql(t.url, 'mutation ($a: ID!) { createAccountToken(accountId: $a) { token } }', { token: fixture.token, variables: { a: accountId } });
+    const token = created.body.data.createAccountToken.token as string;
+
+    for (const id of [accountId, '1001', 'accounts/1001']) {
+      const refreshed = await flow('POST', '/reconnect/account', token, { alphaId: 'alpha-user-alice', id, state: 'r' });
+      expect(refreshed.body.url).toBe(`https://app.example/own?status=success_reconnect&state=r&account_id=${accountId}`);
+      expect((await importEnded(t.url, fixture.token, accountId)).syncStatus).toBe('SUCCEEDED');
+    }
+    // Its token is cached by now; the disconnect ends it with the account, as a revocation would.
+    expect((await http(t.url, 'GET', '/location', { token })).status).toBe(200);
+    const disconnected = await flow('DELETE', '/disconnect/account', token, { alphaId: '1001', state: 'd' });
+    expect(Object.fromEntries(query(disconnected.body.url))).toEqual({ status: 'success_disconnect', state: 'd', account_id: accountId });
+    expect(await accountsOf(fixture.token)).toEqual([]);
+    expect((await http(t.url, 'GET', '/location', { token })).status).toBe(401);
+  });
+});
+
 describe('reconnect for a person who never consented', () => {
   const reconnect = (token: string, alphaId: string, id: string, state: string) =>
     http(t.url, 'POST', `/reconnect/account?${new URLSearchParams({ uid: 'null', alphaId, id, external_api: 'true', state })}`, { token });

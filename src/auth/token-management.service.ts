@@ -1,6 +1,7 @@
 import { requireOrganizationToken } from '../access/guards';
 import { findAccountWithinReach } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
+import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
 import { isId } from '../shared/ids';
@@ -47,8 +48,15 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
   if (!token) throw DomainError.notFound('Account token');
   token.revokedAt ??= new Date();
   await scope.em.flush();
-  // This process at once; every process (this one again) through the event.
-  scope.runtime.principals.evictToken(token.id);
-  await scope.runtime.events.publish('token.revoked', { tokenId: token.id });
+  await endTokens(scope.runtime, [token.id]);
   return token;
+}
+
+/**
+ * Tokens that no longer authenticate (revoked, or deleted with their account) stop at once: evicted from this
+ * process's cache now, and from every process's (this one again), with their WebSocket subscriptions, by the event.
+ */
+export async function endTokens(runtime: Runtime, tokenIds: readonly string[]): Promise<void> {
+  for (const tokenId of tokenIds) runtime.principals.evictToken(tokenId);
+  for (const tokenId of tokenIds) await runtime.events.publish('token.revoked', { tokenId });
 }

@@ -7,6 +7,8 @@ import { Account } from '../account/account.entity';
 import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { identityAccessToken } from '../account/alpha-tokens';
+import { ApiToken } from '../auth/api-token.entity';
+import { endTokens } from '../auth/token-management.service';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
@@ -293,8 +295,10 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
   const identity = account.alphaIdentity;
   if (!identity) throw new DomainError('CONFLICT', 'This account was not connected through the alpha consent: there is nothing to disconnect');
   const now = runtime.clock.now();
-  const revoke = await scope.em.transactional(async (em) => {
+  const { revoke, accountTokens } = await scope.em.transactional(async (em) => {
     const current = await em.findOneOrFail(Account, account.id);
+    // The account's own tokens go with it (the foreign key cascades): they must stop authenticating at once.
+    const accountTokens = (await em.find(ApiToken, { account: account.id }, { fields: ['id'] })).map((token) => token.id);
     // 1. out of the person's connected accounts
     current.alphaIdentity = null;
     await em.flush();
@@ -311,8 +315,9 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
     await em.flush();
     // 4. the subscription
     await updateSubscriptionQuantity(em, principal.organizationId, now);
-    return sealed;
+    return { revoke: sealed, accountTokens };
   });
+  await endTokens(runtime, accountTokens);
   if (revoke) await runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)).catch(() => undefined);
   return {
     url: redirectWith(identity.redirectUrl, { status: 'success_disconnect', state: args.state, account_id: account.id }),
