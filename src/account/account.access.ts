@@ -9,6 +9,13 @@ import { isId } from '../shared/ids';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
 
+/** The accounts a principal reaches, as a filter on Account. */
+export interface AccountReach {
+  organization: string;
+  /** Set for an account token: the one account it reaches. */
+  id?: string;
+}
+
 /**
  * Whose accounts a principal may act on: THE rule, written here only (product-decisions §2; the document's
  * Authentication rule 2). An organization token reaches every account of its organization; an account token its
@@ -16,12 +23,6 @@ import { AlphaIdentity } from './alpha-identity.entity';
  * through it, so an account out of reach is "not found" exactly as an unknown one is: never "forbidden", which
  * would tell that it exists.
  */
-export interface AccountReach {
-  organization: string;
-  /** Set for an account token: the one account it reaches. */
-  id?: string;
-}
-
 export function accountsWithinReach(principal: Principal): AccountReach {
   return principal.accountId ? { organization: principal.organizationId, id: principal.accountId } : { organization: principal.organizationId };
 }
@@ -65,7 +66,7 @@ export async function resolveAccountScope(scope: RequestScope, accountId: string
     throw new DomainError('ACCOUNT_ID_REQUIRED', 'account_id is required with an organization token');
   }
   // Only whether it exists within reach matters here: a plain read, with its SQL prepared once.
-  const [found] = isId(accountId) ? await findPlain(scope.em, Account, { ...reach, id: accountId }, { limit: 1 }) : [];
+  const [found] = isId(accountId) ? await findPlain(scope.em, Account, { organization: reach.organization, id: accountId }, { limit: 1 }) : [];
   if (!found) throw DomainError.notFound('Account');
   return accountId;
 }

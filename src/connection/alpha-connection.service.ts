@@ -329,9 +329,9 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
 
 /**
  * Where a reconnect's outcome goes: the redirect_url of the person's consent (`person`, found within the
- * principal's reach), else of the latest consent within reach (an organization token: its organization's latest identity or
- * consent session; an account token: only its own account's consent). It depends on nothing out of reach, so an
- * account or person out of reach answers exactly as an unknown one. Null when there is no consent at all.
+ * principal's reach), else of the latest consent within reach (an organization token: its organization's latest
+ * identity or consent session; an account token: only its own account's consent). It depends on nothing out of
+ * reach, so an account or person out of reach answers exactly as an unknown one. Null when there is no consent.
  */
 async function reconnectRedirectUrl(em: EntityManager, principal: Principal, person: AlphaIdentity | null): Promise<string | null> {
   if (person) return person.redirectUrl;
