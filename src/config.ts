@@ -66,7 +66,10 @@ export interface Config {
   /** The alpha provider's base URL; unset: the sandbox this server mounts at /sandbox/alpha. */
   alphaApiUrl: string | undefined;
   alphaAccessToken: string;
-  /** Whether the provider sandboxes are mounted (default: everywhere but production). */
+  /**
+   * Whether the provider sandboxes (and their unauthenticated controls, loopback only) are mounted: SANDBOX=on, or
+   * by default in development when no provider URL is set. Never beside a provider URL.
+   */
   sandbox: boolean;
   jobs: {
     expireSeconds: number;
@@ -105,6 +108,9 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** The variables that point the service at a real provider: the sandboxes are never mounted beside one. */
+const PROVIDER_URL_VARIABLES = ['ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL'] as const;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable counts as unset, as shells and .env files commonly leave them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -117,9 +123,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const raw = parsed.data;
+  const problems: string[] = [];
   if (raw.NODE_ENV === 'production' && !raw.TOKEN_ENCRYPTION_KEY) {
-    throw new ConfigError('Invalid configuration:\n  TOKEN_ENCRYPTION_KEY="": required in production (32 bytes, base64): it seals the providers\' tokens at rest');
+    problems.push('  TOKEN_ENCRYPTION_KEY="": required in production (32 bytes, base64): it seals the providers\' tokens at rest');
   }
+  const providerUrls = PROVIDER_URL_VARIABLES.filter((name) => raw[name] !== undefined);
+  if (raw.SANDBOX === 'on' && providerUrls.length > 0) {
+    // A sandbox beside a real provider would offer its unauthenticated controls and seeded people for nothing, and
+    // half of the flows could end up at the simulator.
+    const given = providerUrls.map((name) => `${name}=${JSON.stringify(raw[name])}`).join(', ');
+    problems.push(`  SANDBOX="on": the provider sandboxes are never mounted beside a real provider URL (${given}); set SANDBOX=off or unset ${providerUrls.join(', ')}`);
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     port: raw.PORT,
     host: raw.HOST,
@@ -135,7 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: raw.REDIS_URL,
     alphaApiUrl: raw.ALPHA_API_URL,
     alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
-    sandbox: raw.SANDBOX ? raw.SANDBOX === 'on' : raw.NODE_ENV !== 'production',
+    // Mounted only when asked for; by default only for a developer's own run, where nothing else answers as a provider.
+    sandbox: raw.SANDBOX ? raw.SANDBOX === 'on' : raw.NODE_ENV === 'development' && providerUrls.length === 0,
     jobs: {
       expireSeconds: raw.JOB_EXPIRE_SECONDS,
       maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,

@@ -28,6 +28,15 @@ afterAll(() => t?.close());
 
 const query = (url: string) => new URL(url).searchParams;
 
+/** A consent as Alice returning to `redirectUrl`, then her account 1001 connected and imported: its id here. */
+async function connectAliceTo(token: string, redirectUrl: string): Promise<string> {
+  const consent = await runConsent(t.url, token, { redirectUrl, state: `alice-${redirectUrl}` });
+  const connected = await connect(t.url, token, consent.landed, '1001');
+  const accountId = query(connected.body.url).get('alpha_profile_id')!;
+  expect((await importEnded(t.url, token, accountId)).syncStatus).toBe('SUCCEEDED');
+  return accountId;
+}
+
 async function accountsOf(token: string): Promise<{ id: string; name: string }[]> {
   const answer = await http(t.url, 'GET', '/organization/accounts', { token });
   return answer.status === 200 ? answer.body.payload : [];
@@ -274,7 +283,10 @@ describe('disconnect and reconnect', () => {
     const reconnect = await http(t.url, 'POST', `/reconnect/account?${new URLSearchParams({ alphaId: 'alpha-user-alice', id: accountId, external_api: 'true', state: 'back' })}`, {
       token: fixture.token,
     });
-    expect(reconnect.status).toBe(404);
+    // The person's consent went with the account: the organization's latest consent gives the url's base.
+    expect(reconnect.status).toBe(200);
+    expect(reconnect.body.url.split('?')[0]).toBe('https://app.example/return');
+    expect(Object.fromEntries(query(reconnect.body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'back' });
     // A new consent connects it again.
     expect(await connectAlice(t.url, fixture.token)).not.toBe(accountId);
   });
@@ -309,6 +321,109 @@ describe('disconnect and reconnect', () => {
 
     await sql('update alpha_identity set refresh_token = null where organization_id = ?', [fixture.organization.id]);
     expect(Object.fromEntries(query((await reconnect(second, 'r4')).body.url))).toEqual({ status: 'error', error_message: 'NotFoundException', state: 'r4' });
+  });
+});
+
+describe('which token may do what', () => {
+  it('keeps starting a consent and connecting an account to organization tokens: 403 to an account token', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 1 });
+    const accountToken = fixture.accounts[0]!.token;
+    const refused = { error: 403, message: 'This operation requires an organization token' };
+    const generated = await generateUrl(t.url, accountToken, { redirect_url: 'https://app.example/return' });
+    expect([generated.status, generated.body]).toEqual([403, refused]);
+    // Even with a consent the organization token completed.
+    const consent = await runConsent(t.url, fixture.token, { state: 'org-consent' });
+    const connected = await connect(t.url, accountToken, consent.landed, '1001');
+    expect([connected.status, connected.body]).toEqual([403, refused]);
+    const viaGraphQL = await graphql(t.url, 'mutation { generateAlphaConsentUrl(redirectUrl: "https://app.example/") { url } }', { token: accountToken });
+    expect(viaGraphQL.body.errors?.[0]).toMatchObject({ extensions: { code: 'ORGANIZATION_TOKEN_REQUIRED' } });
+    // Nothing was added: the consent is still there for the organization token.
+    expect(await accountsOf(fixture.token)).toHaveLength(1);
+    expect(query((await connect(t.url, fixture.token, consent.landed, '1001')).body.url).get('status')).toBe('success');
+  });
+});
+
+describe('an account token in the flows', () => {
+  const flow = (method: string, path: string, token: string, params: Record<string, string>) =>
+    http(t.url, method, `${path}?${new URLSearchParams({ external_api: 'true', ...params })}`, { token });
+
+  it('reconnects and disconnects its own account, named by our id or the provider’s; its token then stops at once', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const accountId = await connectAliceTo(fixture.token, 'https://app.example/own');
+    const created = await graphql(t.url, 'mutation ($a: ID!) { createAccountToken(accountId: $a) { token } }', { token: fixture.token, variables: { a: accountId } });
+    const token = created.body.data.createAccountToken.token as string;
+
+    for (const id of [accountId, '1001', 'accounts/1001']) {
+      const refreshed = await flow('POST', '/reconnect/account', token, { alphaId: 'alpha-user-alice', id, state: 'r' });
+      expect(refreshed.body.url).toBe(`https://app.example/own?status=success_reconnect&state=r&account_id=${accountId}`);
+      expect((await importEnded(t.url, fixture.token, accountId)).syncStatus).toBe('SUCCEEDED');
+    }
+    // Its token is cached by now; the disconnect ends it with the account, as a revocation would.
+    expect((await http(t.url, 'GET', '/location', { token })).status).toBe(200);
+    const disconnected = await flow('DELETE', '/disconnect/account', token, { alphaId: '1001', state: 'd' });
+    expect(Object.fromEntries(query(disconnected.body.url))).toEqual({ status: 'success_disconnect', state: 'd', account_id: accountId });
+    expect(await accountsOf(fixture.token)).toEqual([]);
+    expect((await http(t.url, 'GET', '/location', { token })).status).toBe(401);
+  });
+});
+
+describe('reconnect for a person who never consented', () => {
+  const reconnect = (token: string, alphaId: string, id: string, state: string) =>
+    http(t.url, 'POST', `/reconnect/account?${new URLSearchParams({ uid: 'null', alphaId, id, external_api: 'true', state })}`, { token });
+
+  it('answers the documented NotFoundException url on the organization’s latest consent; 404 only without any consent', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 1 });
+    const ownAccount = fixture.accounts[0]!;
+    // Nothing to build a url on yet: neither a consent nor a person.
+    for (const token of [fixture.token, ownAccount.token]) {
+      const none = await reconnect(token, 'alpha-user-nobody', ownAccount.account.id, 'n0');
+      expect(none.status).toBe(404);
+      expect(none.body).toEqual({ error: 404, message: 'Consent not found' });
+    }
+    // A consent started (never completed) is the organization's latest consent.
+    const started = await generateUrl(t.url, fixture.token, { redirect_url: 'https://app.example/started', state: 's' });
+    expect(started.status).toBe(200);
+    const never = await reconnect(fixture.token, 'alpha-user-nobody', ownAccount.account.id, 'n1');
+    expect(never.status).toBe(200);
+    expect(never.body).toEqual({ url: 'https://app.example/started?status=error&error_message=NotFoundException&state=n1', external_api: true });
+
+    // A person who consented: their own redirect_url, also for a person who never did, while theirs is the latest.
+    const aliceAccount = await connectAliceTo(fixture.token, 'https://app.example/alice');
+    const unknownPerson = await reconnect(fixture.token, 'alpha-user-nobody', aliceAccount, 'n2');
+    expect(unknownPerson.body.url).toBe('https://app.example/alice?status=error&error_message=NotFoundException&state=n2');
+    const later = await generateUrl(t.url, fixture.token, { redirect_url: 'https://app.example/later' });
+    expect(later.status).toBe(200);
+    expect((await reconnect(fixture.token, 'alpha-user-nobody', aliceAccount, 'n3')).body.url).toBe(
+      'https://app.example/later?status=error&error_message=NotFoundException&state=n3',
+    );
+    // The person's own consent wins over the organization's latest.
+    expect((await reconnect(fixture.token, 'alpha-user-alice', 'accounts/9999', 'n4')).body.url).toBe(
+      'https://app.example/alice?status=error&error_message=NotFoundException&state=n4',
+    );
+
+    // An account token whose account was not connected through a consent has no consent of its own: 404, whatever
+    // it names (the organization's consents are not its to use).
+    const fromAccount = await reconnect(ownAccount.token, 'alpha-user-alice', aliceAccount, 'n5');
+    expect(fromAccount.status).toBe(404);
+    expect(fromAccount.body).toEqual({ error: 404, message: 'Consent not found' });
+  });
+
+  it('answers through GraphQL with the same url and errorMessage', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    await generateUrl(t.url, fixture.token, { redirect_url: 'https://app.example/gql' });
+    const answer = await graphql(t.url, 'mutation { reconnectAlphaAccount(alphaId: "alpha-user-nobody", id: "1001", state: "g") { url status errorMessage account { id } } }', {
+      token: fixture.token,
+    });
+    expect(answer.body).toEqual({
+      data: {
+        reconnectAlphaAccount: {
+          url: 'https://app.example/gql?status=error&error_message=NotFoundException&state=g',
+          status: 'error',
+          errorMessage: 'NotFoundException',
+          account: null,
+        },
+      },
+    });
   });
 });
 

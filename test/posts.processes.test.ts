@@ -53,7 +53,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'lg-processes-'));
   demo = JSON.parse((await runCli(['demo'], { DATABASE_URL: database.url })).stdout);
   events = await createPostgresEventBus(database.url, pino({ level: 'silent' }));
-  api = startServerProcess({ ...common(), ROLE: 'api', PORT: '0' });
+  // The API process mounts the sandboxes the workers call.
+  api = startServerProcess({ ...common(), ROLE: 'api', PORT: '0', SANDBOX: 'on' });
   [, apiUrl] = (await api.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 60000)) as unknown as [string, string];
 });
 

@@ -46,7 +46,7 @@ describe('SQL statements per post', () => {
     const replay = await statementsOf(async () => expect((await createPost('keyed', { 'Idempotency-Key': 'k-1' })).status).toBe(202), api);
 
     worker = await startTestStack(
-      { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha` },
+      { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha`, SANDBOX: 'off' },
       { sharedDatabaseUrl: api.databaseUrl },
     );
     const queued = 7;

@@ -93,13 +93,15 @@ export async function startOwnedStack(options: {
   const pgPort = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Anything pointing the child elsewhere would make this stack not the throwaway one.
-  for (const name of ['DATABASE_URL', 'ALPHA_API_URL', 'REDIS_URL', 'ROLE', 'SANDBOX', 'PUBLIC_URL']) delete env[name];
+  for (const name of ['DATABASE_URL', 'ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL', 'REDIS_URL', 'ROLE', 'SANDBOX', 'PUBLIC_URL']) delete env[name];
   Object.assign(env, {
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     EMBEDDED_PG_PORT: String(pgPort),
     NODE_ENV: 'development',
+    // The providers are the sandboxes this server mounts (the default in development; said, not assumed).
+    SANDBOX: 'on',
     LOG_LEVEL: 'warn',
     POST_RATE_LIMIT_PER_MINUTE: '1000000000',
     POST_QUOTA_PER_MONTH: '1000000000',

@@ -2,7 +2,7 @@
 export interface Principal {
   tokenId: string;
   organizationId: string;
-  /** Set for account tokens: every operation is confined to this account. */
+  /** Set for account tokens: every operation is confined to this account (the rule: src/account/account.access.ts). */
   accountId: string | null;
   kind: 'organization' | 'account';
   flags: { betaApi: boolean; citationsApi: boolean };
@@ -14,10 +14,4 @@ export interface Principal {
  */
 export function visibilityKey(principal: Principal): string {
   return JSON.stringify([principal.organizationId, principal.accountId, principal.kind, principal.flags.betaApi, principal.flags.citationsApi]);
-}
-
-/** Whether something of this organization and account is the principal's to see (events, subscriptions). */
-export function canSee(principal: Principal | null, owner: { organizationId: string; accountId: string }): principal is Principal {
-  if (!principal || owner.organizationId !== principal.organizationId) return false;
-  return !principal.accountId || owner.accountId === principal.accountId;
 }

@@ -1,3 +1,5 @@
+import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
@@ -5,30 +7,92 @@ import type { RequestScope } from '../request-scope';
 import { findPlain } from '../shared/entity-snapshot';
 import { isId } from '../shared/ids';
 import { Account } from './account.entity';
+import { AlphaIdentity } from './alpha-identity.entity';
+
+/** The accounts a principal reaches, as a filter on Account. */
+export interface AccountReach {
+  organization: string;
+  /** Set for an account token: the one account it reaches. */
+  id?: string;
+}
 
 /**
- * The account an operation acts on: an account token's own account (any account_id is ignored), or for an
- * organization token the required account_id, which must belong to the organization. An account of another
- * organization is "not found", never "forbidden", so its existence is not revealed.
+ * Whose accounts a principal may act on: THE rule, written here only (product-decisions §2; the document's
+ * Authentication rule 2). An organization token reaches every account of its organization; an account token its
+ * own account and nothing else, whichever ids a request names. Every lookup of an account a request names goes
+ * through it, so an account out of reach is "not found" exactly as an unknown one is: never "forbidden", which
+ * would tell that it exists.
+ */
+export function accountsWithinReach(principal: Principal): AccountReach {
+  return principal.accountId ? { organization: principal.organizationId, id: principal.accountId } : { organization: principal.organizationId };
+}
+
+/** The rule for something already in hand (an event's owner): whether its account is within the principal's reach. */
+export function isWithinReach(principal: Principal | null, owner: { organizationId: string; accountId: string }): principal is Principal {
+  if (!principal) return false;
+  const reach = accountsWithinReach(principal);
+  return owner.organizationId === reach.organization && (reach.id === undefined || owner.accountId === reach.id);
+}
+
+/** Whether the principal reaches the whole organization, so also what belongs to no account (consent sessions). */
+export function reachesWholeOrganization(principal: Principal): boolean {
+  return accountsWithinReach(principal).id === undefined;
+}
+
+/**
+ * The account a request names (by our id, or by the provider's account id), when it is within the principal's
+ * reach; null otherwise, for unknown and out-of-reach accounts alike.
+ */
+export async function findNamedAccount(
+  em: EntityManager,
+  principal: Principal,
+  named: { id: string } | { alphaAccountId: string },
+): Promise<Account | null> {
+  if ('id' in named && !isId(named.id)) return null;
+  // Both conditions, never one spread over the other: a named id must not replace the reach's own.
+  const where: FilterQuery<Account> = { $and: [named, accountsWithinReach(principal)] };
+  return em.findOne(Account, where, { populate: ['alphaIdentity'] });
+}
+
+/**
+ * The account an operation acts on: an account token's own account (the document: account_id "is ignored for
+ * account-level tokens"), or for an organization token the required account_id, which must be within its reach.
  */
 export async function resolveAccountScope(scope: RequestScope, accountId: string | null | undefined): Promise<string> {
   const principal = requirePrincipal(scope);
-  if (principal.accountId) return principal.accountId;
+  const reach = accountsWithinReach(principal);
+  if (reach.id) return reach.id;
   if (!accountId) {
     throw new DomainError('ACCOUNT_ID_REQUIRED', 'account_id is required with an organization token');
   }
-  // Only whether it exists in the organization matters here: a plain read, with its SQL prepared once.
-  const [found] = isId(accountId)
-    ? await findPlain(scope.em, Account, { id: accountId, organization: principal.organizationId }, { limit: 1 })
-    : [];
+  // Only whether it exists within reach matters here: a plain read, with its SQL prepared once.
+  const [found] = isId(accountId) ? await findPlain(scope.em, Account, { organization: reach.organization, id: accountId }, { limit: 1 }) : [];
   if (!found) throw DomainError.notFound('Account');
   return accountId;
 }
 
-export async function findAccountOfOrganization(scope: RequestScope, principal: Principal, accountId: string): Promise<Account> {
-  const account = isId(accountId)
-    ? await scope.em.findOne(Account, { id: accountId, organization: principal.organizationId })
-    : null;
+/** The account `accountId` within the principal's reach, as a managed entity (404 otherwise). */
+export async function findAccountWithinReach(scope: RequestScope, principal: Principal, accountId: string): Promise<Account> {
+  const account = isId(accountId) ? await scope.em.findOne(Account, { $and: [{ id: accountId }, accountsWithinReach(principal)] }) : null;
   if (!account) throw DomainError.notFound('Account');
   return account;
+}
+
+/**
+ * A person's consent (their alpha identity) within the principal's reach: for an organization token any of the
+ * organization's, for an account token only the one its own account was connected through. `subject` (the
+ * document's alphaId) picks one person; without it, the latest consent within reach. Null when there is none.
+ */
+export async function findIdentityWithinReach(em: EntityManager, principal: Principal, subject?: string): Promise<AlphaIdentity | null> {
+  const reach = accountsWithinReach(principal);
+  if (reach.id === undefined) {
+    return em.findOne(
+      AlphaIdentity,
+      { organization: reach.organization, ...(subject !== undefined ? { subject } : {}) },
+      { populate: ['refreshToken'], orderBy: { updatedAt: 'desc', id: 'desc' } },
+    );
+  }
+  const own = await em.findOne(Account, reach, { populate: ['alphaIdentity', 'alphaIdentity.refreshToken'] });
+  const identity = own?.alphaIdentity ?? null;
+  return identity && (subject === undefined || identity.subject === subject) ? identity : null;
 }

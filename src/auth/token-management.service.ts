@@ -1,6 +1,7 @@
 import { requireOrganizationToken } from '../access/guards';
-import { findAccountOfOrganization } from '../account/account.access';
+import { findAccountWithinReach } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
+import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
 import { isId } from '../shared/ids';
@@ -12,7 +13,7 @@ export async function listAccountTokens(
   filter: { accountId?: string | null; includeRevoked: boolean },
 ): Promise<ApiToken[]> {
   const principal = requireOrganizationToken(scope);
-  if (filter.accountId) await findAccountOfOrganization(scope, principal, filter.accountId);
+  if (filter.accountId) await findAccountWithinReach(scope, principal, filter.accountId);
   return scope.em.find(
     ApiToken,
     {
@@ -29,7 +30,7 @@ export async function createAccountToken(
   args: { accountId: string; label?: string | null },
 ): Promise<{ token: string; apiToken: ApiToken }> {
   const principal = requireOrganizationToken(scope);
-  const account = await findAccountOfOrganization(scope, principal, args.accountId);
+  const account = await findAccountWithinReach(scope, principal, args.accountId);
   const { secret, token } = issueToken(scope.em, scope.em.getReference(Organization, principal.organizationId), {
     account,
     label: args.label ?? null,
@@ -47,8 +48,16 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
   if (!token) throw DomainError.notFound('Account token');
   token.revokedAt ??= new Date();
   await scope.em.flush();
-  // This process at once; every process (this one again) through the event.
-  scope.runtime.principals.evictToken(token.id);
-  await scope.runtime.events.announce('token.revoked', { tokenId: token.id });
+  await endTokens(scope.runtime, [token.id]);
   return token;
+}
+
+/**
+ * Tokens that no longer authenticate (revoked, or deleted with their account) stop at once: evicted from this
+ * process's cache now, and from every process's (this one again), with their WebSocket subscriptions, by the event.
+ * The event is best effort: with the bus down, other processes' caches let the token go within TOKEN_CACHE_SECONDS.
+ */
+export async function endTokens(runtime: Runtime, tokenIds: readonly string[]): Promise<void> {
+  for (const tokenId of tokenIds) runtime.principals.evictToken(tokenId);
+  for (const tokenId of tokenIds) await runtime.events.announce('token.revoked', { tokenId });
 }

@@ -34,7 +34,7 @@ const externalApiArg = { nullable: true, defaultValue: true, description: 'Must 
 
 @Resolver()
 export class AlphaConnectionResolver {
-  @Mutation(() => AlphaConsentUrl, { description: 'Starts connecting an alpha account: the consent URL to send the person to.' })
+  @Mutation(() => AlphaConsentUrl, { description: 'Starts connecting an alpha account: the consent URL to send the person to. Organization tokens only.' })
   generateAlphaConsentUrl(
     @Arg('redirectUrl') redirectUrl: string,
     @Arg('state', () => String, { nullable: true }) state: string | null,
@@ -43,7 +43,7 @@ export class AlphaConnectionResolver {
     return generateAlphaConsentUrl(ctx, { redirectUrl, state });
   }
 
-  @Mutation(() => AlphaConnectionOutcome, { description: 'Completes a connection after the consent: imports the account, its locations and reviews.' })
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Completes a connection after the consent: imports the account, its locations and reviews. Organization tokens only.' })
   connectAlphaAccount(
     @Arg('alphaId', () => ID, { description: 'The person at the provider (the callback’s alphaId).' }) alphaId: string,
     @Arg('id', () => ID, { description: 'The provider account to connect.' }) id: string,
@@ -56,7 +56,7 @@ export class AlphaConnectionResolver {
     return connectAlphaAccount(ctx, { alphaId, id, billingId, state, uid, externalApi });
   }
 
-  @Mutation(() => AlphaConnectionOutcome, { description: 'Disconnects an account: it leaves the organization with its locations, posts and reviews.' })
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Disconnects an account: it leaves the organization with its locations, posts and reviews. An account token: its own account only.' })
   disconnectAlphaAccount(
     @Arg('alphaId', () => ID, { description: 'The account to disconnect (ours, or the provider’s id).' }) alphaId: string,
     @Arg('id', () => ID, { nullable: true, description: 'The profile id; used when alphaId names no account.' }) id: string | null,
@@ -68,7 +68,7 @@ export class AlphaConnectionResolver {
     return disconnectAlphaAccount(ctx, { alphaId, id, state, uid, externalApi });
   }
 
-  @Mutation(() => AlphaConnectionOutcome, { description: 'Refreshes a connection’s tokens and re-syncs the account.' })
+  @Mutation(() => AlphaConnectionOutcome, { description: 'Refreshes a connection’s tokens and re-syncs the account. An account token: its own account only.' })
   reconnectAlphaAccount(
     @Arg('alphaId', () => ID, { description: 'The person at the provider (the callback’s alphaId).' }) alphaId: string,
     @Arg('id', () => ID, { description: 'The account (ours, or the provider’s id).' }) id: string,

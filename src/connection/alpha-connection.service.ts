@@ -1,11 +1,14 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requirePrincipal } from '../access/guards';
+import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
+import { findIdentityWithinReach, findNamedAccount, reachesWholeOrganization } from '../account/account.access';
 import { Account } from '../account/account.entity';
 import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { identityAccessToken } from '../account/alpha-tokens';
+import { ApiToken } from '../auth/api-token.entity';
+import { endTokens } from '../auth/token-management.service';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
@@ -40,9 +43,11 @@ export function alphaCallbackUrl(runtime: Runtime): string {
 /**
  * Starts a consent: a single-use session (our state, hashed; the caller's state and redirect_url; a PKCE verifier,
  * sealed; an expiry) and the provider's authorize URL asking for offline access and the three permissions.
+ * Starting a consent is the organization's act (it leads to a new account of the organization): organization
+ * tokens only, as for connect (docs/oauth.md).
  */
 export async function generateAlphaConsentUrl(scope: RequestScope, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string }> {
-  const principal = requirePrincipal(scope);
+  const principal = requireOrganizationToken(scope);
   const { runtime } = scope;
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: !runtime.config.isDevelopment });
   const pkce = createAlphaPkce();
@@ -180,10 +185,10 @@ export interface ConnectArgs {
 /**
  * Connects the provider account `id` of the person `alphaId` to the organization: the account is created here at
  * once, and a job imports its locations and reviews (progress on the account). The answer is the consent's
- * redirect_url with the outcome.
+ * redirect_url with the outcome. Adding an account is the organization's act: organization tokens only.
  */
 export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs): Promise<FlowOutcome> {
-  const principal = requirePrincipal(scope);
+  const principal = requireOrganizationToken(scope);
   requireExternalApi(args.externalApi);
   if (args.billingId !== principal.organizationId) throw DomainError.badInput('billing_id is not the organization of this token');
   const { runtime } = scope;
@@ -254,14 +259,13 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
   };
 }
 
-/** The organization's account a flow names: by our id, or by the provider's account id. */
+/**
+ * The account a flow names, by our id or by the provider's account id (the first of `ids` that names one), within
+ * the principal's reach (src/account/account.access.ts): an account token finds only its own account.
+ */
 async function accountOfFlow(em: EntityManager, principal: Principal, ids: (string | null | undefined)[]): Promise<Account | null> {
   for (const id of ids.map((value) => value?.trim()).filter((value): value is string => Boolean(value))) {
-    const account = await em.findOne(
-      Account,
-      isId(id) ? { organization: principal.organizationId, id } : { organization: principal.organizationId, alphaAccountId: providerAccountId(id) },
-      { populate: ['alphaIdentity'] },
-    );
+    const account = await findNamedAccount(em, principal, isId(id) ? { id } : { alphaAccountId: providerAccountId(id) });
     if (account) return account;
   }
   return null;
@@ -279,7 +283,8 @@ export interface DisconnectArgs {
  * Disconnects an account, its four effects in order (in one transaction; the provider's token revocation, which
  * is not ours, after it): the account leaves the person's connected accounts; the person's tokens are removed when
  * no other account uses them; the account leaves the organization (with its locations, posts, reviews and update
- * jobs); the subscription counts the locations left.
+ * jobs); the subscription counts the locations left. An account token disconnects only its own account: any other
+ * is "not found", as an unknown one.
  */
 export async function disconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
   const principal = requirePrincipal(scope);
@@ -290,8 +295,10 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
   const identity = account.alphaIdentity;
   if (!identity) throw new DomainError('CONFLICT', 'This account was not connected through the alpha consent: there is nothing to disconnect');
   const now = runtime.clock.now();
-  const revoke = await scope.em.transactional(async (em) => {
+  const { revoke, accountTokens } = await scope.em.transactional(async (em) => {
     const current = await em.findOneOrFail(Account, account.id);
+    // The account's own tokens go with it (the foreign key cascades): they must stop authenticating at once.
+    const accountTokens = (await em.find(ApiToken, { account: account.id }, { fields: ['id'] })).map((token) => token.id);
     // 1. out of the person's connected accounts
     current.alphaIdentity = null;
     await em.flush();
@@ -308,8 +315,9 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
     await em.flush();
     // 4. the subscription
     await updateSubscriptionQuantity(em, principal.organizationId, now);
-    return sealed;
+    return { revoke: sealed, accountTokens };
   });
+  await endTokens(runtime, accountTokens);
   if (revoke) await runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)).catch(() => undefined);
   return {
     url: redirectWith(identity.redirectUrl, { status: 'success_disconnect', state: args.state, account_id: account.id }),
@@ -320,19 +328,39 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
 }
 
 /**
+ * Where a reconnect's outcome goes: the redirect_url of the person's consent (`person`, found within the
+ * principal's reach), else of the latest consent within reach (an organization token: its organization's latest
+ * identity or consent session; an account token: only its own account's consent). It depends on nothing out of
+ * reach, so an account or person out of reach answers exactly as an unknown one. Null when there is no consent.
+ */
+async function reconnectRedirectUrl(em: EntityManager, principal: Principal, person: AlphaIdentity | null): Promise<string | null> {
+  if (person) return person.redirectUrl;
+  const latestIdentity = await findIdentityWithinReach(em, principal);
+  const latestSession = reachesWholeOrganization(principal)
+    ? await em.findOne(OAuthSession, { organization: principal.organizationId, provider: 'alpha' }, { orderBy: { createdAt: 'desc', id: 'desc' } })
+    : null;
+  if (latestIdentity && latestSession) {
+    return latestIdentity.updatedAt >= latestSession.createdAt ? latestIdentity.redirectUrl : latestSession.redirectUrl;
+  }
+  return latestIdentity?.redirectUrl ?? latestSession?.redirectUrl ?? null;
+}
+
+/**
  * Refreshes a connection: the person's refresh token gives a new access token, the account's connection is marked
- * refreshed, and a full re-sync (the document's data export) is queued. NotFoundException when the account, its
- * consent or the refresh token is missing or refused; other failures pass their text on.
+ * refreshed, and a full re-sync (the document's data export) is queued. NotFoundException when the account (within
+ * the principal's reach), the person's consent or the refresh token is missing or refused; other failures pass
+ * their text on. Only an organization without any consent answers 404: there is no redirect_url to answer with.
  */
 export async function reconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
   const principal = requirePrincipal(scope);
   requireExternalApi(args.externalApi);
   const { runtime } = scope;
-  const identity = await scope.em.findOne(AlphaIdentity, { organization: principal.organizationId, subject: args.alphaId }, { populate: ['refreshToken'] });
-  if (!identity) throw DomainError.notFound('Consent');
+  const identity = await findIdentityWithinReach(scope.em, principal, args.alphaId);
+  const redirectUrl = await reconnectRedirectUrl(scope.em, principal, identity);
+  if (!redirectUrl) throw DomainError.notFound('Consent');
   const account = await accountOfFlow(scope.em, principal, [args.id]);
-  if (!account || account.alphaIdentity?.id !== identity.id || !identity.refreshToken) {
-    return errorOutcome(identity.redirectUrl, 'NotFoundException', args.state);
+  if (!identity || !account || account.alphaIdentity?.id !== identity.id || !identity.refreshToken) {
+    return errorOutcome(redirectUrl, 'NotFoundException', args.state);
   }
   const now = runtime.clock.now();
   try {
@@ -350,11 +378,11 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
       await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
     });
   } catch (error) {
-    if (isRefusedRefreshToken(error)) return errorOutcome(identity.redirectUrl, 'NotFoundException', args.state);
-    return errorOutcome(identity.redirectUrl, error instanceof Error ? error.message : String(error), args.state);
+    if (isRefusedRefreshToken(error)) return errorOutcome(redirectUrl, 'NotFoundException', args.state);
+    return errorOutcome(redirectUrl, error instanceof Error ? error.message : String(error), args.state);
   }
   return {
-    url: redirectWith(identity.redirectUrl, { status: 'success_reconnect', state: args.state, account_id: account.id }),
+    url: redirectWith(redirectUrl, { status: 'success_reconnect', state: args.state, account_id: account.id }),
     status: 'success_reconnect',
     errorMessage: null,
     account,

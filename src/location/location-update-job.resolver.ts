@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
-import { canSee } from '../access/principal';
+import { isWithinReach } from '../account/account.access';
 import type { TopicPayloads } from '../events/topics';
 import { withLimitHeaders, type Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
@@ -52,7 +52,7 @@ export class LocationUpdateJobResolver {
     topics: 'location-update-job.updated',
     description: "The whole update job after each change, for the subscriber's own organization (and account, for account tokens).",
     filter: ({ payload, args, context }: { payload: TopicPayloads['location-update-job.updated']; args: JobSubscriptionArgs; context: Context }) => {
-      if (!canSee(context.principal, payload)) return false;
+      if (!isWithinReach(context.principal, payload)) return false;
       if (args.jobId && payload.id !== args.jobId) return false;
       if (args.locationId && payload.locationId !== args.locationId) return false;
       return true;

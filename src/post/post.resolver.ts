@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
-import { canSee } from '../access/principal';
+import { isWithinReach } from '../account/account.access';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
 import { PageType, type Page } from '../graphql/page';
 import { addResponseHeaders, type Context } from '../graphql/context';
@@ -102,7 +102,7 @@ export class PostResolver {
     topics: 'post.updated',
     description: "The whole post after each change, for the subscriber's own organization (and account, for account tokens).",
     filter: ({ payload, args, context }: { payload: TopicPayloads['post.updated']; args: { postId?: string | null; locationId?: string | null }; context: Context }) => {
-      if (!canSee(context.principal, payload)) return false;
+      if (!isWithinReach(context.principal, payload)) return false;
       if (args.postId && payload.id !== args.postId) return false;
       if (args.locationId && payload.locationId !== args.locationId) return false;
       return true;

@@ -60,6 +60,8 @@ export async function startTestStack(
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.log ? 'debug' : 'silent'),
     NODE_ENV: 'test',
+    // The sandboxes are mounted only when asked for; a stack given a provider URL says SANDBOX: 'off'.
+    SANDBOX: 'on',
     ...env,
   });
   const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log });

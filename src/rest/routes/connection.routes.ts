@@ -17,6 +17,7 @@ export const connectionRoutes = [
   defineRoute({
     method: 'POST',
     path: '/oauth/alpha/generate-url',
+    organizationTokenOnly: true,
     summary: 'The consent URL of the identity provider to send the person to (offline access, e-mail, profile, business management).',
     tag,
     operation: RestGenerateAlphaUrlDocument,
@@ -31,6 +32,7 @@ export const connectionRoutes = [
   defineRoute({
     method: 'POST',
     path: '/connect/account',
+    organizationTokenOnly: true,
     summary: 'Completes the connection after the callback; the account, its locations and reviews are imported by a job.',
     tag,
     operation: RestConnectAccountDocument,

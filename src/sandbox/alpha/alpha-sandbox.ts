@@ -2,8 +2,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { z } from 'zod';
 import { ALPHA_SCOPE_BUSINESS_MANAGE } from '../../providers/alpha/alpha.types';
 import {
+  answerControlsOnlyOnLoopback,
   answerStatusOf,
   commonConfigPatchShape,
+  CONTROLS_ON_LOOPBACK_ONLY,
   describeIssues,
   registerCommonControls,
 } from '../shared/control-routes';
@@ -165,6 +167,7 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `No such method: ${request.method} ${request.url.split('?')[0]}`),
   );
+  answerControlsOnlyOnLoopback(app, (reply) => sendError(reply, 403, CONTROLS_ON_LOOPBACK_ONLY));
 
   /**
    * The bearer token's caller. The identity provider's access tokens (ya29.…) must be valid and carry the
@@ -450,7 +453,7 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     }),
   );
 
-  // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
+  // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication (loopback only).
   registerCommonControls(app, store, configPatchSchema, (reply, error) => sendError(reply, 400, describeIssues(error)));
   app.put<{ Body: unknown }>('/_control/market', async (request, reply) => {
     const market = marketSchema.safeParse(request.body);

@@ -2,8 +2,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { z } from 'zod';
 import type { BetaBrand, BetaErrorBody } from '../../providers/beta/beta.types';
 import {
+  answerControlsOnlyOnLoopback,
   answerStatusOf,
   commonConfigPatchShape,
+  CONTROLS_ON_LOOPBACK_ONLY,
   describeIssues,
   registerCommonControls,
 } from '../shared/control-routes';
@@ -129,6 +131,7 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new SandboxError(404, null, `No such method: ${request.method} ${request.url.split('?')[0]}`)),
   );
+  answerControlsOnlyOnLoopback(app, (reply) => sendError(reply, new SandboxError(403, null, CONTROLS_ON_LOOPBACK_ONLY)));
 
   /** The bearer token's caller: a token the provider issued, unexpired; anything else is 401. */
   function authenticate(request: FastifyRequest): Caller {
@@ -265,7 +268,7 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
     }),
   );
 
-  // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication.
+  // The controls: for tests and demonstrations, not part of the provider's API, hence no authentication (loopback only).
   registerCommonControls(app, store, configPatchSchema, sendControlRefusal);
   app.post<{ Body: unknown }>('/_control/companies', async (request, reply) => {
     const input = companyInputSchema.safeParse(request.body);

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { scriptedFailureSchema, type ScriptedFailure } from './scripted-failures';
 
@@ -29,9 +29,37 @@ export interface ControlledStore<Patch> {
   snapshot(): { failures: ScriptedFailure[] };
 }
 
+/** Whether a socket's peer is this machine: 127.0.0.0/8 or ::1, also written as an IPv4-mapped IPv6 address. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  if (address === '::1') return true;
+  const v4 = address.toLowerCase().startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+export const CONTROLS_ON_LOOPBACK_ONLY = 'The sandbox controls answer only requests from this machine (a loopback address).';
+
+/** Whether the request is for one of the controls (a route under /_control, whichever prefix the plugin has). */
+function isControlRoute(request: FastifyRequest): boolean {
+  return /\/_control(\/|$)/.test(request.routeOptions.url ?? '');
+}
+
+/**
+ * The controls reset the provider, script its failures and add people who can consent: whoever reaches them rules
+ * the sandbox, and they have no authentication. So they answer only a peer on this machine, told by the socket's
+ * address (a header such as X-Forwarded-For is anyone's to write); `refuse` answers any other peer, in the sandbox's
+ * own error shape. Call it before the plugin registers its routes: the hook then guards every control, the
+ * sandbox's own ones included. The provider's API stays open to any peer, as the provider's is.
+ */
+export function answerControlsOnlyOnLoopback(app: FastifyInstance, refuse: (reply: FastifyReply) => FastifyReply): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (isControlRoute(request) && !isLoopbackAddress(request.socket.remoteAddress)) return refuse(reply);
+  });
+}
+
 /**
  * reset, config, fail and state under /_control: for tests and demonstrations, not part of the provider's API, hence
- * no authentication. `refuse` answers a body its schema refused, in the sandbox's own error shape.
+ * no authentication (and only on loopback: answerControlsOnlyOnLoopback). `refuse` answers a body its schema refused, in the sandbox's own error shape.
  */
 export function registerCommonControls<Patch>(
   app: FastifyInstance,
