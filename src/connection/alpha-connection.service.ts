@@ -1,5 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { findIdentityWithinReach, findNamedAccount, reachesWholeOrganization } from '../account/account.access';
@@ -21,6 +22,7 @@ import type { Runtime } from '../runtime';
 import { isId } from '../shared/ids';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
+import { consentStepFailed, revokeQuietly } from './consent-failure';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
 
 /**
@@ -70,8 +72,8 @@ export async function generateAlphaConsentUrl(scope: RequestScope, input: { redi
   return { url };
 }
 
-/** What the callback does: send the person on, or (no session to send them to) refuse. */
-export type CallbackOutcome = { redirect: string } | { refusal: string };
+/** What the callback does: send the person on (with `outcome`, the document's error or success), or (no session to send them to) refuse. */
+export type CallbackOutcome = { redirect: string; outcome: string } | { refusal: string };
 
 /**
  * The provider's redirect back. The session is taken once, atomically; then the code is exchanged (with the PKCE
@@ -81,6 +83,7 @@ export type CallbackOutcome = { redirect: string } | { refusal: string };
 export async function completeAlphaConsent(
   runtime: Runtime,
   query: { state?: string; code?: string; error?: string; scope?: string },
+  log: FastifyBaseLogger,
 ): Promise<CallbackOutcome> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const now = runtime.clock.now();
@@ -90,66 +93,65 @@ export async function completeAlphaConsent(
   // The session is FAILED from the moment it is taken, until the consent succeeds.
   const fail = (error: 'access_denied' | 'invalid_state' | 'invalid_grant' | 'oauth_error'): CallbackOutcome => ({
     redirect: redirectWith(session.redirectUrl, { error, state: session.callerState }),
+    outcome: error,
   });
   if (!found.taken) return fail('invalid_state');
   if (query.error) return fail(query.error === 'access_denied' ? 'access_denied' : 'oauth_error');
   if (!query.code) return fail('oauth_error');
+  const code = query.code;
 
-  let tokens;
+  // From here the person has a place to go back to: whatever fails is the document's oauth_error, logged once.
   try {
-    tokens = await runtime.alphaOAuth.exchangeCode({
-      code: query.code,
+    const tokens = await runtime.alphaOAuth.exchangeCode({
+      code,
       redirectUri: alphaCallbackUrl(runtime),
       codeVerifier: runtime.secrets.open(session.codeVerifier!),
     });
-  } catch {
-    return fail('oauth_error');
-  }
-  const scopes = tokens.scope.split(' ').filter(Boolean);
-  if (!scopes.includes(ALPHA_SCOPE_BUSINESS_MANAGE)) {
-    // Without it the tokens are of no use to us: give them back.
-    await runtime.alphaOAuth.revoke(tokens.refresh_token ?? tokens.access_token).catch(() => undefined);
-    return fail('invalid_grant');
-  }
-  let person;
-  try {
-    person = await runtime.alphaOAuth.userInfo(tokens.access_token);
-  } catch {
-    return fail('oauth_error');
-  }
+    const scopes = tokens.scope.split(' ').filter(Boolean);
+    if (!scopes.includes(ALPHA_SCOPE_BUSINESS_MANAGE)) {
+      // Without it the tokens are of no use to us: give them back.
+      await revokeQuietly(log, 'the alpha consent callback', () => runtime.alphaOAuth.revoke(tokens.refresh_token ?? tokens.access_token));
+      return fail('invalid_grant');
+    }
+    const person = await runtime.alphaOAuth.userInfo(tokens.access_token);
 
-  const identity = await em.transactional(async (tx) => {
-    const existing = await tx.findOne(AlphaIdentity, { organization: session.organization, subject: person.sub }, { populate: ['refreshToken'] });
-    const fields = {
-      email: person.email ?? null,
-      name: person.name ?? null,
-      accessToken: runtime.secrets.seal(tokens.access_token),
-      accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
-      scopes,
-      redirectUrl: session.redirectUrl,
-      updatedAt: now,
-      // A consent without offline access keeps the refresh token of an earlier one.
-      ...(tokens.refresh_token ? { refreshToken: runtime.secrets.seal(tokens.refresh_token) } : {}),
+    const identity = await em.transactional(async (tx) => {
+      const existing = await tx.findOne(AlphaIdentity, { organization: session.organization, subject: person.sub }, { populate: ['refreshToken'] });
+      const fields = {
+        email: person.email ?? null,
+        name: person.name ?? null,
+        accessToken: runtime.secrets.seal(tokens.access_token),
+        accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
+        scopes,
+        redirectUrl: session.redirectUrl,
+        updatedAt: now,
+        // A consent without offline access keeps the refresh token of an earlier one.
+        ...(tokens.refresh_token ? { refreshToken: runtime.secrets.seal(tokens.refresh_token) } : {}),
+      };
+      const kept = existing ? Object.assign(existing, fields) : tx.create(AlphaIdentity, { organization: session.organization, subject: person.sub, ...fields, createdAt: now });
+      const current = await tx.findOneOrFail(OAuthSession, session.id);
+      current.status = OAuthSessionStatus.AUTHORIZED;
+      current.identity = kept;
+      current.tokenRefreshed = Boolean(tokens.refresh_token);
+      // Connect follows within the same time allowed for the consent.
+      current.expiresAt = new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000);
+      return kept;
+    });
+    return {
+      redirect: redirectWith(session.redirectUrl, {
+        uid: 'null',
+        alphaId: identity.subject,
+        billing_id: session.organization.id,
+        token_refreshed: String(Boolean(tokens.refresh_token)),
+        external_api: 'true',
+        state: session.callerState,
+      }),
+      outcome: 'success',
     };
-    const kept = existing ? Object.assign(existing, fields) : tx.create(AlphaIdentity, { organization: session.organization, subject: person.sub, ...fields, createdAt: now });
-    const current = await tx.findOneOrFail(OAuthSession, session.id);
-    current.status = OAuthSessionStatus.AUTHORIZED;
-    current.identity = kept;
-    current.tokenRefreshed = Boolean(tokens.refresh_token);
-    // Connect follows within the same time allowed for the consent.
-    current.expiresAt = new Date(now.getTime() + runtime.config.oauthStateTtlSeconds * 1000);
-    return kept;
-  });
-  return {
-    redirect: redirectWith(session.redirectUrl, {
-      uid: 'null',
-      alphaId: identity.subject,
-      billing_id: session.organization.id,
-      token_refreshed: String(Boolean(tokens.refresh_token)),
-      external_api: 'true',
-      state: session.callerState,
-    }),
-  };
+  } catch (error) {
+    consentStepFailed(log, 'the alpha consent callback', error);
+    return fail('oauth_error');
+  }
 }
 
 /** The answer of connect, reconnect and disconnect: where to send the person, and what happened (for GraphQL). */
@@ -225,8 +227,9 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
     const firstPage = await runtime.alpha.listLocations({ accountId: alphaAccountId, pageSize: 1 }, { accessToken });
     if (firstPage.locations.length === 0) return errorOutcome(session.redirectUrl, 'NO_LOCATION_FOUND', state);
   } catch (error) {
-    if (error instanceof AlphaProviderError) return errorOutcome(session.redirectUrl, ACCOUNT_INFO_FAILED, state);
-    return errorOutcome(session.redirectUrl, error instanceof Error ? error.message : String(error), state);
+    const failure = consentStepFailed(scope.log, 'connect', error);
+    // The business API failed reading the account: the document's fixed text. Anything else: its own (safe) text.
+    return errorOutcome(session.redirectUrl, error instanceof AlphaProviderError ? ACCOUNT_INFO_FAILED : failure.text, state);
   }
 
   let account: Account;
@@ -318,7 +321,7 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
     return { revoke: sealed, accountTokens };
   });
   await endTokens(runtime, accountTokens);
-  if (revoke) await runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)).catch(() => undefined);
+  if (revoke) await revokeQuietly(scope.log, 'disconnect', () => runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)));
   return {
     url: redirectWith(identity.redirectUrl, { status: 'success_disconnect', state: args.state, account_id: account.id }),
     status: 'success_disconnect',
@@ -378,8 +381,8 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
       await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
     });
   } catch (error) {
-    if (isRefusedRefreshToken(error)) return errorOutcome(redirectUrl, 'NotFoundException', args.state);
-    return errorOutcome(redirectUrl, error instanceof Error ? error.message : String(error), args.state);
+    const failure = consentStepFailed(scope.log, 'reconnect', error);
+    return errorOutcome(redirectUrl, isRefusedRefreshToken(error) ? 'NotFoundException' : failure.text, args.state);
   }
   return {
     url: redirectWith(redirectUrl, { status: 'success_reconnect', state: args.state, account_id: account.id }),

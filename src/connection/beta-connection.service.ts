@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
 import { requireOrganizationToken } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
@@ -12,6 +13,7 @@ import { UNKNOWN_CONSENT } from './alpha-connection.service';
 import { BetaConnection } from './beta-connection.entity';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
+import { consentStepFailed } from './consent-failure';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
 
 /** Refreshed this long before it expires. */
@@ -56,37 +58,48 @@ type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 't
  * (access_denied, missing_code, invalid_state, token_exchange_failed, provisioning_failed). The company's tokens
  * are kept sealed; its id is what brands name as beta_company_id.
  */
-export async function completeBetaConsent(runtime: Runtime, query: { state?: string; code?: string; error?: string }): Promise<CallbackOutcome> {
+export async function completeBetaConsent(
+  runtime: Runtime,
+  query: { state?: string; code?: string; error?: string },
+  log: FastifyBaseLogger,
+): Promise<CallbackOutcome> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const now = runtime.clock.now();
   const found = await takeSession(em, 'beta', query.state, now);
   if (!found) return { refusal: UNKNOWN_CONSENT };
   const { session } = found;
-  const fail = (error: BetaCallbackError): CallbackOutcome => ({ redirect: redirectWith(session.redirectUrl, { error, state: session.callerState ?? '' }) });
+  const fail = (error: BetaCallbackError): CallbackOutcome => ({ redirect: redirectWith(session.redirectUrl, { error, state: session.callerState ?? '' }), outcome: error });
   if (!found.taken) return fail('invalid_state');
   if (query.error) return fail('access_denied');
   if (!query.code) return fail('missing_code');
   let tokens;
   try {
     tokens = await runtime.betaOAuth.exchangeCode({ code: query.code, redirectUri: betaCallbackUrl(runtime) });
-  } catch {
+  } catch (error) {
+    consentStepFailed(log, 'the beta consent callback (token exchange)', error);
     return fail('token_exchange_failed');
   }
   const companyId = tokens.company_id;
   if (!companyId) return fail('provisioning_failed');
-  await em.transactional(async (tx) => {
-    const existing = await tx.findOne(BetaConnection, { organization: session.organization, companyId });
-    const fields = {
-      accessToken: runtime.secrets.seal(tokens.access_token),
-      accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
-      refreshToken: tokens.refresh_token ? runtime.secrets.seal(tokens.refresh_token) : null,
-      updatedAt: now,
-    };
-    if (existing) Object.assign(existing, fields);
-    else tx.create(BetaConnection, { organization: session.organization, companyId, ...fields, createdAt: now });
-    await tx.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
-  });
-  return { redirect: redirectWith(session.redirectUrl, { success: 'true', state: session.callerState ?? '', company_id: companyId }) };
+  try {
+    await em.transactional(async (tx) => {
+      const existing = await tx.findOne(BetaConnection, { organization: session.organization, companyId });
+      const fields = {
+        accessToken: runtime.secrets.seal(tokens.access_token),
+        accessTokenExpiresAt: new Date(now.getTime() + tokens.expires_in * 1000),
+        refreshToken: tokens.refresh_token ? runtime.secrets.seal(tokens.refresh_token) : null,
+        updatedAt: now,
+      };
+      if (existing) Object.assign(existing, fields);
+      else tx.create(BetaConnection, { organization: session.organization, companyId, ...fields, createdAt: now });
+      await tx.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
+    });
+  } catch (error) {
+    // The company was linked at the provider, but its connection could not be kept here.
+    consentStepFailed(log, 'the beta consent callback (keeping the connection)', error);
+    return fail('provisioning_failed');
+  }
+  return { redirect: redirectWith(session.redirectUrl, { success: 'true', state: session.callerState ?? '', company_id: companyId }), outcome: 'success' };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { completeAlphaConsent, type CallbackOutcome } from '../connection/alpha-connection.service';
 import { completeBetaConsent } from '../connection/beta-connection.service';
 import { restErrorBody } from '../http/error-body';
@@ -10,16 +10,19 @@ import type { Runtime } from '../runtime';
  * redirect_url, with the outcome in its query; a state that names no consent has nowhere to go, and is refused.
  */
 export function registerOAuthCallbacks(app: FastifyInstance, runtime: Runtime): void {
-  const callback = (path: string, complete: (query: Record<string, string | undefined>) => Promise<CallbackOutcome>) =>
-    app.get(path, async (request, reply) => {
+  type Complete = (query: Record<string, string | undefined>, log: FastifyBaseLogger) => Promise<CallbackOutcome>;
+  const callback = (provider: 'alpha' | 'beta', complete: Complete) =>
+    app.get(`/oauth/${provider}/callback`, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
       const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
-      const outcome = await complete({ state: text('state'), code: text('code'), error: text('error'), scope: text('scope') });
+      const outcome = await complete({ state: text('state'), code: text('code'), error: text('error'), scope: text('scope') }, request.log);
+      // Every outcome leaves a line (failures have theirs, with the cause, from the flow's boundary).
+      request.log.info({ provider, outcome: 'redirect' in outcome ? outcome.outcome : 'refused: no such consent' }, `${provider} consent callback`);
       reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
       if ('redirect' in outcome) return reply.redirect(outcome.redirect, 302);
       const { status, body } = restErrorBody('BAD_REQUEST', outcome.refusal);
       return reply.code(status).send(body);
     });
-  callback('/oauth/alpha/callback', (query) => completeAlphaConsent(runtime, query));
-  callback('/oauth/beta/callback', (query) => completeBetaConsent(runtime, query));
+  callback('alpha', (query, log) => completeAlphaConsent(runtime, query, log));
+  callback('beta', (query, log) => completeBetaConsent(runtime, query, log));
 }
