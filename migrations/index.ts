@@ -5,7 +5,7 @@ import { Migration20261123000000_UsageCounter } from './Migration20261123000000_
 import { Migration20261124041256_Locations } from './Migration20261124041256_Locations';
 import { Migration20261124045725_Connections } from './Migration20261124045725_Connections';
 import { Migration20261124053448_BetaBrandsAndScans } from './Migration20261124053448_BetaBrandsAndScans';
-import { Migration20261124120000_ReplyError } from './Migration20261124120000_ReplyError';
+import { Migration20261124120000_ReviewReplies } from './Migration20261124120000_ReviewReplies';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -15,5 +15,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124041256_Locations', class: Migration20261124041256_Locations },
   { name: 'Migration20261124045725_Connections', class: Migration20261124045725_Connections },
   { name: 'Migration20261124053448_BetaBrandsAndScans', class: Migration20261124053448_BetaBrandsAndScans },
-  { name: 'Migration20261124120000_ReplyError', class: Migration20261124120000_ReplyError },
+  { name: 'Migration20261124120000_ReviewReplies', class: Migration20261124120000_ReviewReplies },
 ];

@@ -110,6 +110,24 @@ describe('reviews of a location', () => {
   });
 });
 
+describe('one provider account connected by two organizations', () => {
+  it('gives each its own reviews: one’s import and replies never touch the other’s', async () => {
+    const second = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const secondAccount = await connectAlice(t.url, second.token);
+    const secondLocation = (await http(t.url, 'GET', `/location?account_id=${secondAccount}&store_code=alice-1`, { token: second.token })).body.data[0].id;
+    const theirs = await graphql(t.url, `query ($a: ID, $l: ID!) { reviews(accountId: $a, locationId: $l) { edges { node { id name accountId } } } }`, {
+      token: second.token,
+      variables: { a: secondAccount, l: secondLocation },
+    });
+    const nodes = theirs.body.data.reviews.edges.map((edge: { node: { id: string; name: string; accountId: string } }) => edge.node);
+    expect(nodes.map((node: { name: string }) => node.name).sort()).toEqual(reviews.map((item) => item.name).sort());
+    expect(nodes.every((node: { accountId: string }) => node.accountId === secondAccount)).toBe(true);
+    // Their records are their own: the first organization's are as they were.
+    expect(nodes.map((node: { id: string }) => node.id)).not.toEqual(expect.arrayContaining([reviews[0]!.id]));
+    expect((await listReviews()).map((item) => item.id).sort()).toEqual(reviews.map((item) => item.id).sort());
+  });
+});
+
 describe('POST /review/answer', () => {
   it('sends the reply, answers 409 REPLY_IN_PROGRESS while it is moderated, and follows it to ACTIVE', async () => {
     clock.hold();

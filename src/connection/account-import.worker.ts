@@ -73,7 +73,7 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
     for (const remoteReview of reviews) {
       seen.add(remoteReview.name);
       const fields = reviewFieldsOf(remoteReview);
-      const existing = await changeLocked(em, Review, { name: remoteReview.name }, (review) => {
+      const existing = await changeLocked(em, Review, { account: account.id, name: remoteReview.name }, (review) => {
         Object.assign(review, fields, { deletedAt: null });
       });
       if (!existing) {

@@ -1,4 +1,4 @@
-import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Account } from '../account/account.entity';
 import { Location, ProviderFailure } from '../location/location.entity';
@@ -13,6 +13,8 @@ import { ReviewReplyState } from './review.enums';
 @ObjectType({ description: 'A review of a location, with its reply.', simpleResolvers: true })
 @Entity({ tableName: 'review' })
 @Index({ properties: ['location', 'createTime'] })
+// Two organizations may connect the same provider account: each keeps its own copy of its reviews.
+@Unique({ properties: ['account', 'name'] })
 export class Review {
   [OptionalProps]?:
     | 'id' | 'reviewerName' | 'reviewerPhotoUrl' | 'reviewerAnonymous' | 'comment' | 'replyComment' | 'replyUpdateTime'
@@ -32,7 +34,7 @@ export class Review {
   location!: Location;
 
   @Field({ description: 'accounts/<account>/locations/<location>/reviews/<review>: the review_id of POST /review/answer.' })
-  @Property({ type: 'text', unique: true })
+  @Property({ type: 'text' })
   name!: string;
 
   @Field(() => String, { nullable: true })
