@@ -1,5 +1,6 @@
 import { Max, Min } from 'class-validator';
 import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+import { PageSize } from './connection';
 
 export type { Page } from '../shared/page';
 
@@ -19,6 +20,7 @@ export function withPageArgs<TBase extends new (...args: any[]) => object>(Base:
     page: number = 1;
 
     @Field(() => Int, { defaultValue: perPage.default, description: `1 to ${perPage.max}.` })
+    @PageSize(perPage.max)
     @Min(1, { message: range })
     @Max(perPage.max, { message: range })
     perPage: number = perPage.default;
