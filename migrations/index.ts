@@ -5,6 +5,7 @@ import { Migration20261123000000_UsageCounter } from './Migration20261123000000_
 import { Migration20261124041256_Locations } from './Migration20261124041256_Locations';
 import { Migration20261124045725_Connections } from './Migration20261124045725_Connections';
 import { Migration20261124053448_BetaBrandsAndScans } from './Migration20261124053448_BetaBrandsAndScans';
+import { Migration20261125000000_WorkBounds } from './Migration20261125000000_WorkBounds';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124041256_Locations', class: Migration20261124041256_Locations },
   { name: 'Migration20261124045725_Connections', class: Migration20261124045725_Connections },
   { name: 'Migration20261124053448_BetaBrandsAndScans', class: Migration20261124053448_BetaBrandsAndScans },
+  { name: 'Migration20261125000000_WorkBounds', class: Migration20261125000000_WorkBounds },
 ];
