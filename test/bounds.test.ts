@@ -1,8 +1,11 @@
 import { isObjectType } from 'graphql';
+import { CompetitorScan } from '../src/competitor-scan/competitor-scan.entity';
 import { BetaConnection } from '../src/connection/beta-connection.entity';
+import { Location } from '../src/location/location.entity';
 import { pageSizeMaxOf } from '../src/graphql/connection';
 import { Organization } from '../src/organization/organization.entity';
 import { gatewaySchema } from '../src/schema';
+import { visit } from './support/browser';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -25,6 +28,9 @@ beforeAll(async () => {
       LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '100000',
       LOCATION_READ_RATE_LIMIT_PER_MINUTE: '100000',
       LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '100000',
+      SCANS_RUNNING_LIMIT: '3',
+      SCAN_START_RATE_LIMIT_PER_HOUR: '5',
+      SCAN_SEARCH_RATE_LIMIT_PER_HOUR: '60',
     },
     { clock },
   );
@@ -147,5 +153,207 @@ describe('the cost rule counts every page at its real size (item 17)', () => {
       }
     }
     expect(sized).toEqual(expect.arrayContaining(['Query.locationsPage(perPage: 250)', 'Query.locations(first: 100)', 'Query.postsPage(perPage: 100)']));
+  });
+});
+
+describe('competitor scans an organization can start (item 18)', () => {
+  /** An organization with one location a scan can run on (coordinates and a place id). */
+  async function scanner(name: string): Promise<{ org: OrganizationFixture; accountId: string; locationId: string }> {
+    const org = await createOrganizationFixture(t.em(), { name, accounts: 1, locationsEach: 1 });
+    const em = t.em();
+    const location = await em.findOneOrFail(Location, org.accounts[0]!.locations[0]!.id);
+    Object.assign(location, { latitude: 48.85, longitude: 2.35, placeId: `place-${name}` });
+    await em.flush();
+    return { org, accountId: org.accounts[0]!.account.id, locationId: location.id };
+  }
+
+  /** One request starting a scan of each of `rings` (aliases s0, s1, …). */
+  const startScans = (who: Awaited<ReturnType<typeof scanner>>, rings: number[]) =>
+    graphql(
+      t.url,
+      `mutation ($a: ID, $l: ID!) { ${rings
+        .map((r, i) => `s${i}: runCompetitorScan(accountId: $a, locationId: $l, text: "coffee shop", radiusKm: 50, rings: ${r}) { id status rings }`)
+        .join(' ')} }`,
+      { token: who.org.token, variables: { a: who.accountId, l: who.locationId } },
+    );
+
+  /** What a finished job would leave: the organization's scans completed. */
+  async function finishScans(who: Awaited<ReturnType<typeof scanner>>): Promise<void> {
+    await t.em().nativeUpdate(CompetitorScan, { account: who.accountId }, { status: 'completed', finishedAt: new Date() });
+  }
+
+  const scansOf = async (who: Awaited<ReturnType<typeof scanner>>) =>
+    (await graphql(t.url, 'query ($a: ID) { competitorScans(accountId: $a, first: 100) { totalCount } }', { token: who.org.token, variables: { a: who.accountId } })).body
+      .data.competitorScans.totalCount;
+
+  it('queues at most SCANS_RUNNING_LIMIT scans at once: of one request of 15 aliases, 3 start, the 4th is a 429', async () => {
+    const who = await scanner('running');
+    const answer = await startScans(who, Array.from({ length: 15 }, () => 0));
+    // Mutations run one after another; the refused one ends the request (its field is non-null), so none after it runs.
+    expect(answer.body.data).toBeNull();
+    expect(answer.body.errors).toEqual([
+      expect.objectContaining({
+        message: '3 scans of the organization are queued or running, the most allowed at once (3): try again when one ends',
+        path: ['s3'],
+        extensions: { code: 'RATE_LIMIT_EXCEEDED', payload: { allowed: false, limit: 3, remaining: 0, retryAfter: 30 } },
+      }),
+    ]);
+    expect(answer.headers.get('retry-after')).toBe('30');
+    expect(await scansOf(who)).toBe(3);
+
+    // Scans that end make room; refused requests were not counted against the hourly limit (5): two more pass.
+    await finishScans(who);
+    const more = await startScans(who, [0, 0]);
+    expect(more.body.errors).toBeUndefined();
+    expect(more.body.data.s1).toMatchObject({ status: 'queued', rings: 0 });
+    await finishScans(who);
+    const sixth = await startScans(who, [0]);
+    expect(sixth.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Rate limit of 5 per 3600 s exceeded',
+        extensions: { code: 'RATE_LIMIT_EXCEEDED', payload: { allowed: false, limit: 5, remaining: 0, retryAfter: expect.any(Number) } },
+      }),
+    ]);
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3000);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(sixth.body.errors![0]).toMatchObject({ extensions: { payload: { retryAfter } } });
+    expect(sixth.headers.get('ratelimit')).toBe(`"scan-starts";r=0;t=${retryAfter}`);
+    expect(sixth.headers.get('ratelimit-policy')).toBe('"scan-starts";q=5;w=3600');
+    expect(await scansOf(who)).toBe(5);
+  });
+
+  it('lets exactly SCANS_RUNNING_LIMIT of concurrent requests through', async () => {
+    const who = await scanner('concurrent');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => startScans(who, [0])));
+    const codes = answers.map((answer) => answer.body.errors?.[0]?.extensions?.code ?? 'OK').sort();
+    expect(codes).toEqual(['OK', 'OK', 'OK', 'RATE_LIMIT_EXCEEDED', 'RATE_LIMIT_EXCEEDED', 'RATE_LIMIT_EXCEEDED']);
+    expect(await scansOf(who)).toBe(3);
+  });
+
+  it('counts the provider searches of the scans started per hour: one per dot, 1 + 4·rings·(rings + 1)', async () => {
+    const who = await scanner('searches');
+    // 49 + 9 of 60: both pass, and the headers show the limit nearer to refusing.
+    const first = await startScans(who, [3, 1]);
+    expect(first.body.errors).toBeUndefined();
+    expect(first.headers.get('ratelimit')).toMatch(/^"scan-searches";r=2;t=\d+$/);
+    expect(first.headers.get('ratelimit-policy')).toBe('"scan-searches";q=60;w=3600');
+    await finishScans(who);
+    // 9 more would make 67.
+    const over = await startScans(who, [1]);
+    expect(over.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Rate limit of 60 per 3600 s exceeded',
+        extensions: { code: 'RATE_LIMIT_EXCEEDED', payload: { allowed: false, limit: 60, remaining: 0, retryAfter: expect.any(Number) } },
+      }),
+    ]);
+    expect(over.headers.get('ratelimit')).toMatch(/^"scan-searches";r=0;t=\d+$/);
+    // One dot still fits, twice; then nothing does.
+    const small = await startScans(who, [0, 0]);
+    expect(small.body.errors).toBeUndefined();
+    await finishScans(who);
+    expect((await startScans(who, [0])).body.errors?.[0]?.message).toBe('Rate limit of 60 per 3600 s exceeded');
+    expect(await scansOf(who)).toBe(4);
+  });
+});
+
+describe('consent sessions an organization can open, and the size of what they keep (item 18)', () => {
+  const TTL = 900;
+  let org: OrganizationFixture;
+  const REDIRECT = 'https://app.example/return';
+  const alphaUrls = (n: number, state = 's') =>
+    graphql(t.url, `mutation { ${Array.from({ length: n }, (_, i) => `g${i}: generateAlphaConsentUrl(redirectUrl: "${REDIRECT}", state: "${state}-${i}") { url }`).join(' ')} }`, {
+      token: org.token,
+    });
+  /** Our state, as the provider gets it in the consent URL. */
+  const ourState = (consentUrl: string) => new URL(consentUrl).searchParams.get('state')!;
+
+  beforeAll(async () => {
+    org = await createOrganizationFixture(t.em(), { name: 'Consents', accounts: 1, betaApi: true });
+    clock.hold(new Date('2031-05-01T10:00:00.000Z'));
+  });
+  afterAll(() => clock.release());
+
+  it('keeps at most CONSENT_SESSIONS_OPEN_LIMIT (20) open per provider: the 21st is a 429 until the oldest expires', async () => {
+    const fifteen = await alphaUrls(15);
+    expect(fifteen.body.errors).toBeUndefined();
+    const five = await alphaUrls(5);
+    expect(five.body.errors).toBeUndefined();
+
+    const refused = await http(t.url, 'POST', '/oauth/alpha/generate-url', { token: org.token, body: { redirect_url: REDIRECT, state: 'one-more' } });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ success: false, msg: 'RATE_LIMIT_EXCEEDED', payload: { allowed: false, limit: 20, remaining: 0, retryAfter: TTL } });
+    expect(refused.headers.get('retry-after')).toBe(String(TTL));
+    const viaGraphql = await alphaUrls(1);
+    expect(viaGraphql.body.errors).toEqual([
+      expect.objectContaining({
+        message: '20 consents of the organization wait for their callback, the most allowed at once (20): try again when one ends',
+        extensions: { code: 'RATE_LIMIT_EXCEEDED', payload: { allowed: false, limit: 20, remaining: 0, retryAfter: TTL } },
+      }),
+    ]);
+
+    // The beta flow has its own 20.
+    const beta = await http(t.url, 'POST', '/oauth/beta/generate-url', { token: org.token, body: { redirect_url: REDIRECT, state: 'b' } });
+    expect(beta.status).toBe(200);
+
+    // A session the callback took is no longer open: one more fits.
+    const taken = await visit(`${t.url}/oauth/alpha/callback?state=${ourState(fifteen.body.data!.g0.url)}&error=access_denied`);
+    expect(taken.status).toBe(302);
+    expect(new URL(taken.location!).searchParams.get('error')).toBe('access_denied');
+    expect((await alphaUrls(1, 'after-callback')).body.errors).toBeUndefined();
+    expect((await alphaUrls(1, 'full-again')).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMIT_EXCEEDED');
+
+    // Retry-After counts down to the oldest open session's expiry; once it expires there is room again.
+    clock.advance(600_000);
+    expect((await alphaUrls(1)).body.errors?.[0]).toMatchObject({ extensions: { payload: { retryAfter: TTL - 600 } } });
+    clock.advance((TTL - 600) * 1000 + 1);
+    expect((await alphaUrls(1, 'later')).body.errors).toBeUndefined();
+  });
+
+  it('sends a late callback back with invalid_state for a day, then deletes the session', async () => {
+    const started = await alphaUrls(1, 'late');
+    const state = ourState(started.body.data!.g0.url);
+    clock.advance(TTL * 1000 + 1);
+    const late = await visit(`${t.url}/oauth/alpha/callback?state=${state}&code=any`);
+    expect(late.status).toBe(302);
+    expect(Object.fromEntries(new URL(late.location!).searchParams)).toEqual({ error: 'invalid_state', state: 'late-0' });
+
+    // A day after it expired, the next consent started (by anyone) deletes it: its callback no longer knows it.
+    clock.advance(24 * 3600_000);
+    const other = await createOrganizationFixture(t.em(), { name: 'Another consent', accounts: 1 });
+    expect((await http(t.url, 'POST', '/oauth/alpha/generate-url', { token: other.token, body: { redirect_url: REDIRECT } })).status).toBe(200);
+    const deleted = await visit(`${t.url}/oauth/alpha/callback?state=${state}&code=any`);
+    expect(deleted.status).toBe(400);
+    // Of the sessions of this file so far, only the ones that have not been expired for a day are left.
+    const [{ left }] = await t.em().getConnection().execute('select count(*)::int as left from oauth_session where organization_id = ?', [org.organization.id]);
+    expect(left).toBe(0);
+  });
+
+  it('refuses a state over 1024 characters and a redirect_url over 2048 as written, on both providers', async () => {
+    for (const path of ['/oauth/alpha/generate-url', '/oauth/beta/generate-url']) {
+      for (const state of ['x'.repeat(1025), 'é'.repeat(1025), 'x'.repeat(99_000)]) {
+        const refused = await http(t.url, 'POST', path, { token: org.token, body: { redirect_url: REDIRECT, state } });
+        expect(refused.status).toBe(400);
+        expect(refused.body).toEqual({ error: 400, message: 'state must be at most 1024 characters' });
+      }
+      const long = await http(t.url, 'POST', path, { token: org.token, body: { redirect_url: `${REDIRECT}?q=${'x'.repeat(2049 - REDIRECT.length - 3)}` } });
+      expect(long.status).toBe(400);
+      expect(long.body).toEqual({ error: 400, message: 'redirect_url must be 1 to 2048 characters' });
+      // Under 2048 as typed, but each é is six characters once written as a URL.
+      const encoded = await http(t.url, 'POST', path, { token: org.token, body: { redirect_url: `${REDIRECT}?q=${'é'.repeat(400)}` } });
+      expect(encoded.status).toBe(400);
+      expect(encoded.body).toEqual({ error: 400, message: 'redirect_url must be at most 2048 characters written as a URL (non-ASCII characters percent-encoded)' });
+    }
+  });
+
+  it('keeps the redirect of the largest state and redirect_url within what browsers and proxies take (16 KiB)', async () => {
+    const redirectUrl = `${REDIRECT}?q=${'x'.repeat(2048 - REDIRECT.length - 3)}`;
+    const state = '€'.repeat(1024);
+    const generated = await http(t.url, 'POST', '/oauth/alpha/generate-url', { token: org.token, body: { redirect_url: redirectUrl, state } });
+    expect(generated.status).toBe(200);
+    const back = await visit(`${t.url}/oauth/alpha/callback?state=${ourState(generated.body.url)}&error=access_denied`);
+    expect(back.status).toBe(302);
+    expect(new URL(back.location!).searchParams.get('state')).toBe(state);
+    expect(back.location!.length).toBeLessThan(16 * 1024);
   });
 });
