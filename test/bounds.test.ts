@@ -357,3 +357,163 @@ describe('consent sessions an organization can open, and the size of what they k
     expect(back.location!.length).toBeLessThan(16 * 1024);
   });
 });
+
+describe('a location page bounded in bytes (item 19)', () => {
+  const BUDGET = 2 * 1024 * 1024;
+  const LOCATIONS = 12;
+  let org: OrganizationFixture;
+  let accountId: string;
+  /** Ids in creation order (time-ordered ids). */
+  let ids: string[];
+
+  /** Text of exactly `n` characters. */
+  const text = (n: number, seed: string) => `${seed}-`.padEnd(n, 'x').slice(0, n);
+  const DAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
+  const period = (i: number) => ({ open_day: DAYS[i % 7], open_time: { hours: '08', minutes: '30' }, close_day: DAYS[i % 7], close_time: { hours: '17', minutes: '45' } });
+  const url = (what: string, n: number) => `https://example.com/${what}/${n}/`.padEnd(2048, 'p');
+
+  /** POST /location's fields, each at the largest docs/locations.md allows. */
+  const createFields = (n: number) => ({
+    name: text(100, `name ${n}`),
+    reference_id: text(64, `ref-${n}`),
+    category_id: text(100, 'gcid:cat'),
+    address: text(255, 'address'),
+    postal: text(20, 'postal'),
+    city: text(100, 'city'),
+    country_code: 'US',
+    administrative_area: text(100, 'area'),
+    additional_address_lines: Array.from({ length: 4 }, (_, i) => text(255, `line ${i}`)),
+    description: text(750, 'description'),
+    phone_number: '+1 (555) 000-0000 0000 0000 00',
+    additional_phone_numbers: ['+1 (555) 000-0000 0000 0000 01', '+1 (555) 000-0000 0000 0000 02'],
+    website_uri: url('site', n),
+    latitude: 48.85,
+    longitude: 2.35,
+    profile_logo_url: url('logo', n),
+    cover_url: url('cover', n),
+    additional_category_ids: Array.from({ length: 9 }, (_, i) => text(100, `gcid:extra${i}`)),
+    service_area_place_ids: Array.from({ length: 20 }, (_, i) => text(200, `place${i}`)),
+    service_area_place_names: Array.from({ length: 20 }, (_, i) => text(200, `place name ${i}`)),
+    placeId: text(255, 'placeid'),
+    regular_hours: Array.from({ length: 100 }, (_, i) => period(i)),
+    special_hours: Array.from({ length: 100 }, (_, i) => ({
+      open_date: `2031-01-${String((i % 28) + 1).padStart(2, '0')}`,
+      close_date: `2031-02-${String((i % 28) + 1).padStart(2, '0')}`,
+      open_time: { hours: '09', minutes: '00' },
+      close_time: { hours: '18', minutes: '00' },
+    })),
+  });
+
+  /** PATCH /location/update's fields a create does not take, each at the largest allowed. */
+  const updateFields = () => ({
+    more_hours: Array.from({ length: 20 }, (_, t) => ({ hoursTypeId: text(64, `TYPE${t}`).toUpperCase(), periods: Array.from({ length: 100 }, (_, i) => period(i)) })),
+    categories: {
+      primaryCategory: { name: text(100, 'gcid:cat'), displayName: text(100, 'Category') },
+      additionalCategories: Array.from({ length: 9 }, (_, i) => ({ name: text(100, `gcid:extra${i}`), displayName: text(100, `Extra ${i}`) })),
+    },
+    service_items: Array.from({ length: 100 }, (_, i) => ({
+      freeFormServiceItem: { category: text(100, 'gcid:cat'), label: { displayName: text(140, `service ${i}`), description: text(250, 'about'), languageCode: 'en-US-xxxx' } },
+      price: { currencyCode: 'USD', units: '999999999999999999', nanos: 999999999 },
+    })),
+    service_area: {
+      businessType: 'CUSTOMER_AND_BUSINESS_LOCATION',
+      places: { placeInfos: Array.from({ length: 20 }, (_, i) => ({ placeName: text(200, `place name ${i}`), placeId: text(200, `place${i}`) })) },
+      regionCode: 'US',
+    },
+  });
+
+  const list = (query: string) => fetch(`${t.url}/location?account_id=${accountId}&${query}`, { headers: { authorization: `Bearer ${org.token}` } });
+  const listed = async (query: string): Promise<any> => (await list(query)).json();
+
+  beforeAll(async () => {
+    org = await createOrganizationFixture(t.em(), { name: 'Large locations', accounts: 1 });
+    accountId = org.accounts[0]!.account.id;
+    ids = [];
+    for (let n = 0; n < LOCATIONS; n += 1) {
+      const created = await http(t.url, 'POST', `/location?account_id=${accountId}`, { token: org.token, body: createFields(n) });
+      expect(created.status).toBe(200);
+      ids.push(created.body.payload.location_id);
+      // The account is not connected: the change is applied at once.
+      const updated = await http(t.url, 'PATCH', `/location/update?account_id=${accountId}&location_id=${created.body.payload.location_id}`, {
+        token: org.token,
+        body: updateFields(),
+      });
+      expect(updated.status).toBe(200);
+    }
+  });
+
+  it('ends GET /location?per_page=250 before the record that would pass 2 MiB, and says how to read on', async () => {
+    const started = performance.now();
+    const first = await list('per_page=250');
+    const body = await first.text();
+    const elapsedMs = performance.now() - started;
+    const page = JSON.parse(body);
+    expect(first.status).toBe(200);
+    // The documented members, then the additive one: found, page and per_page as they are.
+    expect(Object.keys(page)).toEqual(['success', 'data', 'found', 'page', 'per_page', 'next_skip']);
+    expect(page).toMatchObject({ success: true, found: LOCATIONS, page: 1, per_page: 250 });
+    const records = page.data.length as number;
+    expect(records).toBeGreaterThan(1);
+    expect(records).toBeLessThan(LOCATIONS);
+    expect(page.next_skip).toBe(records);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BUDGET);
+    const recordBytes = Buffer.byteLength(JSON.stringify(page.data[0]));
+    // Filled to the maxima: each record is about 370 KB (it was 20.4 MB for 60 such, in one answer).
+    expect(recordBytes).toBeGreaterThan(300_000);
+    console.log(
+      `GET /location?per_page=250 over ${LOCATIONS} locations at the documented maxima (${recordBytes} bytes each as REST JSON): ` +
+        `${records} records, ${Buffer.byteLength(body)} bytes, ${elapsedMs.toFixed(0)} ms`,
+    );
+
+    // Reading on with skip until the page is whole gives every record once, in order.
+    const seen: string[] = page.data.map((record: { id: string }) => record.id);
+    let skip: number | undefined = page.next_skip;
+    while (skip !== undefined) {
+      const next = await listed(`per_page=250&skip=${skip}`);
+      expect(next).toMatchObject({ success: true, found: LOCATIONS, page: 1, per_page: 250 });
+      seen.push(...next.data.map((record: { id: string }) => record.id));
+      skip = next.next_skip;
+      if (skip !== undefined) expect(skip).toBe(seen.length);
+    }
+    expect(seen).toEqual(ids);
+  });
+
+  it('keeps numbered pages where they are: a page that fits is whole, without next_skip', async () => {
+    const second = await listed('per_page=4&page=2');
+    expect(Object.keys(second)).toEqual(['success', 'data', 'found', 'page', 'per_page']);
+    expect(second.data.map((record: { id: string }) => record.id)).toEqual(ids.slice(4, 8));
+    // include_fields makes records smaller, not the page longer: the budget counts whole records.
+    const named = await listed('per_page=250&include_fields=name');
+    expect(named.data.length).toBeLessThan(LOCATIONS);
+    expect(named.next_skip).toBe(named.data.length);
+  });
+
+  it('refuses a skip that is not within the page', async () => {
+    expect(await listed('per_page=10&skip=10')).toEqual({ error: 400, message: 'skip must be less than per_page' });
+    expect((await list('per_page=10&skip=-1')).status).toBe(400);
+  });
+
+  it('ends a GraphQL page early too, and the lists of one answer share its budget', async () => {
+    const cursor = await graphql(t.url, 'query ($a: ID) { locations(accountId: $a, first: 100) { totalCount edges { node { id } } pageInfo { hasNextPage endCursor } } }', {
+      token: org.token,
+      variables: { a: accountId },
+    });
+    const connection = cursor.body.data.locations;
+    expect(connection.totalCount).toBe(LOCATIONS);
+    expect(connection.edges.length).toBeLessThan(LOCATIONS);
+    expect(connection.pageInfo.hasNextPage).toBe(true);
+
+    const two = await graphql(
+      t.url,
+      'query ($a: ID) { a: locationsPage(accountId: $a, perPage: 250) { found nextSkip locations { id } } b: locationsPage(accountId: $a, perPage: 250) { found nextSkip locations { id } } }',
+      { token: org.token, variables: { a: accountId } },
+    );
+    // The lists are read one after the other, whichever comes first; the answer's budget is then spent, and the
+    // other holds its first record only, and says so.
+    const [whole, rest] = [two.body.data.a, two.body.data.b].sort((x, y) => y.locations.length - x.locations.length);
+    expect(whole.locations.length).toBe(connection.edges.length);
+    expect(whole).toMatchObject({ found: LOCATIONS, nextSkip: whole.locations.length });
+    expect(rest.locations.map((location: { id: string }) => location.id)).toEqual([ids[0]]);
+    expect(rest).toMatchObject({ found: LOCATIONS, nextSkip: 1 });
+  });
+});
