@@ -6,6 +6,8 @@ import { Migration20261124041256_Locations } from './Migration20261124041256_Loc
 import { Migration20261124045725_Connections } from './Migration20261124045725_Connections';
 import { Migration20261124053448_BetaBrandsAndScans } from './Migration20261124053448_BetaBrandsAndScans';
 import { Migration20261124120000_ReviewReplies } from './Migration20261124120000_ReviewReplies';
+import { Migration20261125000000_WorkBounds } from './Migration20261125000000_WorkBounds';
+import { Migration20261125000100_LocationRecordBytes } from './Migration20261125000100_LocationRecordBytes';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -16,4 +18,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261124045725_Connections', class: Migration20261124045725_Connections },
   { name: 'Migration20261124053448_BetaBrandsAndScans', class: Migration20261124053448_BetaBrandsAndScans },
   { name: 'Migration20261124120000_ReviewReplies', class: Migration20261124120000_ReviewReplies },
+  { name: 'Migration20261125000000_WorkBounds', class: Migration20261125000000_WorkBounds },
+  { name: 'Migration20261125000100_LocationRecordBytes', class: Migration20261125000100_LocationRecordBytes },
 ];

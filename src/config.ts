@@ -31,6 +31,12 @@ const configSchema = z.object({
   BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   CITATIONS_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
+  SCANS_RUNNING_LIMIT: z.coerce.number().int().min(1).default(5),
+  SCAN_START_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  // At least one scan of the most dots (49) must fit an empty window.
+  SCAN_SEARCH_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(49).default(500),
+  CONSENT_SESSIONS_OPEN_LIMIT: z.coerce.number().int().min(1).default(20),
+  LOCATION_PAGE_MAX_BYTES: z.coerce.number().int().min(65536).default(2 * 1024 * 1024),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   TOKEN_ENCRYPTION_KEY: z
     .string()
@@ -79,7 +85,7 @@ export interface Config {
     /** How long a stop waits for running jobs before leaving them to be retried. */
     stopTimeoutSeconds: number;
   };
-  /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), and the post quota. */
+  /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), the post quota, and other bounds on work. */
   limits: {
     postsPerMinute: number;
     postsPerMonth: number;
@@ -89,6 +95,15 @@ export interface Config {
     businessProfileReadsPerMinute: number;
     businessProfileUpdatesPerMinute: number;
     citationsPerMinute: number;
+    /** Scans queued or running at once, per organization. */
+    scansRunning: number;
+    scanStartsPerHour: number;
+    /** Provider searches (dots) of the scans started, per organization and rolling hour. */
+    scanSearchesPerHour: number;
+    /** Consent sessions waiting for their callback, per organization and provider. */
+    consentSessionsOpen: number;
+    /** Bytes of location records one answer holds at most (docs/locations.md). */
+    locationPageBytes: number;
   };
   /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
   tokenCacheSeconds: number;
@@ -168,6 +183,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       businessProfileReadsPerMinute: raw.BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE,
       businessProfileUpdatesPerMinute: raw.BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE,
       citationsPerMinute: raw.CITATIONS_RATE_LIMIT_PER_MINUTE,
+      scansRunning: raw.SCANS_RUNNING_LIMIT,
+      scanStartsPerHour: raw.SCAN_START_RATE_LIMIT_PER_HOUR,
+      scanSearchesPerHour: raw.SCAN_SEARCH_RATE_LIMIT_PER_HOUR,
+      consentSessionsOpen: raw.CONSENT_SESSIONS_OPEN_LIMIT,
+      locationPageBytes: raw.LOCATION_PAGE_MAX_BYTES,
     },
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
     tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,

@@ -97,14 +97,12 @@ const LOCATION_FIELDS = `
 
 /**
  * A document at every limit at once: 15 aliases, depth exactly 10 (the `__type` branch), and a cost just under
- * 10000 when `more` asks for 39 locations (one full page of 100 plus 39 more). `first: 40` costs 10046.
+ * 20000 when `more` asks for 36 locations (the largest page, 250 locations, plus 36 more). `first: 37` costs 20042.
  * The deepest location path (locations > … > periods > openTime > hours, depth 7) is in it too.
  */
 function atLimits(moreFirst: number): string {
   return `query AtLimits($accountId: ID!) {
-    page: locations(accountId: $accountId, first: 100) {
-      totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${LOCATION_FIELDS} } }
-    }
+    page: locationsPage(accountId: $accountId, perPage: 250) { found page perPage locations { ${LOCATION_FIELDS} } }
     more: locations(accountId: $accountId, first: ${moreFirst}) { edges { node { ${LOCATION_FIELDS} } } }
     type: __type(name: "Location") { fields { type { ${ofTypes(6)} } } }
     ${range(12).map((i) => `org${i}: organization { id }`).join('\n    ')}
@@ -158,9 +156,9 @@ const overLimitCases = (): OverLimitCase[] => [
   },
   {
     name: 'over-costly (one location past the cost limit)',
-    query: atLimits(40),
+    query: atLimits(37),
     variables: { accountId },
-    message: 'Query cost limit of 10000 exceeded, found 10046.',
+    message: 'Query cost limit of 20000 exceeded, found 20042.',
   },
   {
     // Short tokens, so that it also fits in a GET URL (Node refuses request heads over 16 KiB with 431).
@@ -190,17 +188,19 @@ describe('operation limits answer the same coded error over HTTP POST, HTTP GET 
     expect((ws as { errors: unknown }).errors).toEqual(post.body.errors);
   });
 
-  it('counts a page size given in a variable as the largest page, so a variable cannot hide the cost', async () => {
-    const query = `query TwoPages($accountId: ID!, $first: Int!) {
+  it("counts a page size given in a variable as that list's largest page, so a variable cannot hide the cost", async () => {
+    // Cursor pages are at most 100: three of them (3 × 6801) are over; numbered location pages are at most 250.
+    const query = `query ThreePages($accountId: ID!, $first: Int!) {
       a: locations(accountId: $accountId, first: $first) { edges { node { ${LOCATION_FIELDS} } } }
       b: locations(accountId: $accountId, first: $first) { edges { node { ${LOCATION_FIELDS} } } }
+      c: locations(accountId: $accountId, first: $first) { edges { node { ${LOCATION_FIELDS} } } }
     }`;
     const variables = { accountId, first: 1 };
     const post = await graphql(t.url, query, { token: org.token, variables });
     const ws = await wsRun(wsClient(org.token), query, variables);
     const expected = [
       expect.objectContaining({
-        message: 'Query cost limit of 10000 exceeded, found 13602.',
+        message: 'Query cost limit of 20000 exceeded, found 20403.',
         extensions: { code: 'OPERATION_LIMIT_EXCEEDED' },
       }),
     ];
@@ -209,32 +209,47 @@ describe('operation limits answer the same coded error over HTTP POST, HTTP GET 
     expect(ws).toEqual({ kind: 'errors', errors: expected });
   });
 
-  it('counts perPage (numbered pages) like first', async () => {
+  it('counts perPage (numbered pages) like first, each list at its own largest page', async () => {
     const POST_FIELDS = `id accountId locationId campaignId createTime postId publishedTime scheduledTime searchUrl source
       state updateTime version lastError { at message reason status details }
       params { summary languageCode topicType alertType scheduledTime callToAction { actionType url }
         offer { couponCode redeemOnlineUrl termsConditions } media { mediaFormat sourceUrl } }`;
-    // A full page of locations (7301) and a page of posts of $perPage: within the limit only if perPage counted 1.
+    // A page of 250 locations given in a variable (17501) and a page of posts of $perPage: within the limit only if
+    // either counted less than its largest page (250 locations, 100 posts).
     const query = `query Both($accountId: ID!, $perPage: Int!) {
-      locations(accountId: $accountId, first: 100) {
-        totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${LOCATION_FIELDS} } }
-      }
+      locationsPage(accountId: $accountId, perPage: $perPage) { found page perPage locations { ${LOCATION_FIELDS} } }
       postsPage(accountId: $accountId, perPage: $perPage) { found page perPage posts { ${POST_FIELDS} } }
     }`;
     const post = await graphql(t.url, query, { token: org.token, variables: { accountId, perPage: 1 } });
     expect(post.status).toBe(400);
     expect(post.body.errors).toEqual([
       expect.objectContaining({
-        message: expect.stringMatching(/^Query cost limit of 10000 exceeded, found \d+\.$/),
+        message: expect.stringMatching(/^Query cost limit of 20000 exceeded, found \d+\.$/),
         extensions: { code: 'OPERATION_LIMIT_EXCEEDED' },
       }),
     ]);
   });
+
+  it('counts a location page at its real size: four aliased pages of 250 locations with 19 fields each are over', async () => {
+    const FIELDS = `id referenceId name categoryId address postal city countryCode administrativeArea description phoneNumber
+      websiteUri latitude longitude profileLogoUrl coverUrl placeId citationsStatus connected`;
+    const pages = (n: number) =>
+      `query Pages($accountId: ID!) { ${range(n).map((i) => `p${i}: locationsPage(accountId: $accountId, perPage: 250) { found page perPage locations { ${FIELDS} } }`).join(' ')} }`;
+    const four = await graphql(t.url, pages(4), { token: org.token, variables: { accountId } });
+    expect(four.status).toBe(400);
+    expect(four.body.errors).toEqual([
+      expect.objectContaining({ message: 'Query cost limit of 20000 exceeded, found 23004.', extensions: { code: 'OPERATION_LIMIT_EXCEEDED' } }),
+    ]);
+    const three = await graphql(t.url, pages(3), { token: org.token, variables: { accountId } });
+    expect(three.status).toBe(200);
+    expect(three.body.errors).toBeUndefined();
+    expect(three.body.data.p2.locations).toHaveLength(3);
+  });
 });
 
 describe('legitimate operations just under the limits pass on both transports', () => {
-  it('runs a document at 15 aliases, depth 10 and a cost just under 10000', async () => {
-    const query = atLimits(39);
+  it('runs a document at 15 aliases, depth 10 and a cost just under 20000', async () => {
+    const query = atLimits(36);
     // Guards the fixture: whatever the cost model becomes, this document must sit just under the limit.
     const [costReport] = validate(await gatewaySchema(), parse(query), [costLimitRule(0)]);
     const cost = Number(/found (\d+)/.exec(costReport?.message ?? '')?.[1]);
@@ -248,9 +263,9 @@ describe('legitimate operations just under the limits pass on both transports', 
     expect(post.body.errors).toBeUndefined();
     expect(ws).toEqual({ kind: 'result', result: post.body });
     const data = post.body.data;
-    expect(data.page.totalCount).toBe(3);
+    expect(data.page.found).toBe(3);
     // The fixture creates them in one millisecond, so their time-ordered ids do not follow creation order.
-    const names = data.page.edges.map((edge: { node: { name: string } }) => edge.node.name);
+    const names = data.page.locations.map((location: { name: string }) => location.name);
     expect(names.sort()).toEqual(['Location 1.1', 'Location 1.2', 'Location 1.3']);
     expect(data.more.edges).toHaveLength(3);
     expect(data.type.fields.length).toBeGreaterThan(20);

@@ -5,6 +5,7 @@ import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { changeLocked } from '../shared/row-lock';
+import { isId } from '../shared/ids';
 import { trimmedText } from '../shared/text';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
@@ -102,7 +103,10 @@ export async function createBetaBrand(scope: RequestScope, input: CreateBrandInp
   }
   const locationIds = [...new Set(input.locationIds ?? [])];
   if (locationIds.length > 0) {
-    const owned = await scope.em.count(Location, { id: { $in: locationIds }, account: { organization: principal.organizationId } });
+    // An id that is not a UUID names no location: "not found" like an unknown one, never a query error.
+    const owned = locationIds.every(isId)
+      ? await scope.em.count(Location, { id: { $in: locationIds }, account: { organization: principal.organizationId } })
+      : 0;
     if (owned !== locationIds.length) throw DomainError.notFound('Location');
   }
   const brandName = trimmedText(input.brandName, 'brand_name', { min: 1, max: 100 });

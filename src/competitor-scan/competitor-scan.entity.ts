@@ -15,6 +15,8 @@ export type CompetitorScanStatus = 'queued' | 'running' | 'completed' | 'failed'
 @ObjectType({ description: 'A competitor scan of a location.', simpleResolvers: true })
 @Entity({ tableName: 'competitor_scan' })
 @Index({ properties: ['account', 'location', 'createdAt'] })
+// The organization's scans queued or running are counted at each start (SCANS_RUNNING_LIMIT).
+@Index({ properties: ['organization', 'status'] })
 export class CompetitorScan {
   [OptionalProps]?: 'id' | 'status' | 'type' | 'competitors' | 'client' | 'strategy' | 'dots' | 'numberOfCompetitors' | 'error' | 'finishedAt';
 

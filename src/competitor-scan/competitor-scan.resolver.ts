@@ -1,6 +1,6 @@
 import { Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
-import type { Context } from '../graphql/context';
+import { withLimitHeaders, type Context } from '../graphql/context';
 import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanArgs, CompetitorScansArgs, RunCompetitorScanArgs } from './competitor-scan.inputs';
 import { getCompetitorScan, listCompetitorScans, runCompetitorScan } from './competitor-scan.service';
@@ -21,8 +21,8 @@ export class CompetitorScanResolver {
   }
 
   @Mutation(() => CompetitorScan, { description: 'Starts a scan of a location; it is queued, and a job runs it (watch `status`).' })
-  runCompetitorScan(@Args() args: RunCompetitorScanArgs, @Ctx() ctx: Context): Promise<CompetitorScan> {
-    return runCompetitorScan(ctx, args);
+  async runCompetitorScan(@Args() args: RunCompetitorScanArgs, @Ctx() ctx: Context): Promise<CompetitorScan> {
+    return withLimitHeaders(ctx, await runCompetitorScan(ctx, args));
   }
 
   @FieldResolver(() => ID)

@@ -1,6 +1,9 @@
 import { requirePrincipal } from '../access/guards';
+import type { Principal } from '../access/principal';
 import { resolveAccountScope } from '../account/account.access';
 import { DomainError } from '../errors/domain-error';
+import { countRequest, requireBelowOpenLimit, withCountedRequest, type Limited } from '../limits/request-limits';
+import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
@@ -8,11 +11,17 @@ import { findPlain } from '../shared/entity-snapshot';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { trimmedText } from '../shared/text';
-import { CompetitorScan } from './competitor-scan.entity';
+import { CompetitorScan, type CompetitorScanStatus } from './competitor-scan.entity';
+import { dotCount } from './scan.compute';
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
 export const MAX_RINGS = 3;
 export const MAX_RADIUS_KM = 50;
+
+/** The scans that still hold a place under SCANS_RUNNING_LIMIT. */
+const UNFINISHED: CompetitorScanStatus[] = ['queued', 'running'];
+/** Retry-After when the organization's running scans are at their limit: about how long a scan of 49 dots takes. */
+const SCAN_RETRY_AFTER_SECONDS = 30;
 
 export interface RunScanArgs {
   accountId?: string | null;
@@ -25,9 +34,10 @@ export interface RunScanArgs {
 /**
  * Starts a scan of a location (product-decisions §10): queued at once, run by a job that searches for `text` at
  * each dot of a grid of `rings` rings out to `radiusKm`. The location must be known to the provider (its place id)
- * and placed on the map (its coordinates).
+ * and placed on the map (its coordinates). Bounded per organization (docs/beta-and-scans.md): scans started and
+ * provider searches (one per dot) per rolling hour, and scans queued or running at once; over any, 429.
  */
-export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs): Promise<CompetitorScan> {
+export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs): Promise<Limited<CompetitorScan>> {
   const principal = requirePrincipal(scope);
   const accountId = await resolveAccountScope(scope, args.accountId);
   const text = trimmedText(args.text, 'text', { min: 1, max: 100 });
@@ -39,13 +49,31 @@ export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs):
   if (location.latitude === null || location.longitude === null) throw DomainError.badInput('The location has no coordinates to scan around');
   if (!location.placeId) throw DomainError.badInput('The location has no place id yet: the alpha provider must know it first');
   const now = scope.runtime.clock.now();
+  // Counted once the request is known to be valid; a refusal after counting gives the counts back.
+  const starts = await countRequest(scope, 'scan-starts');
+  const searches = await withCountedRequest(starts, () => countRequest(scope, 'scan-searches', { weight: dotCount(args.rings) }));
+  const scan = await withCountedRequest(starts, () => withCountedRequest(searches, () => queueScan(scope, principal, location, { ...args, text }, now)));
+  // The headers show the limit nearer to refusing.
+  const nearer = [starts.state, searches.state].sort((a, b) => a.remaining / a.limit - b.remaining / b.limit)[0]!;
+  return { result: scan, rateLimit: nearer };
+}
+
+/**
+ * The scan and its job, in one transaction, unless the organization already has SCANS_RUNNING_LIMIT scans queued
+ * or running: counted under a per-organization lock held to the commit, so concurrent starts cannot all pass.
+ */
+async function queueScan(scope: RequestScope, principal: Principal, location: Location, args: RunScanArgs, now: Date): Promise<CompetitorScan> {
+  const { organizationId } = principal;
   return scope.em.transactional(async (em) => {
+    await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`scans-running:${organizationId}`], 'all', em.getTransactionContext());
+    const running = await em.count(CompetitorScan, { organization: organizationId, status: { $in: UNFINISHED } });
+    requireBelowOpenLimit(scope, 'scans-running', running, SCAN_RETRY_AFTER_SECONDS);
     const scan = em.create(CompetitorScan, {
-      organization: em.getReference(Organization, principal.organizationId),
+      organization: em.getReference(Organization, organizationId),
       account: location.account,
       location,
       placeId: location.placeId!,
-      text,
+      text: args.text,
       radius: args.radiusKm,
       rings: args.rings,
       createdBy: principal.tokenId,

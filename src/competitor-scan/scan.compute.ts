@@ -55,6 +55,11 @@ export function gridDots(center: { lat: number; lng: number }, radiusKm: number,
   return dots;
 }
 
+/** How many dots, so provider searches, a scan of `rings` rings makes: the length of its `gridDots`. */
+export function dotCount(rings: number): number {
+  return 1 + 4 * rings * (rings + 1);
+}
+
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;

@@ -54,7 +54,7 @@ export async function generateAlphaConsentUrl(scope: RequestScope, input: { redi
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: !runtime.config.isDevelopment });
   const pkce = createAlphaPkce();
   const now = runtime.clock.now();
-  const { state } = await startSession(scope.em, {
+  const { state } = await startSession(scope, {
     provider: 'alpha',
     organizationId: principal.organizationId,
     callerState: input.state ?? null,

@@ -39,7 +39,7 @@ export async function generateBetaConsentUrl(scope: RequestScope, input: { redir
   const { runtime } = scope;
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: true });
   const now = runtime.clock.now();
-  const { state } = await startSession(scope.em, {
+  const { state } = await startSession(scope, {
     provider: 'beta',
     organizationId: principal.organizationId,
     callerState: input.state ?? null,

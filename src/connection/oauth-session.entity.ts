@@ -1,4 +1,4 @@
-import { Entity, Enum, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Organization } from '../organization/organization.entity';
 import { newId } from '../shared/ids';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
@@ -22,6 +22,9 @@ export type OAuthProvider = 'alpha' | 'beta';
  * an expiry. The callback uses it once.
  */
 @Entity({ tableName: 'oauth_session' })
+// Open sessions are counted per organization and provider at each start; expired ones are deleted by expiry.
+@Index({ properties: ['organization', 'provider', 'status'] })
+@Index({ properties: ['expiresAt'] })
 export class OAuthSession {
   [OptionalProps]?: 'id' | 'status' | 'identity' | 'tokenRefreshed' | 'createdAt' | 'completedAt' | 'callerState' | 'codeVerifier';
 

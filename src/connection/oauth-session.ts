@@ -1,30 +1,79 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../errors/domain-error';
+import { requireBelowOpenLimit } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
+import type { RequestScope } from '../request-scope';
 import { OAuthSession, OAuthSessionStatus, type OAuthProvider } from './oauth-session.entity';
 
 /** The consent sessions both providers' flows keep: made at generate-url, taken once by the callback. */
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** A new session; returns the state to send to the provider (kept only as its hash). */
+/** The caller's `state` is stored and sent back in a redirect: bounded, so that redirect stays one a browser follows. */
+export const CALLER_STATE_MAX = 1024;
+/**
+ * An expired session is kept this long, so a person who comes back late is still sent to the caller with
+ * `invalid_state`; then it is deleted (a callback naming it answers 400, as for a state never issued).
+ */
+const EXPIRED_SESSION_KEPT_MS = 24 * 3600_000;
+/** Expired sessions deleted per start, oldest first: each start removes more than it adds, at a bounded cost. */
+const EXPIRED_SESSIONS_DELETED_PER_START = 100;
+
+function callerState(value: string | null): string | null {
+  if (value !== null && [...value].length > CALLER_STATE_MAX) throw DomainError.badInput(`state must be at most ${CALLER_STATE_MAX} characters`);
+  return value;
+}
+
+/**
+ * A new session; returns the state to send to the provider (kept only as its hash). Bounded per organization and
+ * provider (docs/oauth.md): while CONSENT_SESSIONS_OPEN_LIMIT sessions wait for their callback, another is a 429
+ * until the oldest expires. Each start also deletes sessions that expired more than a day ago.
+ */
 export async function startSession(
-  em: EntityManager,
+  scope: RequestScope,
   input: { provider: OAuthProvider; organizationId: string; callerState: string | null; redirectUrl: string; codeVerifier: string | null; expiresAt: Date; now: Date },
 ): Promise<{ state: string }> {
+  const checkedState = callerState(input.callerState);
   const state = randomBytes(32).toString('base64url');
-  em.create(OAuthSession, {
-    organization: em.getReference(Organization, input.organizationId),
-    provider: input.provider,
-    stateHash: sha256(state),
-    callerState: input.callerState,
-    redirectUrl: input.redirectUrl,
-    codeVerifier: input.codeVerifier,
-    expiresAt: input.expiresAt,
-    createdAt: input.now,
+  await scope.em.transactional(async (em) => {
+    const connection = em.getConnection();
+    const context = em.getTransactionContext();
+    // Concurrent starts of one organization and provider count one after the other, so the limit holds exactly.
+    await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [`consent-sessions:${input.organizationId}:${input.provider}`], 'all', context);
+    await deleteExpiredSessions(em, input.now);
+    const [open] = (await connection.execute(
+      `select count(*)::int as open, min(expires_at) as first_expiry from oauth_session
+        where organization_id = ? and provider = ? and status = ? and expires_at > ?`,
+      [input.organizationId, input.provider, OAuthSessionStatus.PENDING, input.now],
+      'all',
+      context,
+    )) as { open: number; first_expiry: Date | string | null }[];
+    const firstExpiry = open!.first_expiry ? new Date(open!.first_expiry).getTime() : input.now.getTime();
+    requireBelowOpenLimit(scope, 'consent-sessions', open!.open, (firstExpiry - input.now.getTime()) / 1000);
+    em.create(OAuthSession, {
+      organization: em.getReference(Organization, input.organizationId),
+      provider: input.provider,
+      stateHash: sha256(state),
+      callerState: checkedState,
+      redirectUrl: input.redirectUrl,
+      codeVerifier: input.codeVerifier,
+      expiresAt: input.expiresAt,
+      createdAt: input.now,
+    });
   });
-  await em.flush();
   return { state };
+}
+
+/** Sessions of any organization expired more than a day ago, a bounded batch, oldest first; rows another start is deleting are skipped. */
+async function deleteExpiredSessions(em: EntityManager, now: Date): Promise<void> {
+  await em.getConnection().execute(
+    `delete from oauth_session where id in (
+       select id from oauth_session where expires_at < ? order by expires_at limit ? for update skip locked)`,
+    [new Date(now.getTime() - EXPIRED_SESSION_KEPT_MS), EXPIRED_SESSIONS_DELETED_PER_START],
+    'run',
+    em.getTransactionContext(),
+  );
 }
 
 /**

@@ -24,7 +24,10 @@ export function checkRedirectUrl(text: string, options: { httpsOnly: boolean }):
   if (url.username || url.password || text.slice(0, text.indexOf(url.host) + url.host.length).includes('@')) refuse('must not carry credentials');
   if (url.hash || text.includes('#')) refuse('must not have a fragment');
   if (!url.hostname) refuse('must name a host');
-  return url.toString();
+  // Bounded as stored and sent too: non-ASCII characters are percent-encoded (up to 12 characters for one).
+  const written = url.toString();
+  if (written.length > 2048) refuse('must be at most 2048 characters written as a URL (non-ASCII characters percent-encoded)');
+  return written;
 }
 
 /** The stored redirect_url with the flow's parameters added (existing query parameters are kept). */

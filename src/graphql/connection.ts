@@ -1,11 +1,26 @@
 import { Max, Min } from 'class-validator';
-import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+import type { GraphQLArgument } from 'graphql';
+import { ArgsType, ClassType, Extensions, Field, Int, ObjectType } from 'type-graphql';
 import { isId } from '../shared/ids';
 import type { Slice, SliceRequest } from '../shared/slice';
 import { DomainError } from '../errors/domain-error';
 
-/** The largest page any list returns; asking for more is a BAD_USER_INPUT error, not a silent cut. */
+/** The largest page of a cursor list; asking for more is a BAD_USER_INPUT error, not a silent cut. */
 export const MAX_PAGE_SIZE = 100;
+
+/**
+ * Marks an argument as the size of a page, with its largest value: the one declaration the cost rule
+ * (src/graphql/limits.ts) reads, so each list is counted at its own maximum (250 for location pages).
+ */
+export function PageSize(max: number): PropertyDecorator {
+  return Extensions({ pageSizeMax: max });
+}
+
+/** The largest value of a page-size argument, or undefined for an argument that does not size a page. */
+export function pageSizeMaxOf(argument: GraphQLArgument): number | undefined {
+  const max = argument.extensions?.pageSizeMax;
+  return typeof max === 'number' ? max : undefined;
+}
 
 @ObjectType()
 export class PageInfo {
@@ -28,6 +43,7 @@ export function withConnectionArgs<TBase extends new (...args: any[]) => object>
   @ArgsType()
   class WithConnectionArgs extends Base {
     @Field(() => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_PAGE_SIZE}.` })
+    @PageSize(MAX_PAGE_SIZE)
     @Min(1)
     @Max(MAX_PAGE_SIZE)
     first: number = 20;

@@ -17,7 +17,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
-import { MAX_PAGE_SIZE } from './connection';
+import { pageSizeMaxOf } from './connection';
 import { DomainError } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
 
@@ -29,13 +29,14 @@ import { toGraphQLError } from './errors';
  *   14 deep) is exempt: graphql-js's own MaxIntrospectionDepthRule already stops its recursive parts.
  * - aliases 15: aliases are how one document repeats a costly root field; 15 covers real dashboards.
  * - tokens 2000: over ten times the standard introspection query (about 180); stops the parser itself.
- * - cost 10000: one full page of 100 locations with every field costs about 7,000; two do not fit.
+ * - cost 20000: the largest page the API serves, 250 locations with every field, costs 18,751 and fits; two such
+ *   pages, or four of 250 locations with 19 fields each, do not.
  */
 export const operationLimits = {
   maxDepth: 10,
   maxAliases: 15,
   maxTokens: 2000,
-  maxCost: 10_000,
+  maxCost: 20_000,
 } as const;
 
 export const parseOptions: ParseOptions = { maxTokens: operationLimits.maxTokens };
@@ -49,28 +50,29 @@ function reject(context: ValidationContext | null, error: GraphQLError): void {
 
 const armor = { propagateOnRejection: false, onReject: [reject], exposeLimits: true };
 
-/** Arguments that size a page: `first` of the cursor connections, `perPage` of the numbered pages. */
-const PAGE_SIZE_ARGUMENTS = new Set(['first', 'perPage']);
-
-/** How many items a paginated field can return: its page size argument, at most MAX_PAGE_SIZE; else 1. */
+/**
+ * How many items a field can return: for a paginated field (an argument marked `PageSize`) its page size, at
+ * most that argument's own maximum (100 for `first`, 250 for `perPage` of location pages); else 1.
+ */
 function pageSize(node: FieldNode, definition: GraphQLField<unknown, unknown>): number {
-  const sizeArgument = definition.args.find((arg) => PAGE_SIZE_ARGUMENTS.has(arg.name));
+  const sizeArgument = definition.args.find((arg) => pageSizeMaxOf(arg) !== undefined);
   if (!sizeArgument) return 1;
+  const max = pageSizeMaxOf(sizeArgument)!;
   const argument = node.arguments?.find((arg) => arg.name.value === sizeArgument.name);
   let size: number;
-  if (!argument) size = typeof sizeArgument.defaultValue === 'number' ? sizeArgument.defaultValue : MAX_PAGE_SIZE;
+  if (!argument) size = typeof sizeArgument.defaultValue === 'number' ? sizeArgument.defaultValue : max;
   else if (argument.value.kind === Kind.INT) size = Number.parseInt(argument.value.value, 10);
   // A variable's value is unknown until execution: count the largest page it may ask for.
-  else size = MAX_PAGE_SIZE;
-  // Above MAX_PAGE_SIZE the resolver answers BAD_USER_INPUT; the cost must not pre-empt that clearer error.
-  return Math.min(Math.max(size, 0), MAX_PAGE_SIZE);
+  else size = max;
+  // Above its maximum the resolver answers BAD_USER_INPUT; the cost must not pre-empt that clearer error.
+  return Math.min(Math.max(size, 0), max);
 }
 
 /**
  * The cost of an operation is the number of field values its response can hold at most: every field counts
  * 1 each time it can appear, and everything under a paginated field (`first`, `perPage`) appears up to that
- * many times.
- * Variables count as the largest page and an absent `first` as its default, so a client cannot lower the
+ * many times, each page counted at its real size (up to its own maximum).
+ * Variables count as that field's largest page and an absent size as its default, so a client cannot lower the
  * cost by moving the page size into a variable (graphql-armor's cost rule only reads literals). Lists without
  * a page size count once: in-row data of a location or a post, the few accounts of one organization, the
  * posts of one campaign (as many as the mutation itself was given).

@@ -1,5 +1,6 @@
 import { Max, Min } from 'class-validator';
 import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
+import { PageSize } from './connection';
 
 export type { Page } from '../shared/page';
 
@@ -19,6 +20,7 @@ export function withPageArgs<TBase extends new (...args: any[]) => object>(Base:
     page: number = 1;
 
     @Field(() => Int, { defaultValue: perPage.default, description: `1 to ${perPage.max}.` })
+    @PageSize(perPage.max)
     @Min(1, { message: range })
     @Max(perPage.max, { message: range })
     perPage: number = perPage.default;
@@ -26,18 +28,28 @@ export function withPageArgs<TBase extends new (...args: any[]) => object>(Base:
   return WithPageArgs;
 }
 
-/** The GraphQL type of a page: `found`, `page`, `perPage`, and the items under `itemsField`. */
-export function PageType<T extends object>(itemType: ClassType<T>, name: string, itemsField: string): ClassType {
+/**
+ * The GraphQL type of a page: `found`, `page`, `perPage`, and the items under `itemsField`; with `endsEarly`, also
+ * `nextSkip`, for a page that can end before `perPage` items (a byte budget) and says how to read on.
+ */
+export function PageType<T extends object>(itemType: ClassType<T>, name: string, itemsField: string, options: { endsEarly?: boolean } = {}): ClassType {
   class PageClass {
     found!: number;
     page!: number;
     perPage!: number;
+    nextSkip?: number | null;
   }
   // Decorators applied by hand: the items' property is named by the caller.
   Field(() => Int, { description: 'Items matching the filters, over all pages.' })(PageClass.prototype, 'found');
   Field(() => Int)(PageClass.prototype, 'page');
   Field(() => Int)(PageClass.prototype, 'perPage');
   Field(() => [itemType])(PageClass.prototype, itemsField);
+  if (options.endsEarly) {
+    Field(() => Int, {
+      nullable: true,
+      description: 'Null when the page holds every item of its range. Otherwise it ended early (its byte budget): ask for the same page with this skip to read on.',
+    })(PageClass.prototype, 'nextSkip');
+  }
   ObjectType(name)(PageClass);
   return PageClass;
 }

@@ -12,4 +12,8 @@ export class RateLimitEvent {
 
   @Property({ type: 'timestamptz' })
   at!: Date;
+
+  /** How much of the limit it used: 1, or for a scan the provider searches it makes. */
+  @Property({ type: 'int', default: 1 })
+  weight: number = 1;
 }

@@ -8,11 +8,15 @@ export interface RateLimit {
   bucket: string;
   limit: number;
   windowSeconds: number;
+  /** How much of the limit this request uses (a scan counts its searches); 1 for a plain request. */
+  weight?: number;
 }
 
 interface WindowRow {
   admitted: boolean;
+  /** The weight already in the window. */
   counted: number;
+  /** Admitted: the oldest counted request's time. Refused: the time of the one whose leaving makes room for this. */
   oldest: Date | string | null;
   checked_at: Date | string;
   event_id: string | null;
@@ -25,16 +29,17 @@ export interface Counted<T> {
 }
 
 /**
- * Counts one request against a rolling window: a sliding log in PostgreSQL, read and written by one short
- * statement of its own (the `consume_rate_limit` function, serialized per bucket by a lock that ends with the
+ * Counts one request (of `weight`) against a rolling window: a sliding log in PostgreSQL, read and written by one
+ * short statement of its own (the `consume_rate_limit` function, serialized per bucket by a lock that ends with the
  * statement), never inside the caller's transaction, so no lock is held while the request does its work. Over the
- * limit: RATE_LIMIT_EXCEEDED with the documented payload. Returns the limit's state (the transports turn it into
- * RateLimit headers; a refusal carries it too) and a refund for a request that fails later, which is then not
- * counted.
+ * limit: RATE_LIMIT_EXCEEDED with the documented payload, `retryAfter` being when enough of the window has left for
+ * this request. Returns the limit's state (the transports turn it into RateLimit headers; a refusal carries it too)
+ * and a refund for a request that fails later, which is then not counted.
  */
 export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();
-  const [window] = (await connection.execute('select * from consume_rate_limit(?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds])) as WindowRow[];
+  const weight = rule.weight ?? 1;
+  const [window] = (await connection.execute('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight])) as WindowRow[];
   const { admitted, counted, oldest, checked_at: checkedAt, event_id: eventId } = window!;
   const resetSeconds = oldest
     ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(checkedAt).getTime()) / 1000))
@@ -48,7 +53,7 @@ export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Prom
     });
   }
   return {
-    state: { ...state, remaining: rule.limit - counted - 1 },
+    state: { ...state, remaining: rule.limit - counted - weight },
     refund: async () => {
       await connection.execute('delete from rate_limit_event where id = ?', [eventId]);
     },

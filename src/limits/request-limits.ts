@@ -1,6 +1,6 @@
 import { requirePrincipal } from '../access/guards';
 import type { Config } from '../config';
-import type { RateLimitState } from '../errors/domain-error';
+import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
 import { consumeRateLimit, type Counted } from './rate-limiter';
 
@@ -17,6 +17,9 @@ const RATE_LIMITS = {
   'business-profile-reads': { per: 'token', windowSeconds: 60, limit: (limits) => limits.businessProfileReadsPerMinute },
   'business-profile-updates': { per: 'organization', windowSeconds: 60, limit: (limits) => limits.businessProfileUpdatesPerMinute },
   citations: { per: 'account', windowSeconds: 60, limit: (limits) => limits.citationsPerMinute },
+  'scan-starts': { per: 'organization', windowSeconds: 3600, limit: (limits) => limits.scanStartsPerHour },
+  // Weighted: a scan counts the provider searches it will make (one per dot of its grid).
+  'scan-searches': { per: 'organization', windowSeconds: 3600, limit: (limits) => limits.scanSearchesPerHour },
 } as const satisfies Record<string, { per: 'account' | 'organization' | 'token'; windowSeconds: number; limit: (limits: Config['limits']) => number }>;
 
 export type RateLimitName = keyof typeof RATE_LIMITS;
@@ -29,16 +32,57 @@ export interface Limited<T> {
 
 /**
  * Counts this request against the limit `name` (RATE_LIMIT_EXCEEDED over it). `accountId` is the account the
- * request acts on, for limits per account. Returns the limit's state, for the transports' headers, and a refund
- * for a request that then fails for another reason.
+ * request acts on, for limits per account; `weight` is how much of the limit it uses (default 1). Returns the
+ * limit's state, for the transports' headers, and a refund for a request that then fails for another reason.
  */
-export function countRequest(scope: RequestScope, name: RateLimitName, target: { accountId?: string } = {}): Promise<Counted<RateLimitState>> {
+export function countRequest(
+  scope: RequestScope,
+  name: RateLimitName,
+  target: { accountId?: string; weight?: number } = {},
+): Promise<Counted<RateLimitState>> {
   const principal = requirePrincipal(scope);
   const rule = RATE_LIMITS[name];
   const key =
     rule.per === 'token' ? principal.tokenId : rule.per === 'organization' ? principal.organizationId : (target.accountId ?? principal.accountId);
   if (!key) throw new Error(`the ${name} limit counts per account: the request's account is needed`);
-  return consumeRateLimit(scope.em, { name, bucket: `${name}:${key}`, limit: rule.limit(scope.runtime.config.limits), windowSeconds: rule.windowSeconds });
+  return consumeRateLimit(scope.em, {
+    name,
+    bucket: `${name}:${key}`,
+    limit: rule.limit(scope.runtime.config.limits),
+    windowSeconds: rule.windowSeconds,
+    weight: target.weight ?? 1,
+  });
+}
+
+/**
+ * Caps on what an organization has open at once (not a window of requests): what each counts is the service's to
+ * count, under a lock that keeps concurrent requests from both passing; over the cap is RATE_LIMIT_EXCEEDED, with
+ * Retry-After when the service knows when one will close.
+ */
+const OPEN_LIMITS = {
+  'scans-running': { limit: (limits) => limits.scansRunning, what: 'scans of the organization are queued or running' },
+  'consent-sessions': { limit: (limits) => limits.consentSessionsOpen, what: 'consents of the organization wait for their callback' },
+} as const satisfies Record<string, { limit: (limits: Config['limits']) => number; what: string }>;
+
+export type OpenLimitName = keyof typeof OPEN_LIMITS;
+
+/** The cap `name`, as configured. */
+export function openLimit(scope: RequestScope, name: OpenLimitName): number {
+  return OPEN_LIMITS[name].limit(scope.runtime.config.limits);
+}
+
+/**
+ * Refuses one more of `name` when `open` are already open (429 RATE_LIMIT_EXCEEDED, the documented payload, and
+ * `Retry-After` = `retryAfterSeconds`, the service's estimate of when one closes).
+ */
+export function requireBelowOpenLimit(scope: RequestScope, name: OpenLimitName, open: number, retryAfterSeconds: number): void {
+  const limit = openLimit(scope, name);
+  if (open < limit) return;
+  const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+  throw new DomainError('RATE_LIMIT_EXCEEDED', `${open} ${OPEN_LIMITS[name].what}, the most allowed at once (${limit}): try again when one ends`, {
+    payload: { allowed: false, limit, remaining: 0, retryAfter },
+    retryAfterSeconds: retryAfter,
+  });
 }
 
 /** Runs `work` with the request counted; a failure takes the count back (refused requests are not counted). */

@@ -179,6 +179,13 @@ export class Location {
   @Property({ type: 'json', nullable: true })
   providerError: ProviderFailure | null = null;
 
+  /**
+   * The size of the row as JSON, measured by PostgreSQL (a trigger) at every write; a page ends at its byte budget by
+   * these (docs/locations.md). Never written here, read only by that page query.
+   */
+  @Property({ type: 'integer', default: 0, lazy: true, hidden: true })
+  recordBytes?: number;
+
   /** The ORM's version: incremented by every update; a publish compares it to see whether it sent the latest. */
   @Property({ type: 'integer', version: true })
   version: number = 1;

@@ -1,6 +1,6 @@
-import { MaxLength } from 'class-validator';
+import { MaxLength, Min } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
-import { ArgsType, Field, Float, ID, InputType } from 'type-graphql';
+import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
 import { withConnectionArgs } from '../graphql/connection';
 import { withPageArgs } from '../graphql/page';
 import { Categories, HoursPeriod, MoreHours, SpecialHoursInput } from './location-hours.types';
@@ -147,7 +147,14 @@ export class LocationFilterArgs {
 export class LocationsArgs extends withConnectionArgs(LocationFilterArgs) {}
 
 @ArgsType()
-export class LocationsPageArgs extends withPageArgs(LocationFilterArgs, { default: 10, max: 250 }) {}
+export class LocationsPageArgs extends withPageArgs(LocationFilterArgs, { default: 10, max: 250 }) {
+  @Field(() => Int, {
+    defaultValue: 0,
+    description: 'Records of the page to leave out: the nextSkip of an answer whose page ended early (docs/locations.md).',
+  })
+  @Min(0, { message: 'skip must be at least 0' })
+  skip: number = 0;
+}
 
 @ArgsType()
 export class LocationRefArgs {

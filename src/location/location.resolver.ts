@@ -8,7 +8,7 @@ import { createLocation, getLocation, listLocations, listLocationsPage } from '.
 
 export const LocationConnection = ConnectionType(Location, 'Location');
 
-export const LocationPage = PageType(Location, 'LocationPage', 'locations');
+export const LocationPage = PageType(Location, 'LocationPage', 'locations', { endsEarly: true });
 
 @Resolver(() => Location)
 export class LocationResolver {
@@ -18,7 +18,7 @@ export class LocationResolver {
   }
 
   @Query(() => LocationPage, { description: 'Locations of an account by page number, in creation order (the GET /location list).' })
-  async locationsPage(@Args() args: LocationsPageArgs, @Ctx() ctx: Context): Promise<Page<'locations', Location>> {
+  async locationsPage(@Args() args: LocationsPageArgs, @Ctx() ctx: Context): Promise<Page<'locations', Location> & { nextSkip: number | null }> {
     return withLimitHeaders(ctx, await listLocationsPage(ctx, args));
   }
 

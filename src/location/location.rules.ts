@@ -158,10 +158,18 @@ function hoursPeriods(values: HoursPeriod[] | null | undefined, field: string): 
   });
 }
 
+/** Days of a month of the proleptic Gregorian calendar (month 1 to 12). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** A calendar date `YYYY-MM-DD` that exists; computed from its parts, since `Date` throws or rolls over on others. */
 function isoDate(value: string, field: string): string {
   const text = value.trim();
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const valid = match && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text);
+  const [year, month, dayOfMonth] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
+  const valid = match !== null && month >= 1 && month <= 12 && dayOfMonth >= 1 && dayOfMonth <= daysInMonth(year, month);
   if (!valid) throw DomainError.badInput(`${field} must be a date YYYY-MM-DD`);
   return text;
 }

@@ -8,7 +8,7 @@ import { DomainError } from '../errors/domain-error';
 import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
+import { findPlain, findPlainAndCount, findPlainWithinBytes, type BoundedPage } from '../shared/entity-snapshot';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { changeLocked } from '../shared/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -55,35 +55,86 @@ function locationWhere(accountId: string, filter: LocationFilterArgs): Record<st
   return { account: accountId, ...(filter.storeCode ? { referenceId: filter.storeCode } : {}) };
 }
 
-/** The page-numbered list of GET /location, in creation order; counted against the per-token read limit. */
+/**
+ * What is left of one answer's budget of location bytes (LOCATION_PAGE_MAX_BYTES), per request: the lists of one
+ * request (aliases of one GraphQL document) share it, read one after another, so no answer grows with the number of
+ * lists either. Each list still holds at least its first record, so every list moves on.
+ */
+interface AnswerBytes {
+  remaining: number;
+  /** The list being read; the next one waits for it. */
+  turn: Promise<unknown>;
+}
+
+const answerBytes = new WeakMap<RequestScope, AnswerBytes>();
+
+function readWithinAnswerBytes<T>(scope: RequestScope, read: (maxBytes: number) => Promise<BoundedPage<T>>): Promise<BoundedPage<T>> {
+  let budget = answerBytes.get(scope);
+  if (!budget) answerBytes.set(scope, (budget = { remaining: scope.runtime.config.limits.locationPageBytes, turn: Promise.resolve() }));
+  const held = budget;
+  const page = held.turn.then(async () => {
+    const result = await read(Math.max(held.remaining, 0));
+    held.remaining -= result.bytes;
+    return result;
+  });
+  // The next list waits for this one, whether it succeeds or not (a failure is this list's to report).
+  held.turn = page.catch(() => undefined);
+  return page;
+}
+
+/**
+ * The page-numbered list of GET /location, in creation order; counted against the per-token read limit. A page ends
+ * before the record that would take the answer past its byte budget: `found`, `page` and `perPage` stay what they
+ * are, and `nextSkip` says how many records of the page to skip to read on (null when the page is whole).
+ */
 export async function listLocationsPage(
   scope: RequestScope,
   args: LocationsPageArgs,
-): Promise<Limited<Page<'locations', Location>>> {
+): Promise<Limited<Page<'locations', Location> & { nextSkip: number | null }>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
+  const skip = args.skip ?? 0;
+  if (skip >= args.perPage) throw DomainError.badInput('skip must be less than per_page');
   const counted = await countRequest(scope, 'location-reads');
-  const [locations, found] = await withCountedRequest(counted, () =>
-    findPlainAndCount(scope.em, Location, locationWhere(accountId, args), {
-      orderBy: { id: 'asc' },
-      limit: args.perPage,
-      offset: (args.page - 1) * args.perPage,
-    }),
+  const page = await withCountedRequest(counted, () =>
+    readWithinAnswerBytes(scope, (maxBytes) =>
+      findPlainWithinBytes(scope.em, Location, locationWhere(accountId, args), {
+        orderBy: { id: 'asc' },
+        limit: args.perPage - skip,
+        offset: (args.page - 1) * args.perPage + skip,
+        byteBudget: { maxBytes, sizeProperty: 'recordBytes' },
+        count: true,
+      }),
+    ),
   );
-  return { result: { found, page: args.page, perPage: args.perPage, locations }, rateLimit: counted.state };
+  return {
+    result: { found: page.matched, page: args.page, perPage: args.perPage, locations: page.items, nextSkip: page.cut ? skip + page.items.length : null },
+    rateLimit: counted.state,
+  };
 }
 
-/** Locations of one account, in creation order, a slice at a time; counted against the per-token read limit. */
+/**
+ * Locations of one account, in creation order, a slice at a time; counted against the per-token read limit. A slice
+ * ends early at the answer's byte budget, like a page (then `hasMore`).
+ */
 export async function listLocations(scope: RequestScope, filter: LocationFilterArgs, slice: SliceRequest): Promise<Limited<Slice<Location>>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const counted = await countRequest(scope, 'location-reads');
   const where = locationWhere(accountId, filter);
-  const [rows, totalCount] = await withCountedRequest(counted, () =>
+  const [page, totalCount] = await withCountedRequest(counted, () =>
     Promise.all([
-      findPlain(scope.em, Location, slice.afterId ? { ...where, id: { $gt: slice.afterId } } : where, { orderBy: { id: 'asc' }, limit: slice.first + 1 }),
+      readWithinAnswerBytes(scope, (maxBytes) =>
+        findPlainWithinBytes(scope.em, Location, slice.afterId ? { ...where, id: { $gt: slice.afterId } } : where, {
+          orderBy: { id: 'asc' },
+          limit: slice.first + 1,
+          byteBudget: { maxBytes, sizeProperty: 'recordBytes' },
+          count: false,
+        }),
+      ),
       scope.em.count(Location, where),
     ]),
   );
-  return { result: sliceOf(rows, slice.first, totalCount), rateLimit: counted.state };
+  const whole = sliceOf(page.items, slice.first, totalCount);
+  return { result: { ...whole, hasMore: whole.hasMore || page.cut }, rateLimit: counted.state };
 }
 
 /** One location of the account (404 otherwise), read plainly. */

@@ -87,7 +87,16 @@ interface PreparedRead {
   qb: unknown;
 }
 
-type ReadOptions<T> = { orderBy?: QueryOrderMap<T>; limit?: number; offset?: number };
+type ReadOptions<T> = {
+  orderBy?: QueryOrderMap<T>;
+  limit?: number;
+  offset?: number;
+  /**
+   * The rows stop before the one that would take them past `maxBytes`, each row counting the integer property
+   * `sizeProperty` (its size, kept by the database); the first row always comes.
+   */
+  byteBudget?: { maxBytes: number; sizeProperty: string };
+};
 
 const preparedReads = new WeakMap<MetadataStorage, Map<string, PreparedRead | null>>();
 const LIMIT_MARK = 987_654_301;
@@ -147,6 +156,25 @@ function preparedRead<T extends object>(
   return prepared;
 }
 
+/**
+ * The read's SQL wrapped so that its rows stop at a byte budget: the rows' sizes (the column of `sizeProperty`) are
+ * summed in the read's order over the rows of the page only (never over the rows an offset skips). Each row carries
+ * `page_bytes` (the running sum) and `page_rows` (the rows the page had before the budget); the budget is the last
+ * binding. Rows past it are never rendered nor sent by the database.
+ */
+function withinBytes<T extends object>(sql: string, em: EntityManager, entity: EntityClass<T>, orderBy: QueryOrderMap<T> | undefined, sizeProperty: string): string {
+  const meta = em.getMetadata().get<T>(entity.name);
+  const column = (property: string) => `"page"."${(meta.properties as Record<string, EntityProperty<T>>)[property]!.fieldNames[0]}"`;
+  const order = Object.entries(orderBy ?? { [meta.primaryKeys[0]!]: 'asc' })
+    .map(([property, direction]) => `${column(property)} ${String(direction).toLowerCase() === 'desc' ? 'desc' : 'asc'}`)
+    .join(', ');
+  return `select * from (
+      select "page".*, sum(${column(sizeProperty)}) over (order by ${order} rows unbounded preceding) as "page_bytes",
+        row_number() over (order by ${order}) as "page_row", count(*) over () as "page_rows"
+      from (${sql}) as "page"
+    ) as "page" where "page_row" = 1 or "page_bytes" <= ? order by ${order}`;
+}
+
 /** Rows of a read, as property names, through its prepared SQL (or built as usual where none could be prepared). */
 async function readRows<T extends object>(
   em: EntityManager,
@@ -157,24 +185,35 @@ async function readRows<T extends object>(
 ): Promise<Record<string, unknown>[]> {
   const leaves: string[] = [];
   const shape = shapeOf(where, leaves);
-  const shapeKey = JSON.stringify([shape, options.orderBy ?? null, options.limit !== undefined, Boolean(options.offset), select.length]);
+  // What is selected is part of the shape (the same number of columns can be different ones).
+  const selected = select.map((item) => (typeof item === 'string' ? item : (item as { sql?: string }).sql));
+  const shapeKey = JSON.stringify([shape, options.orderBy ?? null, options.limit !== undefined, Boolean(options.offset), selected]);
   const prepared = preparedRead(em, entity, where, options, select, shapeKey);
-  if (!prepared) {
+  let read: { sql: string; bindings: unknown[]; qb: unknown };
+  if (prepared) {
+    const bindings = prepared.slots.map((slot) =>
+      'leaf' in slot ? leaves[slot.leaf] : 'limit' in slot ? options.limit : 'offset' in slot ? options.offset : slot.constant,
+    );
+    read = { sql: prepared.sql, bindings, qb: prepared.qb };
+  } else {
     const qb = em.createQueryBuilder(entity).select(select as never).where(where);
     if (options.orderBy) qb.orderBy(options.orderBy);
     if (options.limit !== undefined) qb.limit(options.limit);
     if (options.offset) qb.offset(options.offset);
-    return qb.execute<Record<string, unknown>[]>('all', true);
+    if (!options.byteBudget) return qb.execute<Record<string, unknown>[]>('all', true);
+    const { sql, bindings } = qb.toQuery()._sql as { sql: string; bindings: readonly unknown[] };
+    read = { sql, bindings: [...bindings], qb };
   }
-  const bindings = prepared.slots.map((slot) =>
-    'leaf' in slot ? leaves[slot.leaf] : 'limit' in slot ? options.limit : 'offset' in slot ? options.offset : slot.constant,
-  );
-  const rows = (await em.getConnection().execute(prepared.sql, bindings as never[], 'all')) as Record<string, unknown>[];
+  if (options.byteBudget) {
+    const { maxBytes, sizeProperty } = options.byteBudget;
+    read = { ...read, sql: withinBytes(read.sql, em, entity, options.orderBy, sizeProperty), bindings: [...read.bindings, maxBytes] };
+  }
+  const rows = (await em.getConnection().execute(read.sql, read.bindings as never[], 'all')) as Record<string, unknown>[];
   const meta = em.getMetadata().get<T>(entity.name);
   const driver = em.getDriver() as unknown as {
     mapResult(row: Record<string, unknown>, meta: unknown, populate: unknown[], qb: unknown): Record<string, unknown> | null;
   };
-  return rows.map((row) => driver.mapResult(row, meta, [], prepared.qb) ?? {});
+  return rows.map((row) => driver.mapResult(row, meta, [], read.qb) ?? {});
 }
 
 /**
@@ -208,4 +247,40 @@ export async function findPlainAndCount<T extends object>(
   const rows = await readRows(em, entity, where, options, [...codec.fields, raw('count(*) over () as "matched_rows"')]);
   if (rows.length === 0) return [[], options.offset ? await em.count(entity, where) : 0];
   return [rows.map((row) => codec.decode(row)), Number(rows[0]!.matched_rows)];
+}
+
+/** A page read within a byte budget: its rows, the rows the filter matches, and whether the budget ended it early. */
+export interface BoundedPage<T> {
+  items: T[];
+  /** Rows matching the filter over all pages (0 when not asked for). */
+  matched: number;
+  /** The page held fewer rows than it would have without the budget. */
+  cut: boolean;
+  /** The size of its rows' JSON, as the budget counted it. */
+  bytes: number;
+}
+
+/**
+ * `findPlainAndCount` (`count: false`: `findPlain`) of a page bounded in bytes: its rows stop before the one that
+ * would take the page past `byteBudget.maxBytes`, and the first row always comes, so a page always moves on. The
+ * rows past the budget never leave the database, so an answer's size no longer grows with its records' size.
+ */
+export async function findPlainWithinBytes<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: ReadOptions<T> & { byteBudget: NonNullable<ReadOptions<T>['byteBudget']>; count: boolean },
+): Promise<BoundedPage<T>> {
+  const codec = codecOf(em.getMetadata(), entity);
+  const fields = [...codec.fields, options.byteBudget.sizeProperty];
+  const select = options.count ? [...fields, raw('count(*) over () as "matched_rows"')] : fields;
+  const rows = await readRows(em, entity, where, options, select);
+  if (rows.length === 0) return { items: [], matched: options.count && options.offset ? await em.count(entity, where) : 0, cut: false, bytes: 0 };
+  const last = rows[rows.length - 1]!;
+  return {
+    items: rows.map((row) => codec.decode(row)),
+    matched: options.count ? Number(rows[0]!.matched_rows) : 0,
+    cut: rows.length < Number(last.page_rows),
+    bytes: Number(last.page_bytes),
+  };
 }

@@ -16,12 +16,12 @@ export const betaRoutes = [
     operation: RestGenerateBetaUrlDocument,
     variables: {
       redirectUrl: body('redirect_url', 'where the person returns: an absolute https URL'),
-      state: body('state', 'echoed back on the final redirect'),
+      state: body('state', 'echoed back on the final redirect; at most 1024 characters'),
     },
     successStatus: 200,
     envelope: 'spread',
     payload: { times: 'iso', at: 'generateBetaConsentUrl' },
-    errors: [...betaErrors],
+    errors: [...betaErrors, 'RATE_LIMIT_EXCEEDED'],
   }),
   defineRoute({
     method: 'GET',

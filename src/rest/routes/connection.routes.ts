@@ -23,11 +23,13 @@ export const connectionRoutes = [
     operation: RestGenerateAlphaUrlDocument,
     variables: {
       redirectUrl: body('redirect_url', 'where the person returns: an absolute http(s) URL without credentials or fragment'),
-      state: body('state', 'returned unchanged'),
+      state: body('state', 'returned unchanged; at most 1024 characters'),
     },
     successStatus: 200,
     envelope: 'spread',
     payload: { times: 'epochMs', at: 'generateAlphaConsentUrl' },
+    // CONSENT_SESSIONS_OPEN_LIMIT consents of the organization already wait for their callback.
+    errors: ['RATE_LIMIT_EXCEEDED'],
   }),
   defineRoute({
     method: 'POST',

@@ -62,12 +62,15 @@ export const locationRoutes = [
       storeCode: query('store_code', 'only the location with this store code (reference_id)'),
       page: query('page', '1-based, default 1'),
       perPage: query('per_page', '1 to 250, default 10'),
+      skip: query('skip', 'records of the page to leave out: the next_skip of an answer whose page ended early, default 0'),
     },
     successStatus: 200,
     envelope: 'spread',
     payload: {
       ...locationRecord,
       at: 'locationsPage',
+      // Only on a page that ended early at its byte budget (docs/locations.md).
+      absentWhenNull: ['LocationPage.nextSkip'],
       fieldSelection: { parameter: 'include_fields', list: 'data', always: ['id'], description: 'comma-separated names of the fields to include (id always)' },
     },
     errors: ['RATE_LIMIT_EXCEEDED'],
