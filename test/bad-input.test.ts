@@ -140,6 +140,21 @@ describe('JSON depth is bounded', () => {
   });
 });
 
+describe('JSON lists are bounded', () => {
+  it('answers 400 to a list of 100,000 items before anything walks it, on REST and GraphQL', async () => {
+    const long = `[${Array.from({ length: 100_000 }, () => '"x"').join(',')}]`;
+    const rest = await rawPost(`{"location_id":"${locationId}","params":{"summary":"x"},"parameters":${long}}`, {});
+    expect([rest.status, rest.body]).toEqual([400, { error: 400, message: 'parameters has more than 1000 items' }]);
+    const viaGraphql = await http(t.url, 'POST', '/graphql', {
+      token: org.token,
+      rawBody: `{"query":${JSON.stringify(CREATE_POST)},"variables":{"a":"${accountId}","key":"long-1","input":{"locationId":"${locationId}","params":{"summary":"x","media":${long}}}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(viaGraphql.status).toBe(400);
+    expect(viaGraphql.body.errors?.[0]?.message).toBe('$input.params.media has more than 1000 items');
+  });
+});
+
 describe('names are trimmed before their length rules', () => {
   it('refuses a blank name with 400 and keeps the stored one', async () => {
     const rest = await http(t.url, 'PATCH', `/business-profile?account_id=${accountId}`, { token: org.token, body: { name: '   ' } });

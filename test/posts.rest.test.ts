@@ -269,7 +269,14 @@ describe('validation', () => {
   it.each([
     ['use_location_website_url on a location without a website', { location_id: '<bare>', params: standard(), use_location_website_url: true }, 'use_location_website_url is true but the location has no website'],
     ['a scheduledTime in the past', { location_id: '<loc>', params: { ...standard(), scheduledTime: '2020-01-01T00:00:00Z' } }, 'params.scheduledTime must be in the future'],
-    ['a scheduledTime that is not RFC 3339', { location_id: '<loc>', params: { ...standard(), scheduledTime: 'tomorrow' } }, 'params.scheduledTime must be an RFC 3339 timestamp'],
+    ['a scheduledTime that is not RFC 3339', { location_id: '<loc>', params: { ...standard(), scheduledTime: 'tomorrow' } }, 'params.scheduledTime must be an RFC 3339 timestamp of a time that exists'],
+    ['a scheduledTime of 30 February', { location_id: '<loc>', params: { ...standard(), scheduledTime: '2031-02-30T10:00:00Z' } }, 'params.scheduledTime must be an RFC 3339 timestamp of a time that exists'],
+    ['a scheduledTime at 24:30', { location_id: '<loc>', params: { ...standard(), scheduledTime: '2031-02-03T24:30:00Z' } }, 'params.scheduledTime must be an RFC 3339 timestamp of a time that exists'],
+    [
+      'an event that ends on 31 February',
+      { location_id: '<loc>', params: { topicType: 'EVENT', event: { title: 'Launch', schedule: { startDate: { year: 2031, month: 2, day: 1 }, endDate: { year: 2031, month: 2, day: 31 } } } } },
+      'params.event.schedule.endDate is not a date that exists',
+    ],
     ['an EVENT without schedule', { location_id: '<loc>', params: { topicType: 'EVENT', event: { title: 'Launch' } } }, 'params.event.schedule is required for EVENT posts'],
     ['an ALERT without alertType', { location_id: '<loc>', params: { topicType: 'ALERT', summary: 'Closed' } }, 'params.alertType is required for ALERT posts'],
     ['a CALL with a url', { location_id: '<loc>', params: { ...standard(), callToAction: { actionType: 'CALL', url: 'https://x.example' } } }, 'params.callToAction.url must be absent for CALL'],

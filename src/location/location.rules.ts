@@ -5,6 +5,7 @@ import { trimmedText } from '../shared/text';
 import type { Categories, HoursPeriod, MoreHours, SpecialHours, TimeOfDay } from './location-hours.types';
 import type { Location } from './location.entity';
 import { LocationUpdateField } from './location.enums';
+import { isIsoDate } from '../shared/calendar';
 
 /**
  * The rules of a location's fields, for a create and for an update alike: the document's limits (description 750
@@ -158,19 +159,10 @@ function hoursPeriods(values: HoursPeriod[] | null | undefined, field: string): 
   });
 }
 
-/** Days of a month of the proleptic Gregorian calendar (month 1 to 12). */
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-/** A calendar date `YYYY-MM-DD` that exists; computed from its parts, since `Date` throws or rolls over on others. */
+/** A calendar date `YYYY-MM-DD` that exists (src/shared/calendar.ts). */
 function isoDate(value: string, field: string): string {
   const text = value.trim();
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const [year, month, dayOfMonth] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
-  const valid = match !== null && month >= 1 && month <= 12 && dayOfMonth >= 1 && dayOfMonth <= daysInMonth(year, month);
-  if (!valid) throw DomainError.badInput(`${field} must be a date YYYY-MM-DD`);
+  if (!isIsoDate(text)) throw DomainError.badInput(`${field} must be a date YYYY-MM-DD`);
   return text;
 }
 

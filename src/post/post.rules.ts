@@ -2,6 +2,7 @@ import { DomainError } from '../errors/domain-error';
 import type { Location } from '../location/location.entity';
 import type { PostParams } from './post-params.types';
 import { ActionType, TopicType } from './post.enums';
+import { isCalendarDate, rfc3339Instant } from '../shared/calendar';
 
 const SUMMARY_MAX = 1500;
 
@@ -64,6 +65,12 @@ export function preparePostParams(
   if ((params.topicType === TopicType.EVENT || params.topicType === TopicType.OFFER) && !params.event?.schedule) {
     throw DomainError.badInput(`params.event.schedule is required for ${params.topicType} posts`);
   }
+  for (const which of ['startDate', 'endDate'] as const) {
+    const date = params.event?.schedule?.[which];
+    if (date && !isCalendarDate(date.year, date.month, date.day)) {
+      throw DomainError.badInput(`params.event.schedule.${which} is not a date that exists`);
+    }
+  }
   if (params.topicType === TopicType.EVENT && !params.event?.title) {
     throw DomainError.badInput('params.event.title is required for EVENT posts');
   }
@@ -81,10 +88,8 @@ export function preparePostParams(
   }
   let scheduledTime: Date | null = null;
   if (params.scheduledTime) {
-    const time = Date.parse(params.scheduledTime);
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(params.scheduledTime) || Number.isNaN(time)) {
-      throw DomainError.badInput('params.scheduledTime must be an RFC 3339 timestamp');
-    }
+    const time = rfc3339Instant(params.scheduledTime);
+    if (time === undefined) throw DomainError.badInput('params.scheduledTime must be an RFC 3339 timestamp of a time that exists');
     if (time <= now.getTime()) throw DomainError.badInput('params.scheduledTime must be in the future');
     scheduledTime = new Date(time);
     params.scheduledTime = scheduledTime.toISOString();

@@ -1,8 +1,9 @@
 /**
  * The one rule for text that comes from outside (path, query, body, GraphQL variables and literals): PostgreSQL
  * cannot store a NUL character, nor an unpaired UTF-16 surrogate (in text or jsonb), so such input is refused at
- * the edge with a 400 naming the field instead of failing later as a 500. JSON input is also bounded in depth and
- * in the width of objects, so nothing downstream (hashing, canonical JSON, GraphQL coercion) does unbounded work.
+ * the edge with a 400 naming the field instead of failing later as a 500. JSON input is also bounded in depth, in
+ * the width of objects and in the length of lists, so nothing downstream (hashing, canonical JSON, GraphQL
+ * coercion) does unbounded work.
  */
 
 /** Deeper than any input of this API needs (a post's content is 5 levels deep). */
@@ -15,12 +16,19 @@ export const MAX_INPUT_DEPTH = 32;
 export const MAX_OBJECT_KEYS = 1000;
 
 /**
+ * Longer than any list of this API may be (its longest lists hold 250 items). Fields have their own, smaller
+ * limits, but GraphQL's coercion walks a whole list before any rule sees it: 100,000 items held the event loop for
+ * 300 ms. Bounded here, before it runs.
+ */
+export const MAX_LIST_ITEMS = 1000;
+
+/**
  * Longer than any text this API stores (a post's summary is 1500 characters). Fields have their own, smaller
  * limits; this one stops absurd values before anything (coercion, the ORM's criteria builder) walks them.
  */
 export const MAX_TEXT_LENGTH = 100_000;
 
-export type InputProblemKind = 'nul' | 'surrogate' | 'depth' | 'width' | 'length';
+export type InputProblemKind = 'nul' | 'surrogate' | 'depth' | 'width' | 'items' | 'length';
 
 export interface InputProblem {
   /** Where, in the caller's own names: `params.summary`, `reference_id`, `$input.params.summary`. */
@@ -58,6 +66,7 @@ export function findInputProblem(value: unknown, field: string, maxDepth = MAX_I
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= maxDepth) return { field, kind: 'depth' };
   if (Array.isArray(value)) {
+    if (value.length > MAX_LIST_ITEMS) return { field, kind: 'items' };
     for (let index = 0; index < value.length; index += 1) {
       const problem = findInputProblem(value[index], child(field, index), maxDepth, depth + 1);
       if (problem) return problem;
@@ -87,6 +96,8 @@ export function describeInputProblem(problem: InputProblem): string {
       return `${where} is nested deeper than ${MAX_INPUT_DEPTH} levels`;
     case 'width':
       return `${where} has more than ${MAX_OBJECT_KEYS} fields`;
+    case 'items':
+      return `${where} has more than ${MAX_LIST_ITEMS} items`;
     case 'length':
       return `${where} is longer than ${MAX_TEXT_LENGTH} characters`;
   }
