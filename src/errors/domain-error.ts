@@ -38,8 +38,10 @@ export const errorCatalogue = {
   NOT_FOUND: { status: 404, shape: 'generic' },
   ORGANIZATION_NOT_FOUND: { status: 404, shape: 'organization' },
   METHOD_NOT_ALLOWED: { status: 405, shape: 'generic' },
+  NOT_ACCEPTABLE: { status: 406, shape: 'generic' },
   REQUEST_TIMEOUT: { status: 408, shape: 'generic' },
   CONFLICT: { status: 409, shape: 'generic' },
+  LENGTH_REQUIRED: { status: 411, shape: 'generic' },
   /** A location update is QUEUED or RUNNING for the location. */
   LOCATION_UPDATE_IN_PROGRESS: { status: 409, shape: 'msg' },
   /** Citations can be disabled only from ACTIVE. */
@@ -133,8 +135,10 @@ const TRANSPORT_CODES: Partial<Record<number, ErrorCode>> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
   408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
+  411: 'LENGTH_REQUIRED',
   413: 'PAYLOAD_TOO_LARGE',
   414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',

@@ -31,8 +31,10 @@ export function sendHttpError(
   headers: Record<string, string> = {},
   shape?: RestErrorShape,
 ): FastifyReply {
-  const { body } = errorBody(request.url, errorCodeForStatus(status), message, shape);
-  return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body);
+  // The catalogue's status: a refusal it has no code for (an unusual 4xx) answers as the code it maps to, so the
+  // status and the body's `error` always agree.
+  const rendered = errorBody(request.url, errorCodeForStatus(status), message, shape);
+  return reply.code(rendered.status).headers(headers).type('application/json; charset=utf-8').send(rendered.body);
 }
 
 /** Fastify's messages of its 4xx refusals are written for clients; a 5xx never shows its internals. */
