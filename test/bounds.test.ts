@@ -10,6 +10,7 @@ import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { startTestStack, type TestStack } from './support/stack';
+import { minimalLocationBody } from './support/locations';
 
 /**
  * Bounds on what one request can make the service do or answer (issue 15, items 13, 14, 17, 18, 19): impossible
@@ -37,15 +38,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const minimalLocation = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Corner Shop',
-  category_id: 'gcid:convenience_store',
-  country_code: 'US',
-  address: '1 Main Street',
-  city: 'Springfield',
-  postal: '12345',
-  ...overrides,
-});
 
 describe('special_hours dates that do not exist (item 13)', () => {
   let org: OrganizationFixture;
@@ -60,7 +52,7 @@ describe('special_hours dates that do not exist (item 13)', () => {
   it.each(IMPOSSIBLE)('answers %s with a 400 naming the field on POST /location, PATCH /location/update and createLocation', async (date) => {
     const created = await http(t.url, 'POST', `/location?account_id=${accountId}`, {
       token: org.token,
-      body: minimalLocation({ special_hours: [{ open_date: '2031-12-24', is_closed: true }, { open_date: date, is_closed: true }] }),
+      body: minimalLocationBody({ special_hours: [{ open_date: '2031-12-24', is_closed: true }, { open_date: date, is_closed: true }] }),
     });
     expect(created.status).toBe(400);
     expect(created.body).toEqual({ error: 400, message: 'special_hours[1].open_date must be a date YYYY-MM-DD' });
@@ -87,7 +79,7 @@ describe('special_hours dates that do not exist (item 13)', () => {
   it('keeps every date that exists, 29 February of a leap year included', async () => {
     const created = await http(t.url, 'POST', `/location?account_id=${accountId}`, {
       token: org.token,
-      body: minimalLocation({
+      body: minimalLocationBody({
         special_hours: ['2024-02-29', '2000-02-29', '2031-12-31', '2031-01-01'].map((date) => ({ open_date: date, close_date: date, is_closed: true })),
       }),
     });

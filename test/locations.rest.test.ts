@@ -2,6 +2,7 @@ import { createOrganizationFixture, type OrganizationFixture } from './support/f
 import { graphql, http } from './support/http';
 import { eventually, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { minimalLocationBody } from './support/locations';
 
 /**
  * POST /location and GET /location (and their GraphQL twins) through HTTP: the documented record, the publish job
@@ -58,15 +59,6 @@ async function publishJobs(id: string): Promise<number> {
   return rows[0]!.n;
 }
 
-const minimal = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Corner Shop',
-  category_id: 'gcid:convenience_store',
-  country_code: 'US',
-  address: '1 Main Street',
-  city: 'Springfield',
-  postal: '12345',
-  ...overrides,
-});
 
 /** Every create field the record shows, each set. */
 const bakery = {
@@ -209,7 +201,7 @@ describe('POST /location', () => {
 
   it('normalizes what it stores: trimmed text, upper-case country, two-digit hours, named days', async () => {
     const res = await createLocation(
-      minimal({
+      minimalLocationBody({
         name: '  Trimmed  ',
         country_code: 'us',
         regular_hours: [{ open_day: 'saturday', open_time: { hours: '9' }, close_day: 'SATURDAY', close_time: { hours: '13', minutes: '5' } }],
@@ -266,13 +258,13 @@ describe('POST /location', () => {
   });
 
   it('keeps the location of an account without a provider id unconnected, and sends the provider nothing', async () => {
-    const res = await createLocation(minimal({ reference_id: 'OFF-1' }), { fixture: unpublished });
+    const res = await createLocation(minimalLocationBody({ reference_id: 'OFF-1' }), { fixture: unpublished });
     expect(res.status).toBe(200);
     const id = res.body.payload.location_id;
     // No job is queued for it at all, so nothing can reach the provider later either.
     expect(await publishJobs(id)).toBe(0);
     // A location created after it in a published account is connected: the worker is running.
-    const witness = await createLocation(minimal({ name: 'Witness' }));
+    const witness = await createLocation(minimalLocationBody({ name: 'Witness' }));
     await connectedRecord(org, witness.body.payload.location_id);
     expect(await listed(unpublished, id)).toMatchObject({ connected: false, alpha_location_name: null });
     expect(await atProvider(id)).toEqual([]);
@@ -285,7 +277,7 @@ describe('POST /location', () => {
 
   it('records a provider refusal: the location stays unconnected and GraphQL shows the failure', async () => {
     await sandbox().fail({ count: 1, status: 400, method: 'POST', pathContains: `/accounts/${alphaIdOf(org, 1)}/locations` });
-    const res = await createLocation(minimal({ name: 'Refused' }), { account: 1 });
+    const res = await createLocation(minimalLocationBody({ name: 'Refused' }), { account: 1 });
     expect(res.status).toBe(200);
     const id = res.body.payload.location_id;
     const query = `query ($a: ID, $id: ID!) {
@@ -310,40 +302,40 @@ describe('POST /location', () => {
 
   describe('refuses input with 400 and the generic body naming the field', () => {
     const cases: [string, Record<string, unknown>, string][] = [
-      ['a missing name', minimal({ name: undefined }), 'name is required'],
-      ['a missing category_id', minimal({ category_id: undefined }), 'category_id is required'],
-      ['a missing country_code', minimal({ country_code: undefined }), 'country_code is required'],
-      ['an empty name', minimal({ name: '   ' }), 'name must not be empty'],
+      ['a missing name', minimalLocationBody({ name: undefined }), 'name is required'],
+      ['a missing category_id', minimalLocationBody({ category_id: undefined }), 'category_id is required'],
+      ['a missing country_code', minimalLocationBody({ country_code: undefined }), 'country_code is required'],
+      ['an empty name', minimalLocationBody({ name: '   ' }), 'name must not be empty'],
       [
         'neither address, city and postal nor a service area',
-        minimal({ postal: undefined }),
+        minimalLocationBody({ postal: undefined }),
         'A location needs address, city and postal, or a service area (service_area_place_ids)',
       ],
-      ['a description of 751 characters', minimal({ description: 'd'.repeat(751) }), 'description must be at most 750 characters'],
+      ['a description of 751 characters', minimalLocationBody({ description: 'd'.repeat(751) }), 'description must be at most 750 characters'],
       [
         'three additional phone numbers',
-        minimal({ phone_number: '+1 555 0100', additional_phone_numbers: ['+1 555 0101', '+1 555 0102', '+1 555 0103'] }),
+        minimalLocationBody({ phone_number: '+1 555 0100', additional_phone_numbers: ['+1 555 0101', '+1 555 0102', '+1 555 0103'] }),
         'additional_phone_numbers may hold at most 2 numbers',
       ],
-      ['a country code of three letters', minimal({ country_code: 'USA' }), 'country_code must be an ISO 3166-1 alpha-2 code (two letters)'],
+      ['a country code of three letters', minimalLocationBody({ country_code: 'USA' }), 'country_code must be an ISO 3166-1 alpha-2 code (two letters)'],
       [
         'a website that is not http(s)',
-        minimal({ website_uri: 'ftp://files.example/' }),
+        minimalLocationBody({ website_uri: 'ftp://files.example/' }),
         'website_uri must be an http(s) URL of at most 2048 characters',
       ],
-      ['a latitude without a longitude', minimal({ latitude: 40.7 }), 'latitude and longitude go together'],
+      ['a latitude without a longitude', minimalLocationBody({ latitude: 40.7 }), 'latitude and longitude go together'],
       [
         'an hour of 25',
-        minimal({ regular_hours: [{ open_time: { hours: '25' }, close_time: { hours: '17' } }] }),
+        minimalLocationBody({ regular_hours: [{ open_time: { hours: '25' }, close_time: { hours: '17' } }] }),
         'regular_hours[0].open_time.hours must be 00 to 24',
       ],
       [
         'a nested field under its GraphQL name',
-        minimal({ regular_hours: [{ openDay: 'MONDAY', open_time: { hours: '09' }, close_time: { hours: '17' } }] }),
+        minimalLocationBody({ regular_hours: [{ openDay: 'MONDAY', open_time: { hours: '09' }, close_time: { hours: '17' } }] }),
         'regular_hours[0].openDay is not a known field',
       ],
-      ['a wrong-typed name', minimal({ name: 5 }), 'name must be a string'],
-      ['a wrong-typed latitude', minimal({ latitude: 'north', longitude: 1 }), 'latitude must be a number'],
+      ['a wrong-typed name', minimalLocationBody({ name: 5 }), 'name must be a string'],
+      ['a wrong-typed latitude', minimalLocationBody({ latitude: 'north', longitude: 1 }), 'latitude must be a number'],
     ];
 
     it.each(cases)('%s', async (_case, body, message) => {
@@ -353,7 +345,7 @@ describe('POST /location', () => {
     });
 
     it('creates nothing for a refused request', async () => {
-      const res = await createLocation(minimal({ name: 'Never', description: 'd'.repeat(751) }), { fixture: unpublished });
+      const res = await createLocation(minimalLocationBody({ name: 'Never', description: 'd'.repeat(751) }), { fixture: unpublished });
       expect(res.status).toBe(400);
       const all = await listLocations(`?account_id=${accountIdOf(unpublished)}&per_page=250&include_fields=name`, unpublished.token);
       expect(all.body.data.map((location: { name: string }) => location.name)).not.toContain('Never');
@@ -361,12 +353,12 @@ describe('POST /location', () => {
   });
 
   it('answers 409 to a reference_id already used in the account, and accepts it in another account', async () => {
-    const first = await createLocation(minimal({ reference_id: 'DUP-1' }), { fixture: unpublished });
+    const first = await createLocation(minimalLocationBody({ reference_id: 'DUP-1' }), { fixture: unpublished });
     expect(first.status).toBe(200);
-    const again = await createLocation(minimal({ reference_id: 'DUP-1', name: 'Second' }), { fixture: unpublished });
+    const again = await createLocation(minimalLocationBody({ reference_id: 'DUP-1', name: 'Second' }), { fixture: unpublished });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ error: 409, message: 'reference_id is already used by another location of the account' });
-    const elsewhere = await createLocation(minimal({ reference_id: 'DUP-1' }), { fixture: other });
+    const elsewhere = await createLocation(minimalLocationBody({ reference_id: 'DUP-1' }), { fixture: other });
     expect(elsewhere.status).toBe(200);
     const byCode = await listLocations(`?account_id=${accountIdOf(unpublished)}&store_code=DUP-1`, unpublished.token);
     expect(byCode.body.data.map((location: { id: string }) => location.id)).toEqual([first.body.payload.location_id]);
@@ -374,13 +366,13 @@ describe('POST /location', () => {
 
   describe('authentication and scope', () => {
     it('answers 403 to an account token', async () => {
-      const res = await createLocation(minimal(), { token: org.accounts[0]!.token });
+      const res = await createLocation(minimalLocationBody(), { token: org.accounts[0]!.token });
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: 403, message: 'This operation requires an organization token' });
     });
 
     it('answers 400 to an organization token without account_id', async () => {
-      const res = await createLocation(minimal(), { query: '' });
+      const res = await createLocation(minimalLocationBody(), { query: '' });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 400, message: 'account_id is required with an organization token' });
     });
@@ -390,7 +382,7 @@ describe('POST /location', () => {
     // src/rest/openapi.ts, and location.routes.ts does not add NOT_FOUND). Left in place to show it.
     it('answers 404 for an account of another organization, and an unknown one', async () => {
       for (const account of [accountIdOf(other), '01a20148-0000-7000-8000-000000000000', 'not-an-id']) {
-        const res = await createLocation(minimal(), { query: `?account_id=${account}` });
+        const res = await createLocation(minimalLocationBody(), { query: `?account_id=${account}` });
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ error: 404, message: 'Account not found' });
       }
@@ -398,7 +390,7 @@ describe('POST /location', () => {
 
     it('answers 401 without a token or with an unknown one', async () => {
       for (const headers of [{}, { authorization: 'Bearer lgo_unknown' }] as Record<string, string>[]) {
-        const res = await http(t.url, 'POST', `/location?account_id=${accountIdOf(org)}`, { body: minimal(), headers });
+        const res = await http(t.url, 'POST', `/location?account_id=${accountIdOf(org)}`, { body: minimalLocationBody(), headers });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ error: 401, message: 'Missing, unknown or revoked bearer token' });
       }

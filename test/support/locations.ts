@@ -15,3 +15,14 @@ export async function waitUntilConnected(baseUrl: string, token: string, account
     `the locations of account ${accountId} to be connected`,
   );
 }
+
+/** The smallest body POST /location takes (the document's required create fields), with `overrides`. */
+export const minimalLocationBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  name: 'Corner Shop',
+  category_id: 'gcid:convenience_store',
+  country_code: 'US',
+  address: '1 Main Street',
+  city: 'Springfield',
+  postal: '12345',
+  ...overrides,
+});
