@@ -40,7 +40,8 @@ const MAX_PUSHES = 5;
 export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const stored = await em.findOne(BetaBrand, payload.brandId);
-  if (!stored || (stored.betaSyncStatus !== BetaSyncStatus.PENDING && !stored.deletedAt)) return;
+  // A FAILED brand is pushed too: an older change's job may have failed for good after this change was accepted.
+  if (!stored || (stored.betaSyncStatus === BetaSyncStatus.SYNCED && !stored.deletedAt)) return;
   const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, stored.organization.id, stored.betaCompanyId) };
   let brand: BetaBrand = stored;
   for (let push = 1; push <= MAX_PUSHES; push += 1) {
@@ -80,10 +81,10 @@ async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: Beta
   await em.nativeDelete(BetaBrand, { id: brand.id });
 }
 
-/** A failure of a brand's push: the latest reason while it is retried; FAILED with the reason when final. */
+/** A failure of a brand's push: PENDING with the latest reason while it is retried; FAILED with the reason when final. */
 async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
-    if (failure.final) brand.betaSyncStatus = BetaSyncStatus.FAILED;
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: { $ne: BetaSyncStatus.SYNCED } }, (brand) => {
+    brand.betaSyncStatus = failure.final ? BetaSyncStatus.FAILED : BetaSyncStatus.PENDING;
     brand.syncError = failure.final ? failure.message : `Retrying: ${failure.message}`;
   });
 }
