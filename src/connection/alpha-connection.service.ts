@@ -20,6 +20,7 @@ import { ALPHA_CONNECT_SCOPES, ALPHA_SCOPE_BUSINESS_MANAGE } from '../providers/
 import type { RequestScope } from '../request-scope';
 import type { Runtime } from '../runtime';
 import { isId } from '../shared/ids';
+import { lockRow } from '../shared/row-lock';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
 import { consentStepFailed, revokeQuietly } from './consent-failure';
@@ -368,18 +369,24 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
   const now = runtime.clock.now();
   try {
     const refreshed = await runtime.alphaOAuth.refresh(runtime.secrets.open(identity.refreshToken));
-    await scope.em.transactional(async (em) => {
-      const kept = await em.findOneOrFail(AlphaIdentity, identity.id);
+    const resynced = await scope.em.transactional(async (em) => {
+      // Under their row locks, the account first and then its person, as a disconnect takes them: a disconnect
+      // may have removed them since they were read. Then the answer is the unknown account's (docs/decisions.md:
+      // a record that is gone is each caller's outcome).
+      const current = await lockRow(em, Account, { id: account.id, alphaIdentity: identity.id });
+      const kept = current ? await lockRow(em, AlphaIdentity, { id: identity.id }) : null;
+      if (!current || !kept) return false;
       kept.accessToken = runtime.secrets.seal(refreshed.access_token);
       kept.accessTokenExpiresAt = new Date(now.getTime() + refreshed.expires_in * 1000);
       if (refreshed.refresh_token) kept.refreshToken = runtime.secrets.seal(refreshed.refresh_token);
       kept.updatedAt = now;
-      const current = await em.findOneOrFail(Account, account.id);
       current.syncStatus = AccountSyncStatus.QUEUED;
       current.syncError = null;
       await em.flush();
       await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
+      return true;
     });
+    if (!resynced) return errorOutcome(redirectUrl, 'NotFoundException', args.state);
   } catch (error) {
     const failure = consentStepFailed(scope.log, 'reconnect', error);
     return errorOutcome(redirectUrl, isRefusedRefreshToken(error) ? 'NotFoundException' : failure.text, args.state);
