@@ -299,8 +299,12 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
   const identity = account.alphaIdentity;
   if (!identity) throw new DomainError('CONFLICT', 'This account was not connected through the alpha consent: there is nothing to disconnect');
   const now = runtime.clock.now();
-  const { revoke, accountTokens } = await scope.em.transactional(async (em) => {
-    const current = await em.findOneOrFail(Account, account.id);
+  const removed = await scope.em.transactional(async (em) => {
+    // Under the account's row lock, then its consent's (the order a reconnect takes them too): a disconnect at the
+    // same time may have removed the account (then it is unknown here as well), and of two accounts of one person
+    // disconnected at once, the later one counts the earlier one gone.
+    const current = await lockRow(em, Account, { id: account.id, alphaIdentity: identity.id });
+    if (!current || !(await lockRow(em, AlphaIdentity, { id: identity.id }))) return null;
     // The account's own tokens go with it (the foreign key cascades): they must stop authenticating at once.
     const accountTokens = (await em.find(ApiToken, { account: account.id }, { fields: ['id'] })).map((token) => token.id);
     // 1. out of the person's connected accounts
@@ -321,6 +325,8 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
     await updateSubscriptionQuantity(em, principal.organizationId, now);
     return { revoke: sealed, accountTokens };
   });
+  if (!removed) throw DomainError.notFound('Account');
+  const { revoke, accountTokens } = removed;
   await endTokens(runtime, accountTokens);
   if (revoke) await revokeQuietly(scope.log, 'disconnect', () => runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)));
   return {
