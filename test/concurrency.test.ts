@@ -403,16 +403,20 @@ describe('an account: reconnect (its import job) vs disconnect', () => {
       const accountId = await connectAccount(org.token, person, PAIR);
       const mode = round % 3;
       if (mode === 0) {
-        // Both at once: the reconnect finds the account or answers as for an unknown one.
-        const [reconnected, disconnected] = await Promise.all([
+        // A reconnect and two disconnects at once: the reconnect finds the account or answers as for an unknown
+        // one; one disconnect removes it, the other finds it unknown.
+        const [reconnected, ...disconnected] = await Promise.all([
           reconnect(org.token, person, accountId, `r${round}`).then((answer) => tallied(PAIR, answer)),
+          disconnect(org.token, accountId, `d${round}`).then((answer) => tallied(PAIR, answer)),
           disconnect(org.token, accountId, `d${round}`).then((answer) => tallied(PAIR, answer)),
         ]);
         expect(reconnected.status).toBe(200);
         const outcome = Object.fromEntries(flowStatus(reconnected));
         expect([{ status: 'success_reconnect', state: `r${round}`, account_id: accountId }, { status: 'error', error_message: 'NotFoundException', state: `r${round}` }]).toContainEqual(outcome);
-        expect(disconnected.status).toBe(200);
-        expect(flowStatus(disconnected).get('status')).toBe('success_disconnect');
+        expect(disconnected.map((answer) => answer.status).sort()).toEqual([200, 404]);
+        const done = disconnected.find((answer) => answer.status === 200)!;
+        expect(Object.fromEntries(flowStatus(done))).toEqual({ status: 'success_disconnect', state: `d${round}`, account_id: accountId });
+        expect(disconnected.find((answer) => answer.status === 404)!.body).toEqual({ error: 404, message: 'Account not found' });
         continue;
       }
       expectResync(tallied(PAIR, await reconnect(org.token, person, accountId, `r${round}`)));
