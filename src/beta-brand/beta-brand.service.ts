@@ -12,7 +12,8 @@ import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
 
 /**
  * Brands on the beta provider (the document's "Beta brands", product-decisions §9). Every operation needs an
- * organization token with beta API access. Changes are kept here at once (PENDING) and pushed by a job.
+ * organization token with beta API access. Changes are kept here at once (PENDING) and pushed by a job: one sync
+ * job per brand at a time, which pushes until the provider holds the brand's latest (src/beta-brand/beta-brand.worker.ts).
  */
 
 const ADDITIONAL_CATEGORIES_MAX = 19;
@@ -79,6 +80,18 @@ export async function listBetaBrands(scope: RequestScope): Promise<BetaBrand[]> 
 /** Queues the brand's push to the provider, in the transaction of `em`. */
 async function queueSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand): Promise<void> {
   await scope.runtime.jobs.enqueue(em, 'beta-brand-sync', { brandId: brand.id });
+}
+
+/**
+ * Keeps a change of a brand (under its row lock, in the transaction of `em`), PENDING until pushed. A brand has one
+ * sync job at a time: one whose sync is PENDING already has a job, which pushes until the provider holds what the
+ * brand holds, so it pushes this change too; queueing another would only have two pushes race each other's etags.
+ */
+async function keepForSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand, changes: Partial<BetaBrand>): Promise<void> {
+  const syncPending = brand.betaSyncStatus === BetaSyncStatus.PENDING;
+  Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING });
+  await em.flush();
+  if (!syncPending) await queueSync(scope, em, brand);
 }
 
 export interface CreateBrandInput extends BrandFields {
@@ -173,9 +186,7 @@ export async function updateBetaBrand(scope: RequestScope, segmentId: string, in
   if (input.sendActionLinks !== undefined) changes.sendActionLinks = input.sendActionLinks!;
   // Under the brand's row lock: its sync job may be writing the provider's answer onto it at this moment.
   const changed = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
-    Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING, syncError: null, updatedAt: scope.runtime.clock.now() });
-    await em.flush();
-    await queueSync(scope, em, brand);
+    await keepForSync(scope, em, brand, { ...changes, syncError: null, updatedAt: scope.runtime.clock.now() });
   });
   if (!changed) throw DomainError.notFound('Brand');
   return changed.row;
@@ -191,9 +202,7 @@ export async function deleteBetaBrand(scope: RequestScope, segmentId: string): P
       throw new DomainError('CONFLICT', `The brand has ${attached} location(s) attached: detach them before deleting it`);
     }
     const now = scope.runtime.clock.now();
-    Object.assign(brand, { deletedAt: now, updatedAt: now, betaSyncStatus: BetaSyncStatus.PENDING });
-    await em.flush();
-    await queueSync(scope, em, brand);
+    await keepForSync(scope, em, brand, { deletedAt: now, updatedAt: now });
   });
   if (!deleted) throw DomainError.notFound('Brand');
   return { segmentId, deleted: true };

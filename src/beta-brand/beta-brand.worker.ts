@@ -27,7 +27,7 @@ export function brandDetailsOf(brand: BetaBrand): BetaBrandDetails {
   };
 }
 
-/** A brand that keeps changing while it is pushed is pushed again at most this often by one job; later changes' own jobs push them. */
+/** A brand that keeps changing while it is pushed is pushed again at most this often by one job, then by a job of its own. */
 const MAX_PUSHES = 5;
 
 /**
@@ -35,12 +35,14 @@ const MAX_PUSHES = 5;
  * replaces it as a whole (If-Match with the etag last seen; when the brand changed there meanwhile, reads it again
  * for a fresh etag and replaces again), or deletes it (then the row goes). Marked SYNCED, under its row lock, only
  * when what was pushed is still what the brand holds; a change made meanwhile is pushed too, so the provider ends
- * with the latest. A failure is the engine's (src/jobs/failure-policy.ts): FAILED with the reason when final.
+ * with the latest. A brand has one sync job at a time (a change to a brand whose sync is PENDING queues none: this
+ * job pushes it), so its pushes never race each other's etags. A failure is the engine's
+ * (src/jobs/failure-policy.ts): FAILED with the reason when final.
  */
 export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const stored = await em.findOne(BetaBrand, payload.brandId);
-  // A FAILED brand is pushed too: an older change's job may have failed for good after this change was accepted.
+  // Anything not SYNCED is this job's to push (a FAILED brand too: a retried dead letter's job must not skip it).
   if (!stored || (stored.betaSyncStatus === BetaSyncStatus.SYNCED && !stored.deletedAt)) return;
   const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, stored.organization.id, stored.betaCompanyId) };
   let brand: BetaBrand = stored;
@@ -51,13 +53,18 @@ export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['be
     const remote: ProviderBrand = current.betaBrandId
       ? await withFreshEtag(current, (etag) => runtime.beta.replaceBrand(current.betaCompanyId, current.betaBrandId!, pushed, etag, call), runtime, call)
       : await runtime.beta.createBrand(current.betaCompanyId, pushed, { ...call, requestId: current.id });
-    const recorded: { result: BetaBrand | null } | null = await changeLocked(em, BetaBrand, { id: current.id }, (latest): BetaBrand | null => {
+    const lastPush = push === MAX_PUSHES;
+    const recorded: { result: BetaBrand | null } | null = await changeLocked(em, BetaBrand, { id: current.id }, async (latest, tx): Promise<BetaBrand | null> => {
       latest.betaBrandId = remote.id;
       latest.betaEtag = remote.etag;
       latest.betaState = remote.state;
       latest.betaCategories = [remote.brandDetails.categories.primary, ...(remote.brandDetails.categories.additional ?? [])];
       const unchanged = !latest.deletedAt && JSON.stringify(brandDetailsOf(latest)) === JSON.stringify(pushed);
-      if (!unchanged) return latest;
+      if (!unchanged) {
+        // Still PENDING, so no change queues a job: the next push is this job's, or (after its last) a new job's.
+        if (lastPush) await runtime.jobs.enqueue(tx, 'beta-brand-sync', { brandId: latest.id });
+        return latest;
+      }
       latest.betaSyncStatus = BetaSyncStatus.SYNCED;
       latest.syncError = null;
       return null;
@@ -66,7 +73,7 @@ export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['be
     if (!recorded?.result) return;
     brand = recorded.result;
   }
-  job.log.info({ brandId: payload.brandId }, 'the brand kept changing while it was pushed: its latest change\'s own job pushes it');
+  job.log.info({ brandId: payload.brandId }, 'the brand kept changing while it was pushed: a new job pushes its latest');
 }
 
 /** Deletes the brand at the provider (already gone there is what we wanted), then its row here. */

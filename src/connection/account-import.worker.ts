@@ -1,3 +1,4 @@
+import type { EntityClass, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
 import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
@@ -11,6 +12,7 @@ import { Location } from '../location/location.entity';
 import type { AlphaLocation } from '../providers/alpha/alpha.types';
 import { reviewFieldsOf } from '../review/review.alpha-mapping';
 import { Review } from '../review/review.entity';
+import { ReviewReplyState } from '../review/review.enums';
 import type { Runtime } from '../runtime';
 import { changeLocked } from '../shared/row-lock';
 
@@ -21,8 +23,10 @@ const PAGE_SIZE = 100;
  * (created or brought up to date, connected, by their provider names) and each location's reviews (reviews the
  * provider no longer has are marked deleted). Progress is on the account (`syncStatus`, `syncProgress`) as it
  * goes. Safe to run again: everything is matched by the provider's resource names. Every record a request may
- * change meanwhile (a location, a review) is written under its row lock; an account disconnected meanwhile ends
- * the import, whatever step noticed it.
+ * change meanwhile (a location, a review) is written under its row lock, and only with what is newer than it: a
+ * record changed here after the provider was read (an update applied, a reply sent) keeps that change, since the
+ * provider's copy may predate it (the next re-sync reads the provider again); a reply on its way (PENDING) is its
+ * jobs' to end. An account disconnected meanwhile ends the import, whatever step noticed it.
  */
 export async function importAccount(runtime: Runtime, payload: QueuePayloads['account-import'], job: JobContext): Promise<void> {
   try {
@@ -49,6 +53,8 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
   await setStatus(AccountSyncStatus.RUNNING, { syncError: null });
   const accessToken = await accountAccessToken(runtime, account.id);
   const call = { accessToken, signal: job.signal };
+  // The versions before the provider is read: a row whose version moved by the time it is written changed here since.
+  const locationVersions = await versionsByName(em, Location, { account: account.id, alphaLocationName: { $ne: null } }, 'alphaLocationName');
   const remoteLocations: AlphaLocation[] = [];
   let pageToken: string | undefined;
   do {
@@ -58,8 +64,9 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
   } while (pageToken);
 
   for (const remote of remoteLocations) {
-    const location = await upsertLocation(em, account, remote, runtime.clock.now());
+    const location = await upsertLocation(em, account, remote, runtime.clock.now(), locationVersions.get(remote.name!));
     progress.locations += 1;
+    const reviewVersions = await versionsByName(em, Review, { location: location.id }, 'name');
     const reviews = [];
     let reviewPage: string | undefined;
     do {
@@ -74,7 +81,10 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
       seen.add(remoteReview.name);
       const fields = reviewFieldsOf(remoteReview);
       const existing = await changeLocked(em, Review, { account: account.id, name: remoteReview.name }, (review) => {
-        Object.assign(review, fields, { deletedAt: null });
+        // A reply on its way, or one changed here since the provider was read, stays as it is here.
+        const keepReply = review.replyState === ReviewReplyState.PENDING || review.version !== reviewVersions.get(review.name);
+        const { replyComment, replyUpdateTime, replyState, ...reviewOnly } = fields;
+        Object.assign(review, keepReply ? reviewOnly : { ...reviewOnly, replyComment, replyUpdateTime, replyState }, { deletedAt: null });
       });
       if (!existing) {
         em.create(Review, { ...fields, organization: account.organization, account, location: em.getReference(Location, location.id) });
@@ -117,8 +127,25 @@ async function recordImportFailure(runtime: Runtime, payload: QueuePayloads['acc
   );
 }
 
-/** The location of the account with this provider name, created or brought up to date (under its lock) from the provider. */
-async function upsertLocation(em: EntityManager, account: Account, remote: AlphaLocation, now: Date): Promise<Location> {
+/**
+ * The version of each row matching `where`, by its provider name (the `name` field), read apart from the import's
+ * own identity map. A row missing here (made meanwhile) has no version to compare, so it counts as changed.
+ */
+async function versionsByName<T extends { version: number }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  name: keyof T & string,
+): Promise<Map<string, number>> {
+  const rows = await em.fork().find(entity, where, { fields: [name, 'version'] as never[] });
+  return new Map(rows.flatMap((row) => (typeof row[name] === 'string' ? [[row[name] as string, row.version] as const] : [])));
+}
+
+/**
+ * The location of the account with this provider name, created or brought up to date (under its lock) from the
+ * provider; one whose version is no longer `seenVersion` (changed here since the provider was read) keeps its fields.
+ */
+async function upsertLocation(em: EntityManager, account: Account, remote: AlphaLocation, now: Date, seenVersion: number | undefined): Promise<Location> {
   const fields = locationFieldsOf(remote);
   // A store code another location of the account already has stays with that one.
   if (fields.referenceId) {
@@ -126,6 +153,7 @@ async function upsertLocation(em: EntityManager, account: Account, remote: Alpha
     if (holder && holder.alphaLocationName !== remote.name) fields.referenceId = null;
   }
   const existing = await changeLocked(em, Location, { account: account.id, alphaLocationName: remote.name! }, (location) => {
+    if (location.version !== seenVersion) return;
     Object.assign(location, fields, { connected: true, providerError: null });
   });
   if (existing) return existing.row;

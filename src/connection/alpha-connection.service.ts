@@ -20,6 +20,7 @@ import { ALPHA_CONNECT_SCOPES, ALPHA_SCOPE_BUSINESS_MANAGE } from '../providers/
 import type { RequestScope } from '../request-scope';
 import type { Runtime } from '../runtime';
 import { isId } from '../shared/ids';
+import { lockRow } from '../shared/row-lock';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
 import { consentStepFailed, revokeQuietly } from './consent-failure';
@@ -298,8 +299,12 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
   const identity = account.alphaIdentity;
   if (!identity) throw new DomainError('CONFLICT', 'This account was not connected through the alpha consent: there is nothing to disconnect');
   const now = runtime.clock.now();
-  const { revoke, accountTokens } = await scope.em.transactional(async (em) => {
-    const current = await em.findOneOrFail(Account, account.id);
+  const removed = await scope.em.transactional(async (em) => {
+    // Under the account's row lock, then its consent's (the order a reconnect takes them too): a disconnect at the
+    // same time may have removed the account (then it is unknown here as well), and of two accounts of one person
+    // disconnected at once, the later one counts the earlier one gone.
+    const current = await lockRow(em, Account, { id: account.id, alphaIdentity: identity.id });
+    if (!current || !(await lockRow(em, AlphaIdentity, { id: identity.id }))) return null;
     // The account's own tokens go with it (the foreign key cascades): they must stop authenticating at once.
     const accountTokens = (await em.find(ApiToken, { account: account.id }, { fields: ['id'] })).map((token) => token.id);
     // 1. out of the person's connected accounts
@@ -320,6 +325,8 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
     await updateSubscriptionQuantity(em, principal.organizationId, now);
     return { revoke: sealed, accountTokens };
   });
+  if (!removed) throw DomainError.notFound('Account');
+  const { revoke, accountTokens } = removed;
   await endTokens(runtime, accountTokens);
   if (revoke) await revokeQuietly(scope.log, 'disconnect', () => runtime.alphaOAuth.revoke(runtime.secrets.open(revoke)));
   return {
@@ -368,18 +375,24 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
   const now = runtime.clock.now();
   try {
     const refreshed = await runtime.alphaOAuth.refresh(runtime.secrets.open(identity.refreshToken));
-    await scope.em.transactional(async (em) => {
-      const kept = await em.findOneOrFail(AlphaIdentity, identity.id);
+    const resynced = await scope.em.transactional(async (em) => {
+      // Under their row locks, the account first and then its person, as a disconnect takes them: a disconnect
+      // may have removed them since they were read. Then the answer is the unknown account's (docs/decisions.md:
+      // a record that is gone is each caller's outcome).
+      const current = await lockRow(em, Account, { id: account.id, alphaIdentity: identity.id });
+      const kept = current ? await lockRow(em, AlphaIdentity, { id: identity.id }) : null;
+      if (!current || !kept) return false;
       kept.accessToken = runtime.secrets.seal(refreshed.access_token);
       kept.accessTokenExpiresAt = new Date(now.getTime() + refreshed.expires_in * 1000);
       if (refreshed.refresh_token) kept.refreshToken = runtime.secrets.seal(refreshed.refresh_token);
       kept.updatedAt = now;
-      const current = await em.findOneOrFail(Account, account.id);
       current.syncStatus = AccountSyncStatus.QUEUED;
       current.syncError = null;
       await em.flush();
       await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
+      return true;
     });
+    if (!resynced) return errorOutcome(redirectUrl, 'NotFoundException', args.state);
   } catch (error) {
     const failure = consentStepFailed(scope.log, 'reconnect', error);
     return errorOutcome(redirectUrl, isRefusedRefreshToken(error) ? 'NotFoundException' : failure.text, args.state);

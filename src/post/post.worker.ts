@@ -86,6 +86,9 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
       post.providerName = remote.name ?? post.providerName;
       return false;
     }
+    // Its deletion is under way (asked while this job read the provider): the post is the delete job's now, which
+    // ends it DELETED; a state read before it would undo the deletion.
+    if (post.pendingAction === 'delete') return false;
     const state = stateFromProvider(remote, post, now);
     const changed = state !== post.state || post.providerName !== (remote.name ?? null);
     post.state = state;
