@@ -386,10 +386,12 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
       kept.accessTokenExpiresAt = new Date(now.getTime() + refreshed.expires_in * 1000);
       if (refreshed.refresh_token) kept.refreshToken = runtime.secrets.seal(refreshed.refresh_token);
       kept.updatedAt = now;
+      // An import still waiting to start re-syncs everything anyway: a second would only race it.
+      const waiting = current.syncStatus === AccountSyncStatus.QUEUED;
       current.syncStatus = AccountSyncStatus.QUEUED;
       current.syncError = null;
       await em.flush();
-      await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
+      if (!waiting) await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
       return true;
     });
     if (!resynced) return errorOutcome(redirectUrl, 'NotFoundException', args.state);

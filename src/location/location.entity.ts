@@ -36,6 +36,8 @@ type Defaulted =
 @Entity({ tableName: 'location' })
 // The store code identifies a location within its account (GET /location?store_code=).
 @Unique({ properties: ['account', 'referenceId'] })
+// An account holds each provider location once, however many imports of it run at once.
+@Unique({ properties: ['account', 'alphaLocationName'] })
 export class Location {
   [OptionalProps]?: Defaulted;
 
