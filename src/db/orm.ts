@@ -54,8 +54,27 @@ function updateTimeStamper(clock: Clock): EventSubscriber {
   };
 }
 
+/**
+ * A transaction whose BEGIN (or SAVEPOINT) failed is handed out by knex as if it had begun: its first statement then
+ * fails with "Transaction query already complete", which names no cause, and the cause (the connection was lost or
+ * terminated: a 503) only rejects the transaction's execution promise. The begin fails with that cause instead.
+ */
+function beginFailsWithItsCause(orm: MikroORM): void {
+  const connection = orm.em.getConnection();
+  const begin = connection.begin.bind(connection);
+  connection.begin = async (options) => {
+    const trx = await begin(options);
+    if (trx.isCompleted()) {
+      await trx.executionPromise;
+      throw new Error('The transaction ended before it began');
+    }
+    return trx;
+  };
+}
+
 export async function openDatabase(clientUrl: string, options: { clock?: Clock } = {}): Promise<Database> {
   const orm = await MikroORM.init({ ...ormOptions(clientUrl), subscribers: [updateTimeStamper(options.clock ?? systemClock)] });
+  beginFailsWithItsCause(orm);
   let statements = 0;
   orm.em.getConnection().getKnex().on('query', () => {
     statements += 1;
