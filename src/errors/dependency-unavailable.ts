@@ -24,8 +24,12 @@ const UNAVAILABLE_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
-/** Messages of node-postgres and knex that carry no code. */
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection is closed|Client has encountered a connection error|Timeout acquiring a connection/i;
+/**
+ * Messages that carry no code: node-postgres's and knex's, and a socket's error as it sometimes reaches us through
+ * them (`BEGIN; - read ECONNRESET`, its code lost on the way).
+ */
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection is closed|Client has encountered a connection error|Timeout acquiring a connection|\b(?:read|write|connect) (?:ECONNRESET|EPIPE|ECONNREFUSED|ETIMEDOUT)\b/i;
 
 export function isDependencyUnavailable(error: unknown): boolean {
   let current: unknown = error;
