@@ -23,14 +23,36 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown. */
+/**
+ * How long an announcement may hold its caller (a request whose change has committed): a transport that takes
+ * connections but answers nothing (a network that drops packets) would otherwise hold the answer for as long as
+ * the client library waits (node-redis: 5 s a command, and a request may announce several events).
+ */
+export const ANNOUNCE_WAIT_MS = 1000;
+
+/**
+ * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller
+ * stops waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order, and its failure is
+ * logged when it comes). While such a publish is still pending, later announcements do not wait at all: a request
+ * that announces many changes (a campaign) is held once, not once per change.
+ */
 export function announcer(publish: EventBus['publish'], log: FastifyBaseLogger): EventBus['announce'] {
+  let overdue = 0;
   return async (topic, payload) => {
-    try {
-      await publish(topic, payload);
-    } catch (error) {
+    const sent = publish(topic, payload).catch((error: unknown) => {
       log.warn({ err: error, topic }, 'an event of a committed change could not be published; its subscribers miss it');
+    });
+    if (overdue > 0) {
+      log.warn({ topic }, 'the event bus is not answering; the change goes on without waiting for its event');
+      return;
     }
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([sent.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ANNOUNCE_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (finished) return;
+    log.warn({ topic }, 'the event bus is not answering; the change goes on without waiting for its event');
+    overdue += 1;
+    void sent.finally(() => (overdue -= 1));
   };
 }
 
