@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { createClient } from 'graphql-ws';
 import type { Client } from 'pg';
+import WebSocket from 'ws';
 import { captureLog, ERROR, FaultLedger, openAdmin, requestErrors, WARN, type LogLine } from './support/faults';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf, TERMINAL } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { postProbe } from './support/ws';
 
 /**
  * The fault "PostgreSQL backends of the service terminated (pg_terminate_backend) during requests and during jobs"
@@ -278,6 +281,52 @@ describe('a request whose backend is terminated mid-statement', () => {
     expect(replay.answer!.body.payload.id).toBe(first.answer!.body.payload.id);
     expect(replayOverGraphQL.answer!.body.data.createPost).toEqual({ replayed: true, post: { id: firstOverGraphQL.answer!.body.data.createPost.post.id, state: expect.any(String) } });
     expect(await stored()).toEqual([first.answer!.body.payload.id, firstOverGraphQL.answer!.body.data.createPost.post.id].sort());
+  });
+});
+
+describe('a graphql-ws connection whose token lookup is terminated', () => {
+  it('is closed 1013 Try Again Later, which the client retries, and its subscription then goes live', async () => {
+    const locks = await holdLocks([{ sql: 'lock table api_token in access exclusive mode' }]);
+    let lockGone!: () => void;
+    const released = new Promise<void>((resolve) => (lockGone = resolve));
+    const closes: number[] = [];
+    const received: { postUpdated?: { id: string } }[] = [];
+    const failures: unknown[] = [];
+    const client = createClient({
+      url: `${t.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${org.token}` },
+      retryAttempts: 3,
+      // A dashboard's client tries again after a while; this one, once the database is whole again.
+      retryWait: () => released,
+      on: { closed: (event) => void closes.push((event as { code: number }).code) },
+    });
+    const dispose = client.subscribe(
+      { query: 'subscription ($l: ID) { postUpdated(locationId: $l) { id version } }', variables: { l: postLocations[0] } },
+      { next: (result) => void received.push(result.data as never), error: (error) => void failures.push(error), complete: () => undefined },
+    );
+    try {
+      await blockedBy(locks, 1, 'the connection_init token lookup to wait');
+      expect(await terminate({ blockedBy: locks })).toBe(1);
+      figures.terminationRounds += 1;
+      await eventually(async () => (closes.length > 0 ? true : undefined), 30000, 'the socket to be closed');
+      expect(closes).toEqual([1013]);
+      await locks.release();
+      lockGone();
+      // Live again: an event published now reaches it (probes until one does: the subscription starts a moment after).
+      const probe = postProbe(t.stack.runtime.events, { organizationId: org.organization.id, accountId: postAccount, locationId: postLocations[0]! });
+      const sent = new Set<string>();
+      await eventually(async () => {
+        sent.add(await probe.send());
+        return received.some((event) => sent.has(event.postUpdated?.id ?? '')) ? true : undefined;
+      }, 30000, 'the retried subscription to receive an event');
+      expect(failures).toEqual([]);
+      expect(log.count((line) => line.msg === 'graphql-ws connection_init: a dependency is unavailable' && line.level === WARN)).toBe(1);
+      expect(log.count((line) => line.msg === 'graphql-ws connection_init failed')).toBe(0);
+    } finally {
+      dispose();
+      await client.dispose();
+    }
   });
 });
 
