@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from 'graphql-ws';
 import type { Client } from 'pg';
 import WebSocket from 'ws';
-import { captureLog, ERROR, FaultLedger, openAdmin, requestErrors, WARN, type LogLine } from './support/faults';
+import { captureLog, describeErrors, FaultLedger, openAdmin, requestErrors, WARN, type LogLine } from './support/faults';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf, TERMINAL } from './support/posts';
-import { startTestStack, type TestStack } from './support/stack';
+import { LostCommitReplies } from './support/pg-wire';
+import { createTestDatabase, startTestStack, type TestStack } from './support/stack';
+import { TcpProxy } from './support/tcp-proxy';
 import { postProbe } from './support/ws';
 
 /**
@@ -135,25 +137,25 @@ const PATCH_EXPECTED = {
   deserved: { 409: (body: any) => body?.success === false && typeof body.msg === 'string' },
 };
 
+/** The service's settings in this file. */
+const SETTINGS = {
+  LOG_LEVEL: 'info',
+  // Every request looks its token up: the context is built on the database each time.
+  TOKEN_CACHE_SECONDS: '0',
+  // Quick retries, and jobs whose completion was lost are taken again soon.
+  JOB_RETRY_DELAY_SECONDS: '1',
+  JOB_EXPIRE_SECONDS: '10',
+  JOB_MAINTENANCE_SECONDS: '2',
+  POST_RATE_LIMIT_PER_MINUTE: '100000',
+  LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '100000',
+  LOCATION_READ_RATE_LIMIT_PER_MINUTE: '100000',
+  LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '100000',
+  BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE: '100000',
+  BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE: '100000',
+};
+
 beforeAll(async () => {
-  t = await startTestStack(
-    {
-      LOG_LEVEL: 'info',
-      // Every request looks its token up: the context is built on the database each time.
-      TOKEN_CACHE_SECONDS: '0',
-      // Quick retries, and jobs whose completion was lost are taken again soon.
-      JOB_RETRY_DELAY_SECONDS: '1',
-      JOB_EXPIRE_SECONDS: '10',
-      JOB_MAINTENANCE_SECONDS: '2',
-      POST_RATE_LIMIT_PER_MINUTE: '100000',
-      LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '100000',
-      LOCATION_READ_RATE_LIMIT_PER_MINUTE: '100000',
-      LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '100000',
-      BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE: '100000',
-      BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE: '100000',
-    },
-    { log: { destination: log.destination } },
-  );
+  t = await startTestStack(SETTINGS, { log: { destination: log.destination } });
   admin = await openAdmin(t.databaseUrl);
   await sandboxOf(t.url).configure({ locationEditsPerMinute: 1_000_000 });
   org = await createOrganizationFixture(t.em(), { accounts: 2, locationsEach: 3, connected: true, alphaAccounts: true });
@@ -202,6 +204,7 @@ afterAll(async () => {
       `  request log lines at error level: ${requestErrors(log.lines).length}`,
     ].join('\n'),
   );
+  if (requestErrors(log.lines).length > 0) console.log(`Request errors logged:\n${describeErrors(log.lines)}`);
   await admin?.end();
   await t?.close();
 });
@@ -281,6 +284,65 @@ describe('a request whose backend is terminated mid-statement', () => {
     expect(replay.answer!.body.payload.id).toBe(first.answer!.body.payload.id);
     expect(replayOverGraphQL.answer!.body.data.createPost).toEqual({ replayed: true, post: { id: firstOverGraphQL.answer!.body.data.createPost.post.id, state: expect.any(String) } });
     expect(await stored()).toEqual([first.answer!.body.payload.id, firstOverGraphQL.answer!.body.data.createPost.post.id].sort());
+  });
+});
+
+describe('a create whose COMMIT reply is lost', () => {
+  // A service of its own, whose database connections pass through a proxy that reads the protocol: it drops the
+  // connection of the create's transaction right after the database committed it, before the service reads that.
+  const lost = new LostCommitReplies();
+  let proxy: TcpProxy | undefined;
+  let database: { url: string; drop(): Promise<void> };
+  let proxied: TestStack;
+  let fixture: OrganizationFixture;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const direct = new URL(database.url);
+    proxy = new TcpProxy({ host: direct.hostname, port: Number(direct.port) }, { inspect: lost.inspector });
+    const through = new URL(database.url);
+    through.host = `127.0.0.1:${await proxy.listen()}`;
+    proxied = await startTestStack(SETTINGS, { log: { destination: log.destination }, sharedDatabaseUrl: through.toString() });
+    fixture = await createOrganizationFixture(proxied.em(), { accounts: 1, locationsEach: 1, connected: true });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  it('answers 503 although the post committed; the replay of its Idempotency-Key returns that post, once', async () => {
+    const accountId = fixture.accounts[0]!.account.id;
+    const key = `lost-commit-${randomUUID()}`;
+    const create = () =>
+      http(proxied.url, 'POST', `/post?account_id=${accountId}`, {
+        token: fixture.token,
+        body: { location_id: fixture.accounts[0]!.locations[0]!.id, params: params('Committed, its answer lost') },
+        headers: { 'idempotency-key': key },
+      });
+    // The ORM's sessions carry no application_name (pg-boss's and the event bus's do).
+    lost.arm((applicationName) => applicationName === '');
+    const first = await ledger.rest('POST /post', create, { success: [202] });
+    expect(first.outcome).toBe('unavailable');
+    expect(lost.dropped).toBe(1);
+    const stored = async () => {
+      const sessions = await openAdmin(database.url);
+      try {
+        return (await sessions.query<{ id: string }>(`select id from post where params->>'summary' = 'Committed, its answer lost'`)).rows.map((row) => row.id);
+      } finally {
+        await sessions.end();
+      }
+    };
+    const committed = await stored();
+    expect(committed).toHaveLength(1);
+    figures.unavailablePostsCommitted += 1;
+
+    const replay = await ledger.rest('POST /post', create, { success: [202] });
+    expect(replay.answer!.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.answer!.body.payload.id).toBe(committed[0]);
+    expect(await stored()).toEqual(committed);
+    // Its publish job was committed with it: the post goes LIVE.
+    expect((await pollPost(proxied.url, fixture.token, accountId, committed[0]!, (post) => post.state === 'LIVE', 60000)).state).toBe('LIVE');
   });
 });
 
@@ -504,7 +566,7 @@ describe('every backend terminated again and again under a steady mix of request
     for (const line of log.lines.filter((line: LogLine) => line.level >= WARN && /job failed|could not (complete|fail|record)|fetching jobs failed|settling/.test(line.msg))) {
       figures.jobsHit.set(line.queue ?? '?', (figures.jobsHit.get(line.queue ?? '?') ?? 0) + 1);
     }
-    expect(log.lines.filter((line) => line.level >= ERROR && line.reqId !== undefined)).toEqual([]);
+    expect(requestErrors(log.lines)).toEqual([]);
     expect(storm.serverErrors.get(500) ?? 0).toBe(0);
     expect(ledger.serverErrors.get(500) ?? 0).toBe(0);
   });

@@ -1,4 +1,4 @@
-import { ERROR, FaultLedger, requestErrors, type CapturedLog, captureLog } from './faults';
+import { describeErrors, FaultLedger, requestErrors, type CapturedLog, captureLog } from './faults';
 import { createOrganizationFixture, type OrganizationFixture } from './fixtures';
 import { graphql, http } from './http';
 import { eventually, pollPost, sandboxOf } from './posts';
@@ -146,6 +146,7 @@ export function eventBusOutageSuite(title: string, makeOutage: () => Promise<Bus
           `  request log lines at error level: ${requestErrors(log.lines).length}`,
         ].join('\n'),
       );
+      if (requestErrors(log.lines).length > 0) console.log(`Request errors logged:\n${describeErrors(log.lines)}`);
       await Promise.all(recorders.map((recorder) => recorder.close()));
       // The fault undone (a failed test may leave it on) before the service stops, then the test's own tools.
       await outage?.restore();
@@ -274,7 +275,7 @@ export function eventBusOutageSuite(title: string, makeOutage: () => Promise<Bus
       )) as { n: string }[];
       figures.stuck = Number(stuck[0]!.n);
       expect(figures.stuck).toBe(0);
-      expect(log.lines.filter((line) => line.level >= ERROR && line.reqId !== undefined)).toEqual([]);
+      expect(requestErrors(log.lines)).toEqual([]);
     });
   });
 }

@@ -201,9 +201,19 @@ export function captureLog(): CapturedLog {
   };
 }
 
-/** The log lines of requests (Fastify gives them a reqId) logged as errors: a 503 is a warning, a 500 would be one of these. */
+/**
+ * The log lines of requests logged as errors: those of a request (Fastify gives them a reqId) and the masked errors
+ * of GraphQL operations (logged by the formatter, which has no request). A 503 is a warning; a 500 is one of these.
+ */
 export function requestErrors(lines: LogLine[]): LogLine[] {
-  return lines.filter((line) => line.level >= ERROR && line.reqId !== undefined);
+  return lines.filter((line) => line.level >= ERROR && (line.reqId !== undefined || line.msg.startsWith('unexpected error in')));
+}
+
+/** Request errors as short text, for the test's output when there are any: where the cause of a 500 is read. */
+export function describeErrors(lines: LogLine[]): string {
+  return requestErrors(lines)
+    .map((line) => `${line.msg}: ${line.err?.type} ${line.err?.message}\n${String((line.err as { stack?: string } | undefined)?.stack ?? '').split('\n').slice(0, 12).join('\n')}`)
+    .join('\n\n');
 }
 
 /** A superuser's session on the service's database, apart from the service's own connections. */

@@ -1,9 +1,17 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
+/** Reads what passes through one connection; `fromServer` answering false drops the connection instead. */
+export interface ConnectionInspector {
+  fromClient(chunk: Buffer): void;
+  fromServer(chunk: Buffer): boolean;
+}
+
 /**
- * A TCP proxy of the test's own between the service and a server it depends on (Redis): the test cuts it to make
- * that server unreachable for the service alone, without touching the server itself. Cut, it drops every open
- * connection and every new one at once, as a stopped server's host does; restored, it forwards again.
+ * A TCP proxy of the test's own between the service and a server it depends on (Redis, PostgreSQL): the test cuts
+ * it to make that server unreachable for the service alone, without touching the server itself. Cut, it drops
+ * every open connection and every new one at once, as a stopped server's host does; stalled, it forwards nothing
+ * and answers nothing, as a network dropping packets does; restored, it forwards again. With `inspect`, each
+ * connection's traffic is read on its way, and may be dropped at a chosen message.
  */
 export class TcpProxy {
   private readonly server: Server;
@@ -16,7 +24,10 @@ export class TcpProxy {
   dropped = 0;
   refused = 0;
 
-  constructor(private readonly target: { host: string; port: number }) {
+  constructor(
+    private readonly target: { host: string; port: number },
+    private readonly options: { inspect?: () => ConnectionInspector } = {},
+  ) {
     this.server = createServer((client) => this.accept(client));
   }
 
@@ -63,8 +74,20 @@ export class TcpProxy {
       socket.on('error', end);
       socket.on('close', end);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const inspector = this.options.inspect?.();
+    if (inspector) {
+      client.on('data', (chunk: Buffer) => {
+        inspector.fromClient(chunk);
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (inspector.fromServer(chunk)) client.write(chunk);
+        else end();
+      });
+    } else {
+      client.pipe(upstream);
+      upstream.pipe(client);
+    }
     this.notify();
   }
 
