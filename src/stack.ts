@@ -112,7 +112,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
   try {
     const location = await locateDatabase(config, (message) => log.debug({ postgres: message.trim() }, 'embedded PostgreSQL'));
     steps.push({ name: 'the embedded PostgreSQL', run: () => location.release() });
-    const database = await openDatabase(location.url, { clock });
+    const database = await openDatabase(location.url, { clock, log });
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
     const demo =

@@ -1,5 +1,6 @@
 import { ChangeSetType, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
 import { systemClock, type Clock } from '../shared/clock';
 import { Migrator } from '@mikro-orm/migrations';
 import { migrations } from '../../migrations';
@@ -54,8 +55,46 @@ function updateTimeStamper(clock: Clock): EventSubscriber {
   };
 }
 
-export async function openDatabase(clientUrl: string, options: { clock?: Clock } = {}): Promise<Database> {
-  const orm = await MikroORM.init({ ...ormOptions(clientUrl), subscribers: [updateTimeStamper(options.clock ?? systemClock)] });
+/**
+ * A transaction whose BEGIN (or SAVEPOINT) failed is handed out by knex as if it had begun: its first statement then
+ * fails with "Transaction query already complete", which names no cause, and the cause (the connection was lost or
+ * terminated: a 503) only rejects the transaction's execution promise. The begin fails with that cause instead.
+ */
+function beginFailsWithItsCause(orm: MikroORM): void {
+  const connection = orm.em.getConnection();
+  const begin = connection.begin.bind(connection);
+  connection.begin = async (options) => {
+    const trx = await begin(options);
+    if (trx.isCompleted()) {
+      await trx.executionPromise;
+      throw new Error('The transaction ended before it began');
+    }
+    return trx;
+  };
+}
+
+/**
+ * knex's own messages (a pooled connection found broken: "Connection Error: …") go to the service's log as
+ * structured lines, instead of console.log beside it.
+ */
+function driverLog(log: FastifyBaseLogger): Options['driverOptions'] {
+  return {
+    log: {
+      warn: (message: unknown) => log.warn({ driverMessage: String(message) }, 'database driver warning'),
+      error: (message: unknown) => log.error({ driverMessage: String(message) }, 'database driver error'),
+      deprecate: (message: unknown) => log.debug({ driverMessage: String(message) }, 'database driver deprecation'),
+      debug: (message: unknown) => log.debug({ driverMessage: String(message) }, 'database driver debug'),
+    },
+  };
+}
+
+export async function openDatabase(clientUrl: string, options: { clock?: Clock; log?: FastifyBaseLogger } = {}): Promise<Database> {
+  const orm = await MikroORM.init({
+    ...ormOptions(clientUrl),
+    ...(options.log ? { driverOptions: driverLog(options.log) } : {}),
+    subscribers: [updateTimeStamper(options.clock ?? systemClock)],
+  });
+  beginFailsWithItsCause(orm);
   let statements = 0;
   orm.em.getConnection().getKnex().on('query', () => {
     statements += 1;

@@ -24,20 +24,30 @@ const UNAVAILABLE_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
-/** Messages of node-postgres and knex that carry no code. */
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection is closed|Client has encountered a connection error|Timeout acquiring a connection/i;
+/**
+ * Messages that carry no code: node-postgres's and knex's, and a socket's error as it sometimes reaches us through
+ * them (`BEGIN; - read ECONNRESET`, its code lost on the way).
+ */
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection is closed|Client has encountered a connection error|Timeout acquiring a connection|\b(?:read|write|connect) (?:ECONNRESET|EPIPE|ECONNREFUSED|ETIMEDOUT)\b/i;
 
+/**
+ * Walks the error and what it wraps (GraphQL's originalError, MikroORM's previous, a cause, and the value graphql-js
+ * wrapped when something that is not an Error was thrown). Judged by shape, not `instanceof Error`: an error made in
+ * another realm (Node's own socket errors, seen from a vm context such as jest's) or a rejected plain object with a
+ * code is judged the same.
+ */
 export function isDependencyUnavailable(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current; depth += 1) {
     if (current instanceof ConnectionException) return true;
-    if (current instanceof Error) {
-      const code = (current as { code?: unknown }).code;
+    if (typeof current === 'object') {
+      const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown };
       if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-      if (current.name === 'KnexTimeoutError' || UNAVAILABLE_MESSAGES.test(current.message)) return true;
+      if (name === 'KnexTimeoutError' || (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message))) return true;
     }
-    const next = current as { originalError?: unknown; previous?: unknown; cause?: unknown };
-    current = next.originalError ?? next.previous ?? next.cause;
+    const next = current as { originalError?: unknown; previous?: unknown; cause?: unknown; thrownValue?: unknown };
+    current = next.originalError ?? next.previous ?? next.cause ?? next.thrownValue;
   }
   return false;
 }

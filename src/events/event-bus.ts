@@ -23,14 +23,36 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown. */
+/**
+ * How long an announcement may hold its caller (a request whose change has committed): a transport that takes
+ * connections but answers nothing (a network that drops packets) would otherwise hold the answer for as long as
+ * the client library waits (node-redis: 5 s a command, and a request may announce several events).
+ */
+export const ANNOUNCE_WAIT_MS = 1000;
+
+/**
+ * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller
+ * stops waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order, and its failure is
+ * logged when it comes). While such a publish is still pending, later announcements do not wait at all: a request
+ * that announces many changes (a campaign) is held once, not once per change.
+ */
 export function announcer(publish: EventBus['publish'], log: FastifyBaseLogger): EventBus['announce'] {
+  let overdue = 0;
   return async (topic, payload) => {
-    try {
-      await publish(topic, payload);
-    } catch (error) {
+    const sent = publish(topic, payload).catch((error: unknown) => {
       log.warn({ err: error, topic }, 'an event of a committed change could not be published; its subscribers miss it');
+    });
+    if (overdue > 0) {
+      log.warn({ topic }, 'the event bus is not answering; the change goes on without waiting for its event');
+      return;
     }
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([sent.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ANNOUNCE_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (finished) return;
+    log.warn({ topic }, 'the event bus is not answering; the change goes on without waiting for its event');
+    overdue += 1;
+    void sent.finally(() => (overdue -= 1));
   };
 }
 
@@ -42,43 +64,91 @@ function backoffMs(attempt: number): number {
 /**
  * PostgreSQL LISTEN/NOTIFY: one listening client per process, publishing through a second one. A lost
  * connection is reopened (with backoff) and LISTEN issued again; events sent while it was down are not
- * replayed (delivery is at most once, see docs/events.md).
+ * replayed (delivery is at most once, see docs/events.md). One reconnection runs at a time, however often its
+ * attempts fail: a session that fails while it is being opened is ended and reported to the one loop that opened
+ * it, never taken for the loss of an open one.
  */
 export async function createPostgresEventBus(databaseUrl: string, log: FastifyBaseLogger): Promise<EventBus> {
   const listeners = new LocalListeners();
   let closed = false;
 
-  const open = async (role: 'listen' | 'publish', onLost: () => void): Promise<Client> => {
+  // Waits between attempts; close() ends them at once.
+  const pauses = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const entry = { timer: setTimeout(() => (pauses.delete(entry), resolve()), ms), resolve };
+      pauses.add(entry);
+    });
+
+  /**
+   * Opens a session and runs `setup` on it. The loss of the session once open calls `onLost` once; a failure while
+   * opening ends the session and rejects, for the opener to handle.
+   */
+  const open = async (role: 'listen' | 'publish', onLost: () => void, setup?: (client: Client) => Promise<unknown>): Promise<Client> => {
     const client = new Client({ connectionString: databaseUrl, application_name: `lg-events-${role}` });
+    let opened = false;
     let lost = false;
     const lose = (error?: Error) => {
-      if (lost || closed) return;
+      if (lost) return;
       lost = true;
+      if (!opened || closed) return;
       log.warn({ err: error }, `event ${role} connection lost; reconnecting`);
       onLost();
     };
     client.on('error', lose);
     client.on('end', () => lose());
-    await client.connect();
+    try {
+      await client.connect();
+      await setup?.(client);
+      if (lost) throw new Error(`the event ${role} connection was lost while it opened`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    opened = true;
     return client;
   };
 
-  const openListener = async (): Promise<Client> => {
-    const client = await open('listen', () => void reopenListener(0));
-    client.on('notification', (message) => listeners.receive(message.payload, log));
-    await client.query(`listen ${EVENT_CHANNEL}`);
-    return client;
-  };
-  const reopenListener = async (attempt: number): Promise<void> => {
-    await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
-    if (closed) return;
-    try {
-      listener = await openListener();
-      log.info('event listen connection restored');
-    } catch (error) {
-      log.warn({ err: error }, 'event listen connection: reconnect failed');
-      await reopenListener(attempt + 1);
-    }
+  let listenerLost = false;
+  let reconnecting: Promise<void> | undefined;
+  const openListener = () =>
+    open(
+      'listen',
+      () => {
+        listenerLost = true;
+        reconnectListener();
+      },
+      async (client) => {
+        client.on('notification', (message) => listeners.receive(message.payload, log));
+        await client.query(`listen ${EVENT_CHANNEL}`);
+      },
+    );
+  /** Reopens the listening session until it listens again (the one loop; a call while it runs changes nothing). */
+  const reconnectListener = (): void => {
+    if (closed || reconnecting) return;
+    reconnecting = (async () => {
+      for (let attempt = 0; !closed; attempt += 1) {
+        await pause(backoffMs(attempt));
+        if (closed) return;
+        try {
+          const client = await openListener();
+          if (closed) {
+            await client.end().catch(() => undefined);
+            return;
+          }
+          listener = client;
+          listenerLost = false;
+          log.info('event listen connection restored');
+          return;
+        } catch (error) {
+          if (!closed) log.warn({ err: error }, 'event listen connection: reconnect failed');
+        }
+      }
+    })().finally(() => {
+      reconnecting = undefined;
+      // Lost again before this loop had ended (its loss could not start another one): go on.
+      if (listenerLost) reconnectListener();
+    });
   };
 
   // The publisher reconnects lazily: the next publish after a loss opens a new connection.
@@ -96,10 +166,12 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     if (closed) return;
     const raw = encodeEvent(topic, payload);
     const reopen = async () => {
-      publisherBroken = false;
+      // Broken until a new connection is open: a failed reopen is tried again by the next publish.
+      publisherBroken = true;
       // The broken connection is dropped either way; how its end went only matters when debugging.
       await publisher.end().catch((error: unknown) => log.debug({ err: error }, 'ending a broken event publish connection failed'));
       publisher = await openPublisher();
+      publisherBroken = false;
     };
     const sent = previous.then(async () => {
       if (publisherBroken) await reopen();
@@ -126,6 +198,12 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {
       closed = true;
+      for (const { timer, resolve } of pauses) {
+        clearTimeout(timer);
+        resolve();
+      }
+      pauses.clear();
+      await reconnecting;
       await Promise.allSettled([listener.end(), publisher.end()]);
     },
   };

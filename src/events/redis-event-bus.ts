@@ -42,8 +42,10 @@ export async function createRedisEventBus(
     [publisher, 'publisher'],
     [subscriber, 'subscriber'],
   ] as const) {
-    // Without an 'error' listener a dropped connection would crash the process (EventEmitter semantics).
-    client.on('error', (error: unknown) => log.error({ err: error }, `event ${role} connection failed`));
+    // Without an 'error' listener a dropped connection would crash the process (EventEmitter semantics). Once
+    // running, a lost Redis is a dependency down, as the PostgreSQL bus reports it: a warning (the client
+    // reconnects); at start-up it stops the process.
+    client.on('error', (error: unknown) => log[started ? 'warn' : 'error']({ err: error }, `event ${role} connection failed`));
     client.on('reconnecting', () => log.warn(`event ${role} connection lost; reconnecting to Redis`));
   }
 

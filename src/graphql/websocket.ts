@@ -18,6 +18,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { visibilityKey, type Principal } from '../access/principal';
 import type { EventBus } from '../events/event-bus';
 import type { Context } from './context';
+import { isDependencyUnavailable, UNAVAILABLE_MESSAGE } from '../errors/dependency-unavailable';
 import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
 import { formatGraphQLError } from './format-error';
@@ -44,6 +45,9 @@ const validationRules = [...specifiedRules, ...requestValidationRules];
 /** Parsed and validated documents kept for reuse; parse failures are not kept. */
 const MAX_CHECKED_DOCUMENTS = 500;
 const MAX_CACHED_QUERY_LENGTH = 8 * 1024;
+
+/** WebSocket close code 1013 (RFC 6455 registry: Try Again Later): a dependency is down for a moment. */
+const TRY_AGAIN_LATER = 1013;
 
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
@@ -118,8 +122,15 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
             if (sockets.size === 0) socketsByToken.delete(principal.tokenId);
           });
         } catch (error) {
-          // A failure of ours, not a bad token: 4500, with a reason that names nothing internal. The 4403 that
-          // graphql-ws then sends for `false` is ignored by a socket already closing.
+          // Not a bad token. The 4403 that graphql-ws then sends for `false` is ignored by a socket already closing.
+          if (isDependencyUnavailable(error)) {
+            // The database is away for a moment (HTTP answers 503): 1013 Try Again Later, which graphql-ws clients
+            // retry, where they give up for good on 4500.
+            deps.log.warn({ err: error }, 'graphql-ws connection_init: a dependency is unavailable');
+            socketOf(ctx).close(TRY_AGAIN_LATER, UNAVAILABLE_MESSAGE);
+            return false;
+          }
+          // A failure of ours: 4500, with a reason that names nothing internal.
           deps.log.error({ err: error }, 'graphql-ws connection_init failed');
           socketOf(ctx).close(CloseCode.InternalServerError, INTERNAL_ERROR_MESSAGE);
           return false;
