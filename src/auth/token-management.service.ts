@@ -55,9 +55,14 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
 /**
  * Tokens that no longer authenticate (revoked, or deleted with their account) stop at once: evicted from this
  * process's cache now, and from every process's (this one again), with their WebSocket subscriptions, by the event.
- * The event is best effort: with the bus down, other processes' caches let the token go within TOKEN_CACHE_SECONDS.
+ * The event is best effort: with the bus down, this process still ends them at once, and the other processes' caches
+ * let the token go within TOKEN_CACHE_SECONDS.
  */
 export async function endTokens(runtime: Runtime, tokenIds: readonly string[]): Promise<void> {
-  for (const tokenId of tokenIds) runtime.principals.evictToken(tokenId);
+  for (const tokenId of tokenIds) {
+    runtime.principals.evictToken(tokenId);
+    // This process's sockets close now, bus or no bus; the others' when the event reaches them.
+    runtime.events.emitHere('token.revoked', { tokenId });
+  }
   for (const tokenId of tokenIds) await runtime.events.announce('token.revoked', { tokenId });
 }

@@ -19,6 +19,12 @@ export interface EventBus {
    * event is logged, and subscribers that reconnect read the current state (docs/events.md).
    */
   announce<T extends Topic>(topic: T, payload: TopicPayloads[T]): Promise<void>;
+  /**
+   * Hands an event to this process's own listeners only, at once, whatever the transport's state: for news this
+   * process must act on now even when the bus cannot carry it (a revoked token's sockets here). The same event
+   * published as well reaches them again: only for events whose listeners act idempotently.
+   */
+  emitHere<T extends Topic>(topic: T, payload: TopicPayloads[T]): void;
   subscribe<T extends Topic>(topic: T, listener: Listener<T>): () => void;
   close(): Promise<void>;
 }
@@ -34,13 +40,20 @@ export const ANNOUNCE_WAIT_MS = 1000;
  * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller
  * stops waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order, and its failure is
  * logged when it comes). While such a publish is still pending, later announcements do not wait at all: a request
- * that announces many changes (a campaign) is held once, not once per change.
+ * that announces many changes (a campaign) is held once, not once per change. A lost event still reaches this
+ * process's own listeners (`deliverHere`): the revoking process closes its own sockets, its own subscribers hear of
+ * its own changes; the other processes miss it.
  */
-export function announcer(publish: EventBus['publish'], log: FastifyBaseLogger): EventBus['announce'] {
+export function announcer(
+  publish: EventBus['publish'],
+  deliverHere: (raw: string) => void,
+  log: FastifyBaseLogger,
+): EventBus['announce'] {
   let overdue = 0;
   return async (topic, payload) => {
     const sent = publish(topic, payload).catch((error: unknown) => {
-      log.warn({ err: error, topic }, 'an event of a committed change could not be published; its subscribers miss it');
+      log.warn({ err: error, topic }, 'an event of a committed change could not be published; only this process hears of it');
+      deliverHere(encodeEvent(topic, payload));
     });
     if (overdue > 0) {
       log.warn({ topic }, 'the event bus is not answering; the change goes on without waiting for its event');
@@ -194,7 +207,8 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
   };
   return {
     publish,
-    announce: announcer(publish, log),
+    announce: announcer(publish, (raw) => listeners.receive(raw, log), log),
+    emitHere: (topic, payload) => listeners.receive(encodeEvent(topic, payload), log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {
       closed = true;

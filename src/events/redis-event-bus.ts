@@ -72,7 +72,8 @@ export async function createRedisEventBus(
   };
   return {
     publish,
-    announce: announcer(publish, log),
+    announce: announcer(publish, (raw) => listeners.receive(raw, log), log),
+    emitHere: (topic, payload) => listeners.receive(encodeEvent(topic, payload), log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
     async close() {
       if (closed) return;

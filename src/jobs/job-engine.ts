@@ -1,8 +1,8 @@
-import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config';
+import { announceOnCommit } from '../events/announce-on-commit';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
 import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
@@ -120,10 +120,6 @@ export class JobEngine {
   private taking = true;
   /** Jobs given up at stop: whatever their handlers do later is not recorded (they are retried instead). */
   private readonly abandoned = new WeakSet<RunningJob>();
-  /** Queues to wake when a transaction commits, by its root transaction; dropped unwoken on rollback. */
-  private readonly wakesOnCommit = new WeakMap<object, Set<QueueName>>();
-  /** Event managers this engine listens to for commits (every fork of one ORM shares one). */
-  private readonly watchedEventManagers = new WeakSet<EventManager>();
 
   private constructor(
     private readonly boss: PgBoss,
@@ -200,37 +196,9 @@ export class JobEngine {
     const id = await this.boss.send(queue, payload, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
     if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
-    if (!options.startAfter) this.wakeOnCommit(em, trx, queue);
+    // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
+    if (!options.startAfter) announceOnCommit(em, this.events, 'jobs.enqueued', () => ({ queue }), { wakeKey: queue });
     return id;
-  }
-
-  private wakeOnCommit(em: EntityManager, trx: object, queue: QueueName): void {
-    const eventManager = em.getEventManager();
-    if (!this.watchedEventManagers.has(eventManager)) {
-      this.watchedEventManagers.add(eventManager);
-      eventManager.registerSubscriber({
-        afterTransactionCommit: (args) => this.wakeCommitted(args),
-        afterTransactionRollback: ({ transaction }: TransactionEventArgs) => {
-          if (transaction) this.wakesOnCommit.delete(transaction);
-        },
-      });
-    }
-    // Commit hooks run for the root transaction only: a savepoint's jobs wait for the outermost commit.
-    let root = trx as { parentTransaction?: object };
-    while (root.parentTransaction) root = root.parentTransaction as { parentTransaction?: object };
-    let queues = this.wakesOnCommit.get(root);
-    if (!queues) this.wakesOnCommit.set(root, (queues = new Set()));
-    queues.add(queue);
-  }
-
-  private async wakeCommitted({ transaction }: TransactionEventArgs): Promise<void> {
-    const queues = transaction ? this.wakesOnCommit.get(transaction) : undefined;
-    if (!queues) return;
-    this.wakesOnCommit.delete(transaction!);
-    for (const queue of queues) {
-      // The jobs are committed either way: a lost wake-up only means the workers find them at their next poll.
-      await this.events.announce('jobs.enqueued', { queue });
-    }
   }
 
   private wakeLocal(queue: string): void {

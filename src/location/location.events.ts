@@ -1,18 +1,20 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
 
-/** Tells every subscriber, in every process, that an update job changed; call after the change committed. */
-export async function announceUpdateJobChange(runtime: Runtime, job: LocationUpdateJob): Promise<void> {
-  await runtime.events.announce('location-update-job.updated', {
+/** Tells every subscriber, in every process, that an update job changed, once the transaction of `em` commits. */
+export function announceUpdateJobChange(em: EntityManager, runtime: Runtime, job: LocationUpdateJob): void {
+  announceOnCommit(em, runtime.events, 'location-update-job.updated', () => ({
     id: job.id,
     organizationId: job.organization.id,
     accountId: job.account.id,
     locationId: job.location.id,
     version: job.version,
     snapshot: eventSnapshot(runtime, LocationUpdateJob, job),
-  });
+  }));
 }
 
 export function loadUpdateJobForEvent(runtime: Runtime, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {

@@ -187,6 +187,7 @@ export async function updateLocation(
         if (!connected) applyLocationChanges(location, changes);
         await em.flush();
         if (connected) await scope.runtime.jobs.enqueue(em, 'location-update', { jobId: created.id });
+        announceUpdateJobChange(em, scope.runtime, created);
         return created;
       });
       if (!accepted) throw DomainError.notFound('Location');
@@ -198,7 +199,6 @@ export async function updateLocation(
       throw error;
     }
   });
-  await announceUpdateJobChange(scope.runtime, job);
   const message =
     job.status === LocationUpdateStatus.QUEUED
       ? 'The update was added to the update queue'

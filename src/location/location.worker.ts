@@ -59,20 +59,19 @@ async function recordPublishFailure(runtime: Runtime, payload: QueuePayloads['lo
 }
 
 /**
- * Changes an unfinished update job under its row lock (after its location's, when `withLocation`: parent first),
- * commits, and announces it. Nothing when the job is gone or already finished.
+ * Changes an unfinished update job under its row lock, commits, and announces it once committed. Nothing when the
+ * job is gone or already finished.
  */
 async function changeUnfinishedJob(
   runtime: Runtime,
   jobId: string,
   change: (job: LocationUpdateJob, tx: EntityManager) => void | Promise<void>,
 ): Promise<void> {
-  const changed = await changeLocked(runtime.database.orm.em.fork() as EntityManager, LocationUpdateJob, { id: jobId }, async (current, tx) => {
-    if (!UNFINISHED.includes(current.status)) return false;
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, LocationUpdateJob, { id: jobId }, async (current, tx) => {
+    if (!UNFINISHED.includes(current.status)) return;
     await change(current, tx);
-    return true;
+    announceUpdateJobChange(tx, runtime, current);
   });
-  if (changed?.result) await announceUpdateJobChange(runtime, changed.row);
 }
 
 /**
@@ -98,16 +97,15 @@ export async function runLocationUpdate(runtime: Runtime, payload: QueuePayloads
     { signal: job.signal, accessToken: await accountAccessToken(runtime, update.account.id) },
   );
   // The location first, then its job: the order every transaction takes them in.
-  const done = await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
+  await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
     const pending = await lockRow(tx, LocationUpdateJob, { id: update.id, status: { $in: UNFINISHED } });
-    if (!pending) return null;
+    if (!pending) return;
     applyLocationChanges(current, pending.changes);
     pending.status = LocationUpdateStatus.SUCCEEDED;
     pending.error = null;
     pending.finishedAt = now();
-    return pending;
+    announceUpdateJobChange(tx, runtime, pending);
   });
-  if (done?.result) await announceUpdateJobChange(runtime, done.result);
 }
 
 /** A failure of an update job: its latest error; FAILED when final. */

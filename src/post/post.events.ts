@@ -1,22 +1,25 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { Post } from './post.entity';
 
 /**
- * Tells every subscriber, in every process, that a post changed; call after the change committed (best effort: a
- * lost event never fails the change). The event carries the post as it was at this change, so each subscriber sees
- * every transition, in order, even when the next one has already happened.
+ * Tells every subscriber, in every process, that a post changed, once the transaction of `em` commits (best
+ * effort: a lost event never fails the change; src/events/announce-on-commit.ts). The event carries the post as
+ * committed at this change, so each subscriber sees every transition, in order, even when the next one has
+ * already happened.
  */
-export async function announcePostChange(runtime: Runtime, post: Post): Promise<void> {
-  await runtime.events.announce('post.updated', {
+export function announcePostChange(em: EntityManager, runtime: Runtime, post: Post): void {
+  announceOnCommit(em, runtime.events, 'post.updated', () => ({
     id: post.id,
     organizationId: post.organization.id,
     accountId: post.account.id,
     locationId: post.location.id,
     version: post.version,
     snapshot: eventSnapshot(runtime, Post, post),
-  });
+  }));
 }
 
 export function loadPostForEvent(runtime: Runtime, event: TopicPayloads['post.updated']): Promise<Post> {

@@ -161,10 +161,10 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
       em.persist(post);
       await em.flush();
       await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+      announcePostChange(em, scope.runtime, post);
       return { post, replayed: false, rateLimit: counted.rateLimit };
     }),
   );
-  if (!outcome.replayed) await announcePostChange(scope.runtime, outcome.post);
   return outcome;
 }
 
@@ -188,11 +188,13 @@ export async function createPostCampaign(
     scope.em.transactional(async (em) => {
       for (const post of posts) em.persist(post);
       await em.flush();
-      for (const post of posts) await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+      for (const post of posts) {
+        await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+        announcePostChange(em, scope.runtime, post);
+      }
       return {};
     }),
   );
-  for (const post of posts) await announcePostChange(scope.runtime, post);
   return { campaignId, posts, rateLimit: counted.rateLimit };
 }
 
@@ -279,9 +281,9 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
       await em.flush();
       await scope.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
     }
+    announcePostChange(em, scope.runtime, post);
     return { post, changed: true };
   });
-  if (changed) await announcePostChange(scope.runtime, post);
   const message =
     post.state === PostState.DELETED
       ? changed ? 'Post deleted' : 'Post already deleted'

@@ -35,7 +35,7 @@ function providerIds(alphaLocationName: string): { accountId: string; locationId
 
 /**
  * Runs `change` on the post under its row lock (src/shared/row-lock.ts) and commits (the ORM counts the version,
- * src/db/orm.ts stamps the update time); announces the change after the commit when `change` returned true.
+ * src/db/orm.ts stamps the update time); announces the change once committed when `change` returned true.
  * Returns the post as committed, or null when it is gone.
  */
 async function changePost(
@@ -43,8 +43,10 @@ async function changePost(
   postId: string,
   change: (post: Post, em: EntityManager) => Promise<boolean> | boolean,
 ): Promise<Post | null> {
-  const changed = await changeLocked(runtime.database.orm.em.fork() as EntityManager, Post, { id: postId }, change);
-  if (changed?.result) await announcePostChange(runtime, changed.row);
+  const changed = await changeLocked(runtime.database.orm.em.fork() as EntityManager, Post, { id: postId }, async (post, tx) => {
+    const announced = await change(post, tx);
+    if (announced) announcePostChange(tx, runtime, post);
+  });
   return changed?.row ?? null;
 }
 

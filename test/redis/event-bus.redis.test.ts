@@ -121,10 +121,13 @@ describe('Redis event bus, beyond the shared specification', () => {
     // Nothing answers at this PostgreSQL URL: had createEventBus chosen PostgreSQL, it would fail to start.
     const bus = await createEventBus({ databaseUrl: 'postgres://nobody@127.0.0.1:1/none', redisUrl, log });
     opened.push(bus);
-    const received: unknown[] = [];
-    bus.subscribe('jobs.enqueued', (payload) => void received.push(payload));
-    // A queue no worker has: any running process on this Redis that hears it has nothing to wake.
+    // A queue no worker has: any running process on this Redis that hears it has nothing to wake. Other services
+    // on this Redis (another test file's) publish on the default channel too: only this event is counted.
     const payload = { queue: `lg-test-${randomBytes(4).toString('hex')}` };
+    const received: unknown[] = [];
+    bus.subscribe('jobs.enqueued', (event) => {
+      if (event.queue === payload.queue) received.push(event);
+    });
     await admin.publish(DEFAULT_CHANNEL, JSON.stringify({ topic: 'jobs.enqueued', payload }));
     await waitUntil(() => received.length === 1, 'the event on the default channel');
     expect(received).toEqual([payload]);
