@@ -1,11 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { Sleeper } from './sleeper';
 
-/** A scripted failure: the next `count` calls that match fail with `status`. */
+/**
+ * A scripted fault: the next `count` calls that match are held `delayMs` (slow), then fail with `status`, or, without
+ * a `status`, are answered as usual once the delay is over (a slow call: its effect happens even when the caller
+ * has given up waiting, as at a real provider).
+ */
 export interface ScriptedFailure {
   count: number;
-  /** An HTTP status from 400 to 599, or 0: the connection is dropped without an answer. */
-  status: number;
+  /** An HTTP status from 400 to 599, or 0: the connection is dropped without an answer. Absent: no failure, only the delay. */
+  status?: number;
+  /** How long each matching call is held before anything else happens (ms); absent: 0. */
+  delayMs?: number;
   /** Matches the HTTP method, case-insensitively; absent: any. */
   method?: string;
   /** Matches when the request's path and query contain it; absent: any call of the provider's API (never OAuth's). */
@@ -17,21 +24,32 @@ export interface ScriptedFailure {
   when: 'before' | 'after';
 }
 
-/** The body of POST /_control/fail. */
-export const scriptedFailureSchema = z.strictObject({
-  count: z.number().int().min(1),
-  status: z
-    .number()
-    .int()
-    .refine((status) => status === 0 || (status >= 400 && status <= 599), 'must be 0 (drop the connection) or 400-599'),
-  method: z.string().min(1).optional(),
-  pathContains: z.string().min(1).optional(),
-  when: z.enum(['before', 'after']).default('before'),
-});
+/** The longest a scripted delay may hold a call: ten minutes. */
+export const MAX_SCRIPTED_DELAY_MS = 600_000;
 
-/** The failures a sandbox was told to script, used up call by call. */
+/** The body of POST /_control/fail. */
+export const scriptedFailureSchema = z
+  .strictObject({
+    count: z.number().int().min(1),
+    status: z
+      .number()
+      .int()
+      .refine((status) => status === 0 || (status >= 400 && status <= 599), 'must be 0 (drop the connection) or 400-599')
+      .optional(),
+    delayMs: z.number().int().min(0).max(MAX_SCRIPTED_DELAY_MS).optional(),
+    method: z.string().min(1).optional(),
+    pathContains: z.string().min(1).optional(),
+    when: z.enum(['before', 'after']).default('before'),
+  })
+  .refine((failure) => failure.status !== undefined || (failure.delayMs ?? 0) > 0, {
+    message: 'is required unless delayMs holds the calls',
+    path: ['status'],
+  });
+
+/** The failures a sandbox was told to script, used up call by call, and the calls held by a delay now. */
 export class ScriptedFailures {
   private failures: ScriptedFailure[] = [];
+  private heldNow = 0;
 
   add(failure: ScriptedFailure): void {
     this.failures.push(failure);
@@ -44,6 +62,22 @@ export class ScriptedFailures {
   /** Those not used up yet. */
   list(): ScriptedFailure[] {
     return this.failures.map((failure) => ({ ...failure }));
+  }
+
+  /** Calls waiting out a delay (the configured latency or a scripted delayMs) at this moment. */
+  get held(): number {
+    return this.heldNow;
+  }
+
+  /** Waits `ms` (nothing for 0), counted in `held` meanwhile. */
+  async hold(ms: number, sleeper: Sleeper): Promise<void> {
+    if (ms <= 0) return;
+    this.heldNow += 1;
+    try {
+      await sleeper.sleep(ms);
+    } finally {
+      this.heldNow -= 1;
+    }
   }
 
   /**
@@ -72,8 +106,9 @@ export function dropConnection(request: FastifyRequest, reply: FastifyReply): Fa
 }
 
 /**
- * A call under its scripted failure, if any: `before` answers the failure without doing the work; `after` does the
- * work, whose effect stays, and answers the failure in place of its answer.
+ * A call under its scripted failure, if any (its delay already waited out): `before` answers the failure without
+ * doing the work; `after` does the work, whose effect stays, and answers the failure in place of its answer. A rule
+ * without a status only delayed the call: it is answered as usual.
  */
 export function answerOrFail<A>(
   failure: ScriptedFailure | undefined,
@@ -81,8 +116,9 @@ export function answerOrFail<A>(
   work: () => A,
   send: (answer: A) => FastifyReply,
 ): FastifyReply {
-  if (failure?.when === 'before') return fail(failure.status);
+  const status = failure?.status;
+  if (status !== undefined && failure?.when === 'before') return fail(status);
   const answer = work();
-  if (failure?.when === 'after') return fail(failure.status);
+  if (status !== undefined && failure?.when === 'after') return fail(status);
   return send(answer);
 }
