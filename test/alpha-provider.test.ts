@@ -255,6 +255,13 @@ describe('scripted failures', () => {
     expect(state.posts.map((post) => post.name)).toEqual([nameOf(retried)]);
   });
 
+  it('bodyContains tells calls of one path apart by what they send', async () => {
+    await control.fail({ count: 1, status: 503, method: 'POST', bodyContains: '"summary":"second"' });
+    expect((await create({ summary: 'first' })).state).toBe('LIVE');
+    expect(await providerError(create({ summary: 'second' }))).toMatchObject({ status: 503, retryable: true });
+    expect((await control.state()).failures).toEqual([]);
+  });
+
   it('refuses a failure it cannot script', async () => {
     await expect(control.fail({ count: 1, status: 200 })).rejects.toThrow(/HTTP 400/);
     await expect(control.fail({ count: 0, status: 503 })).rejects.toThrow(/HTTP 400/);

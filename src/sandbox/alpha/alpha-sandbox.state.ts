@@ -9,7 +9,7 @@ import type {
   AlphaReview,
 } from '../../providers/alpha/alpha.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
-import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
+import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
 import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import {
   AlphaSandboxDirectory,
@@ -345,7 +345,7 @@ export class AlphaSandboxStore {
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
-  takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): AlphaSandboxFailure | undefined {
+  takeFailure(method: string, url: string, options: TakeOptions = {}): AlphaSandboxFailure | undefined {
     return this.failures.take(method, url, options);
   }
 

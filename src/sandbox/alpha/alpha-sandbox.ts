@@ -10,7 +10,7 @@ import {
   registerCommonControls,
 } from '../shared/control-routes';
 import type { SandboxPluginOptions } from '../shared/sandbox-server';
-import { answerOrFail, dropConnection } from '../shared/scripted-failures';
+import { answerOrFail, bodyTextOf, dropConnection } from '../shared/scripted-failures';
 import { closableSleeper } from '../shared/sleeper';
 import { keepStateInFile } from '../shared/state-file';
 import { accountView, identityInputSchema } from './alpha-sandbox.accounts';
@@ -217,7 +217,7 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     work: (caller: Caller) => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
-    const failure = store.takeFailure(request.method, request.url);
+    const failure = store.takeFailure(request.method, request.url, { body: bodyTextOf(request.body) });
     await store.hold(store.config.latencyMs + (failure?.delayMs ?? 0));
     return answerOrFail(
       failure,

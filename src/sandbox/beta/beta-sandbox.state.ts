@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BetaBrand, BetaBrandDetails, BetaValidationReport } from '../../providers/beta/beta.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
-import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
+import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
 import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import { BetaSandboxGrants, grantsPersistedSchema, type BetaSandboxGrantCounts } from './beta-sandbox.grants';
 import { betaSandboxSeedCompanies, type BetaSandboxCompany } from './beta-sandbox.seed';
@@ -180,7 +180,7 @@ export class BetaSandboxStore {
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
-  takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): BetaSandboxFailure | undefined {
+  takeFailure(method: string, url: string, options: TakeOptions = {}): BetaSandboxFailure | undefined {
     return this.failures.take(method, url, options);
   }
 

@@ -10,7 +10,7 @@ import {
   registerCommonControls,
 } from '../shared/control-routes';
 import type { SandboxPluginOptions } from '../shared/sandbox-server';
-import { answerOrFail, dropConnection } from '../shared/scripted-failures';
+import { answerOrFail, bodyTextOf, dropConnection } from '../shared/scripted-failures';
 import { closableSleeper } from '../shared/sleeper';
 import { keepStateInFile } from '../shared/state-file';
 import { betaSandboxOAuthPlugin } from './beta-sandbox.oauth';
@@ -176,7 +176,7 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
     work: () => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
-    const failure = store.takeFailure(request.method, request.url);
+    const failure = store.takeFailure(request.method, request.url, { body: bodyTextOf(request.body) });
     await store.hold(store.config.latencyMs + (failure?.delayMs ?? 0));
     return answerOrFail(
       failure,

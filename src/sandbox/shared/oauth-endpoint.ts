@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { answerStatusOf } from './control-routes';
 import { authorizeErrorPage, sendHtml } from './html-page';
 import { NO_STORE, OAuthFailure, sendOAuthError } from './oauth-failure';
-import { answerOrFail, dropConnection, type ScriptedFailure } from './scripted-failures';
+import { answerOrFail, bodyTextOf, dropConnection, type ScriptedFailure, type TakeOptions } from './scripted-failures';
 
 const FORM_BODY_LIMIT = 64 * 1024;
 
@@ -38,14 +38,14 @@ export function prepareOAuthRoutes(app: FastifyInstance, options: { pageStyle: s
  */
 export async function oauthCall(
   store: {
-    takeFailure(method: string, url: string, options: { aimedOnly: boolean }): ScriptedFailure | undefined;
+    takeFailure(method: string, url: string, options: TakeOptions): ScriptedFailure | undefined;
     hold(ms: number): Promise<void>;
   },
   request: FastifyRequest,
   reply: FastifyReply,
   work: () => unknown,
 ): Promise<FastifyReply> {
-  const failure = store.takeFailure(request.method, request.url, { aimedOnly: true });
+  const failure = store.takeFailure(request.method, request.url, { aimedOnly: true, body: bodyTextOf(request.body) });
   // No configured latency here (it is the business API's); a scripted delay aimed at the endpoint holds it.
   await store.hold(failure?.delayMs ?? 0);
   return answerOrFail(

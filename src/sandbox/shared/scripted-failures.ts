@@ -17,6 +17,8 @@ export interface ScriptedFailure {
   method?: string;
   /** Matches when the request's path and query contain it; absent: any call of the provider's API (never OAuth's). */
   pathContains?: string;
+  /** Matches when the request's body (its JSON as sent, or its form) contains it: calls of one path told apart. */
+  bodyContains?: string;
   /**
    * before (default): the call fails without effect. after: the call takes effect, then its answer fails, as when a
    * create succeeds but its response is lost.
@@ -39,12 +41,28 @@ export const scriptedFailureSchema = z
     delayMs: z.number().int().min(0).max(MAX_SCRIPTED_DELAY_MS).optional(),
     method: z.string().min(1).optional(),
     pathContains: z.string().min(1).optional(),
+    bodyContains: z.string().min(1).optional(),
     when: z.enum(['before', 'after']).default('before'),
   })
   .refine((failure) => failure.status !== undefined || (failure.delayMs ?? 0) > 0, {
     message: 'is required unless delayMs holds the calls',
     path: ['status'],
   });
+
+export interface TakeOptions {
+  /** Only a rule whose pathContains names the call matches (OAuth's endpoints). */
+  aimedOnly?: boolean;
+  /** The call's body as text (bodyTextOf), for bodyContains. */
+  body?: string;
+}
+
+/** A parsed request body as the text a rule's bodyContains is looked for in. */
+export function bodyTextOf(body: unknown): string {
+  if (body === undefined || body === null) return '';
+  if (typeof body === 'string') return body;
+  if (body instanceof URLSearchParams) return body.toString();
+  return JSON.stringify(body);
+}
 
 /** The failures a sandbox was told to script, used up call by call, and the calls held by a delay now. */
 export class ScriptedFailures {
@@ -84,11 +102,12 @@ export class ScriptedFailures {
    * Uses up one call of the first scripted failure that matches, if any. `aimedOnly`: only a failure whose
    * pathContains names this call matches (OAuth's calls are not hit by failures aimed at no path).
    */
-  take(method: string, url: string, options: { aimedOnly?: boolean } = {}): ScriptedFailure | undefined {
+  take(method: string, url: string, options: TakeOptions = {}): ScriptedFailure | undefined {
     const index = this.failures.findIndex(
       (failure) =>
         (failure.method === undefined || failure.method.toUpperCase() === method.toUpperCase()) &&
-        (failure.pathContains === undefined ? !options.aimedOnly : url.includes(failure.pathContains)),
+        (failure.pathContains === undefined ? !options.aimedOnly : url.includes(failure.pathContains)) &&
+        (failure.bodyContains === undefined || (options.body ?? '').includes(failure.bodyContains)),
     );
     if (index < 0) return undefined;
     const failure = this.failures[index]!;
