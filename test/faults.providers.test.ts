@@ -28,7 +28,8 @@ import { startTestStack, type TestStack } from './support/stack';
  * for longer than the retries. Every record ends in its documented terminal state (success after a transient
  * fault; the failure, with the provider's text, after a lasting one or a refusal), no record waits for a job that
  * no longer exists (test/support/faults.ts `stuckRecords`), and the provider holds no duplicate. The job settings
- * are small (2 retries, 1 s backoff, a 2 s provider time-out) so a lasting fault runs out of retries quickly.
+ * are small (2 retries, 1 s backoff, a 2 s provider time-out) so a lasting fault runs out of retries quickly. A beta
+ * brand's push is faulted on its create (every kind), and on a replace and a delete (a 5xx, once and lasting).
  *
  * A slow call is held past the client's time-out and then takes effect at the provider (the client only gave up
  * waiting): the retried create answers what the held one made (requestId), a retried delete sees it gone, a
@@ -79,6 +80,13 @@ const reviewIds: string[] = [];
 const companies: string[] = [];
 
 const SCENARIOS_PER_QUEUE = RETRYABLE_FAULTS.length + ALL_FAULTS.length;
+/** Besides creates, a brand's replace and delete meet a 5xx, once and lasting. */
+const BRAND_CHANGES: { operation: 'replace' | 'delete'; duration: Duration }[] = [
+  { operation: 'replace', duration: 'transient' },
+  { operation: 'delete', duration: 'transient' },
+  { operation: 'replace', duration: 'lasting' },
+  { operation: 'delete', duration: 'lasting' },
+];
 const QUEUES: QueueName[] = [
   'post-publish',
   'post-check',
@@ -182,8 +190,8 @@ beforeAll(async () => {
   reviewsAccountId = await connectAndImport(reviewsOrg.token, 'faults-rita', REVIEWS_ACCOUNT);
   for (let n = 1; n <= 2 * scenarios; n += 1) reviewIds.push(`r${two(n)}`);
 
-  // Brands: the organization's consent links one company per scenario.
-  for (let n = 1; n <= scenarios; n += 1) {
+  // Brands: the organization's consent links one company per scenario (and per brand replaced or deleted).
+  for (let n = 1; n <= scenarios + BRAND_CHANGES.length; n += 1) {
     const company = `faults-co-${two(n)}`;
     await beta.addCompany({ id: company, name: `Faults Company ${n}` });
     await betaConsent(t.url, org.token, company);
@@ -423,6 +431,36 @@ async function scenario(queue: QueueName, kind: FaultKind, duration: Duration): 
   }
 }
 
+/**
+ * A brand created and synced, then replaced (PATCH) or deleted, with a 5xx on that push: SYNCED again (a replaced
+ * brand) or gone (a deleted one) after a transient fault; FAILED after a lasting one. A deleted brand whose
+ * deletion failed for good is no longer listed (the client deleted it): its row keeps FAILED and the reason.
+ */
+async function brandChange(operation: 'replace' | 'delete', duration: Duration): Promise<{ operation: string; duration: Duration; state: string; error: string | null }> {
+  const queue = 'beta-brand-sync';
+  figures.get(queue)!.records += 1;
+  const company = companies.shift()!;
+  const created = await data(org.token, 'mutation ($input: CreateBetaBrandInput!) { createBetaBrand(input: $input) { segmentId } }', {
+    input: { betaCompanyId: company, brandName: `Brand to ${operation}`, countryCode: 'de', primaryCategory: 'cafe', ownershipType: 'BRAND_OWNER' },
+  });
+  const segmentId = created.createBetaBrand.segmentId as string;
+  await until(async () => ((await brandOf(segmentId)).betaSyncStatus === 'SYNCED' ? true : undefined), `brand ${segmentId} synced before its ${operation}`);
+  await inject(queue, 'beta', '5xx', duration, { method: operation === 'replace' ? 'PUT' : 'DELETE', pathContains: `/orgs/${company}/brands/` });
+  const answer =
+    operation === 'replace'
+      ? await http(t.url, 'PATCH', `/beta/brands/${segmentId}`, { token: org.token, body: { brand_name: 'Brand replaced' } })
+      : await http(t.url, 'DELETE', `/beta/brands/${segmentId}`, { token: org.token });
+  expect(answer.status).toBe(200);
+  const row = () => query(t.databaseUrl, 'select beta_sync_status as status, sync_error as error from beta_brand where segment_id = $1', [segmentId]) as Promise<{ status: string; error: string | null }[]>;
+  const ended = await until(async () => {
+    const [found] = await row();
+    if (!found) return { state: 'gone', error: null };
+    return found.status === 'PENDING' ? undefined : { state: found.status, error: found.error };
+  }, `brand ${segmentId} ${operation} (${duration})`);
+  figures.get(queue)!.terminal += 1;
+  return { operation, duration, ...ended };
+}
+
 const SUCCESS: Record<QueueName, string> = {
   'post-publish': 'LIVE',
   'post-check': 'LIVE',
@@ -530,7 +568,14 @@ async function lastJobOf(queue: QueueName, id: string): Promise<{ state: string;
 
 describe('provider faults on every queue', () => {
   it('a fault once, then a provider that recovers: every record ends in its success, the job retried', async () => {
-    const outcomes = await runAll(QUEUES.flatMap((queue) => RETRYABLE_FAULTS.map((kind) => ({ queue, kind, duration: 'transient' as const }))));
+    const [outcomes, changes] = await Promise.all([
+      runAll(QUEUES.flatMap((queue) => RETRYABLE_FAULTS.map((kind) => ({ queue, kind, duration: 'transient' as const })))),
+      Promise.all(BRAND_CHANGES.filter((change) => change.duration === 'transient').map(({ operation, duration }) => brandChange(operation, duration))),
+    ]);
+    expect(changes).toEqual([
+      { operation: 'replace', duration: 'transient', state: 'SYNCED', error: null },
+      { operation: 'delete', duration: 'transient', state: 'gone', error: null },
+    ]);
     const unexpected = [];
     for (const outcome of outcomes) {
       // The faulted attempt failed, and the job's retry succeeded.
@@ -543,7 +588,15 @@ describe('provider faults on every queue', () => {
   }, 240_000);
 
   it('a fault lasting past the retries, or a refusal: every record ends in its documented failure, with the provider’s text', async () => {
-    const outcomes = await runAll(QUEUES.flatMap((queue) => ALL_FAULTS.map((kind) => ({ queue, kind, duration: 'lasting' as const }))));
+    const [outcomes, changes] = await Promise.all([
+      runAll(QUEUES.flatMap((queue) => ALL_FAULTS.map((kind) => ({ queue, kind, duration: 'lasting' as const })))),
+      Promise.all(BRAND_CHANGES.filter((change) => change.duration === 'lasting').map(({ operation, duration }) => brandChange(operation, duration))),
+    ]);
+    expect(changes).toEqual([
+      { operation: 'replace', duration: 'lasting', state: 'FAILED', error: expect.stringMatching(/\S/) },
+      { operation: 'delete', duration: 'lasting', state: 'FAILED', error: expect.stringMatching(/\S/) },
+    ]);
+    for (const { error } of changes) expect(error).not.toMatch(INTERNAL_TEXT);
     const unexpected = [];
     for (const outcome of outcomes) {
       const provider = outcome.queue === 'beta-brand-sync' ? 'beta' : 'alpha';
