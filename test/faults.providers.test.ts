@@ -17,6 +17,7 @@ import {
   stuckRecords,
   until,
   type FaultKind,
+  type StuckRecord,
 } from './support/faults';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -200,29 +201,35 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (t) {
-    const rows = [];
-    const stuck = await stuckRecords(t.databaseUrl);
-    const duplicates = await providerDuplicates();
-    for (const queue of QUEUES) {
-      const { faults, records, terminal } = figures.get(queue)!;
-      const { jobs, attempts, deadLetters } = await jobFigures(t.databaseUrl, queue);
-      rows.push({
-        queue,
-        scenarios: records,
-        faultedCalls: faults,
-        terminal,
-        jobs,
-        attempts,
-        deadLetters,
-        stuck: stuck.filter((r) => r.queue === queue).length + sampled.stuck.filter((r) => (r as { queue: string }).queue === queue).length,
-        duplicates: duplicates[queue],
-      });
-    }
-    console.log(`provider faults, per queue (stuck records looked for ${sampled.samples} times while the scenarios ran, and at the end):\n${rows.map((row) => JSON.stringify(row)).join('\n')}`);
+  try {
+    if (t) await printFigures();
+  } finally {
+    await t?.close();
   }
-  await t?.close();
 });
+
+/** The note's figures, per queue, once per file. */
+async function printFigures(): Promise<void> {
+  const rows = [];
+  const stuck = await stuckRecords(t.databaseUrl);
+  const duplicates = await providerDuplicates();
+  for (const queue of QUEUES) {
+    const { faults, records, terminal } = figures.get(queue)!;
+    const { jobs, attempts, deadLetters } = await jobFigures(t.databaseUrl, queue);
+    rows.push({
+      queue,
+      scenarios: records,
+      faultedCalls: faults,
+      terminal,
+      jobs,
+      attempts,
+      deadLetters,
+      stuck: stuck.filter((r) => r.queue === queue).length + sampled.stuck.filter((r) => r.queue === queue).length,
+      duplicates: duplicates[queue],
+    });
+  }
+  console.log(`provider faults, per queue (stuck records looked for ${sampled.samples} times while the scenarios ran, and at the end):\n${rows.map((row) => JSON.stringify(row)).join('\n')}`);
+}
 
 /** A location in the provider's shape (for a sandbox identity). */
 function providerLocation(title: string): Record<string, unknown> {
@@ -489,7 +496,7 @@ const FAILED: Record<QueueName, string> = {
 const STATUS: Record<FaultKind, number> = { '429': 429, '5xx': 503, drop: 0, slow: 0, '4xx': 400 };
 
 /** Looks for stuck records while scenarios run: a record waiting for a job that is gone is a fault at any moment. */
-const sampled = { samples: 0, stuck: [] as unknown[] };
+const sampled = { samples: 0, stuck: [] as StuckRecord[] };
 
 /**
  * Runs every scenario at once (each aimed at its own record's calls), looking for stuck records meanwhile; fails

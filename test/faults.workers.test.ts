@@ -18,17 +18,17 @@ import { createTestDatabase } from './support/stack';
  * record in its documented success, and the provider holds each result once.
  *
  * The held calls are not lost with the worker: the provider goes on and does the work when their delay ends (the
- * worker only stopped waiting), after the new worker's retry here. So every retried call meets work the held one
- * did or will do: creates carry our id as requestId and answer the first result (a post, a location, a brand); a
+ * worker only stopped waiting), usually after the new worker's retry here, and the test waits for them to land
+ * before counting. So every retried call meets work the held one did or will do: creates carry our id as requestId and answer the first result (a post, a location, a brand); a
  * delete finds the post gone (404 is done); an update sends the same fields again and a reply the same text (an
  * idempotent replace: the provider counts a second edit, or restarts the reply's moderation, and holds one result);
  * an import, a scan and the checks only read, and read again.
  */
 
 /** A job whose worker died is taken again this long after it started. */
-const EXPIRE_SECONDS = 15;
-/** The provider holds each call longer than that, so the retry runs before the held call's work lands. */
-const HOLD_MS = 25_000;
+const EXPIRE_SECONDS = 20;
+/** The provider holds each call longer than that, so the retry usually runs before the held call's work lands. */
+const HOLD_MS = 30_000;
 
 let database: { url: string; drop(): Promise<void> };
 let dataDir: string;
