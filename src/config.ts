@@ -17,6 +17,7 @@ const configSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   ALPHA_API_URL: z.string().url().optional(),
   ALPHA_ACCESS_TOKEN: z.string().min(1).default('sandbox-access-token'),
+  PROVIDER_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(10),
   SANDBOX: z.enum(['on', 'off']).optional(),
   JOB_EXPIRE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
@@ -72,6 +73,8 @@ export interface Config {
   /** The alpha provider's base URL; unset: the sandbox this server mounts at /sandbox/alpha. */
   alphaApiUrl: string | undefined;
   alphaAccessToken: string;
+  /** How long one call to a provider (its API or its OAuth endpoints) may take, answer included, in ms. */
+  providerTimeoutMs: number;
   /**
    * Whether the provider sandboxes (and their unauthenticated controls, loopback only) are mounted: SANDBOX=on, or
    * by default in development when no provider URL is set. Never beside a provider URL.
@@ -165,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: raw.REDIS_URL,
     alphaApiUrl: raw.ALPHA_API_URL,
     alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
+    providerTimeoutMs: Math.round(raw.PROVIDER_TIMEOUT_SECONDS * 1000),
     // Mounted only when asked for; by default only for a developer's own run, where nothing else answers as a provider.
     sandbox: raw.SANDBOX ? raw.SANDBOX === 'on' : raw.NODE_ENV === 'development' && providerUrls.length === 0,
     jobs: {

@@ -19,6 +19,7 @@ import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
 import { limitHeaders } from './http/limit-headers';
 import { RequestLogController } from './http/request-log';
+import { closeUnusedConnectionsOnClose } from './http/unused-connections';
 import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerRestRoutes } from './rest/adapter';
@@ -83,6 +84,8 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
+  // A client's spare connection that never sent a request would hold the stop until the client drops it.
+  closeUnusedConnectionsOnClose(app);
   const allowed = new AllowedMethods();
   app.addHook('onRoute', (route) => allowed.add(route.url, route.method));
   const schema = await gatewaySchema();

@@ -128,18 +128,20 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
 
     let alphaBaseUrl = config.alphaApiUrl;
     let publicUrl = config.publicUrl?.replace(/\/+$/, '');
+    const timeoutMs = config.providerTimeoutMs;
     const alphaClients = (baseUrl: string) => ({
-      alpha: createAlphaClient({ baseUrl, accessToken: () => config.alphaAccessToken }),
+      alpha: createAlphaClient({ baseUrl, accessToken: () => config.alphaAccessToken, timeoutMs }),
       alphaOAuth: createAlphaOAuthClient({
         baseUrl: config.alphaOAuthUrl ?? baseUrl,
         clientId: config.alphaClientId,
         clientSecret: config.alphaClientSecret,
+        timeoutMs,
       }),
     });
     // Beta calls always carry a company's token (from its consent): the client has no token of its own.
     const betaClients = (baseUrl: string) => ({
-      beta: createBetaClient({ baseUrl, accessToken: () => '' }),
-      betaOAuth: createBetaOAuthClient({ baseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret }),
+      beta: createBetaClient({ baseUrl, accessToken: () => '', timeoutMs }),
+      betaOAuth: createBetaOAuthClient({ baseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret, timeoutMs }),
     });
     const runtime: Runtime = {
       config,

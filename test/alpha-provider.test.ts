@@ -255,6 +255,13 @@ describe('scripted failures', () => {
     expect(state.posts.map((post) => post.name)).toEqual([nameOf(retried)]);
   });
 
+  it('bodyContains tells calls of one path apart by what they send', async () => {
+    await control.fail({ count: 1, status: 503, method: 'POST', bodyContains: '"summary":"second"' });
+    expect((await create({ summary: 'first' })).state).toBe('LIVE');
+    expect(await providerError(create({ summary: 'second' }))).toMatchObject({ status: 503, retryable: true });
+    expect((await control.state()).failures).toEqual([]);
+  });
+
   it('refuses a failure it cannot script', async () => {
     await expect(control.fail({ count: 1, status: 200 })).rejects.toThrow(/HTTP 400/);
     await expect(control.fail({ count: 0, status: 503 })).rejects.toThrow(/HTTP 400/);
@@ -321,6 +328,44 @@ describe('latency and timeouts', () => {
     // A read, so the call finishing late in the sandbox changes nothing a later test sees.
     const error = await providerError(impatient.listLocalPosts(at));
     expect(error).toMatchObject({ status: 0, code: 0, reason: 'TIMEOUT', retryable: true });
+  });
+
+  /** Polls the controls until `done` holds of the state. */
+  async function stateWhen(done: (state: Awaited<ReturnType<AlphaSandboxControl['state']>>) => boolean) {
+    for (;;) {
+      const state = await control.state();
+      if (done(state)) return state;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('a scripted delay holds only the matching calls (counted as held), and a call held past the client’s timeout still takes effect', async () => {
+    await control.fail({ count: 1, delayMs: 1_000, method: 'POST', pathContains: '/locations/loc-1/' });
+    expect((await control.state()).failures).toEqual([{ count: 1, delayMs: 1_000, method: 'POST', pathContains: '/locations/loc-1/', when: 'before' }]);
+    const impatient = createAlphaClient({ baseUrl: sandbox.url, accessToken: () => 'sandbox-token', timeoutMs: 50 });
+    const requestId = newRequestId();
+    const timedOut = providerError(impatient.createLocalPost({ ...at, post: standardPost, requestId }));
+    // The rule is taken as the call arrives (a call of an earlier test may still be held too); a read meanwhile is not held.
+    await stateWhen((state) => state.held >= 1 && state.failures.length === 0);
+    expect(await client.listLocalPosts(at)).toEqual({ localPosts: [] });
+    expect(await timedOut).toMatchObject({ status: 0, reason: 'TIMEOUT', retryable: true });
+    // The provider was slow, not broken: once the delay is over the create happens, though nobody waits for it.
+    const after = await stateWhen((state) => state.publishes === 1);
+    const retried = await create(standardPost, requestId);
+    expect(after.posts.map((post) => post.name)).toEqual([nameOf(retried)]);
+    expect((await control.state()).publishes).toBe(1);
+  });
+
+  it('a scripted delay with a status fails after the delay, without effect', async () => {
+    await control.fail({ count: 1, status: 503, delayMs: 200 });
+    expect(await providerError(create(standardPost))).toMatchObject({ status: 503, reason: 'UNAVAILABLE', retryable: true });
+    expect(await control.state()).toMatchObject({ publishes: 0, failures: [] });
+  });
+
+  it('refuses a rule with neither a status nor a delay, and a delay out of range', async () => {
+    await expect(control.fail({ count: 1 })).rejects.toThrow(/HTTP 400.*status: is required unless delayMs holds the calls/);
+    await expect(control.fail({ count: 1, delayMs: 0 })).rejects.toThrow(/HTTP 400/);
+    await expect(control.fail({ count: 1, delayMs: 600_001 })).rejects.toThrow(/HTTP 400/);
   });
 });
 

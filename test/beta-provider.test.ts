@@ -1023,6 +1023,36 @@ describe('scripted failures and retryability', () => {
     await control.configure({ latencyMs: 0 });
   });
 
+  it('holds matching calls for a scripted delay (counted as held): a create held past the client’s timeout still takes effect, once', async () => {
+    const until = async (done: (state: Awaited<ReturnType<typeof control.state>>) => boolean) => {
+      for (;;) {
+        const state = await control.state();
+        if (done(state)) return state;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await control.fail({ count: 1, delayMs: 1_000, method: 'POST', pathContains: `/orgs/${ACME}/brands` });
+    const impatient = createBetaClient({ baseUrl: sandbox.url, accessToken: () => acme, timeoutMs: 50 });
+    const timedOut = failure(impatient.createBrand(ACME, details(), { requestId: 'held-1' }), BetaProviderError);
+    // Taken as the call arrives (a call of an earlier test may be held too); a read meanwhile is not held.
+    await until((state) => state.held >= 1 && state.failures.length === 0);
+    expect((await client.listBrands(ACME, {}, { accessToken: acme })).brands).toEqual([]);
+    expect(await timedOut).toMatchObject({ status: 0, code: 'TIMEOUT', retryable: true });
+    const [made] = (await until((state) => state.brands.length === 1)).brands;
+    // The retry with the same requestId answers the brand the held call made.
+    expect((await client.createBrand(ACME, details(), { accessToken: acme, requestId: 'held-1' })).id).toBe(made!.id);
+    expect((await control.state()).brands).toHaveLength(1);
+
+    // With a status, the delay comes first and the failure has no effect; the token endpoint takes aimed delays too.
+    await control.fail({ count: 1, status: 503, delayMs: 100, method: 'POST', pathContains: `/orgs/${ACME}/brands` });
+    expect(await failure(client.createBrand(ACME, details(), { accessToken: acme }), BetaProviderError)).toMatchObject({ status: 503 });
+    await control.fail({ count: 1, delayMs: 100, pathContains: '/oauth/token' });
+    expect((await oauth.clientCredentials()).token_type).toBe('Bearer');
+    expect((await control.state()).failures).toEqual([]);
+    expect((await control.state()).brands).toHaveLength(1);
+    await expect(control.fail({ count: 1 })).rejects.toThrow(/HTTP 400/);
+  });
+
   it('hits the token endpoint only with failures aimed at it, in OAuth shape', async () => {
     await control.fail({ count: 1, status: 500 });
     // A failure aimed at no path is for the brand API: the token endpoint does not take it.

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -165,4 +166,18 @@ describe('stopping under load', () => {
     again.child.kill('SIGTERM');
     expect(await again.exited()).toBe(0);
   }, 180000);
+
+  it('a connection that never sent a request (a client’s spare one, a browser’s preconnect) does not hold the stop', async () => {
+    await control.reset();
+    const { server, url } = await startServer();
+    const { port } = new URL(url);
+    const spare = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => spare.once('connect', resolve));
+    const closed = new Promise((resolve) => spare.once('close', resolve));
+    server.child.kill('SIGTERM');
+    // Node's own close keeps such a connection open for as long as the client does.
+    expect(await server.exited()).toBe(0);
+    await closed;
+    expect(errorLines(server.output())).toEqual([]);
+  }, 120000);
 });

@@ -11,6 +11,7 @@ import { locationFieldsOf } from '../location/location.alpha-mapping';
 import { Location } from '../location/location.entity';
 import type { AlphaLocation } from '../providers/alpha/alpha.types';
 import { reviewFieldsOf } from '../review/review.alpha-mapping';
+import { Organization } from '../organization/organization.entity';
 import { Review } from '../review/review.entity';
 import { ReviewReplyState } from '../review/review.enums';
 import type { Runtime } from '../runtime';
@@ -80,15 +81,32 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
     for (const remoteReview of reviews) {
       seen.add(remoteReview.name);
       const fields = reviewFieldsOf(remoteReview);
-      const existing = await changeLocked(em, Review, { account: account.id, name: remoteReview.name }, (review) => {
+      // A reply under moderation at the provider (the owner replied there) is followed by a check job, queued with
+      // the change, as a reply sent from here is: a PENDING reply always has a job that will end it.
+      const followIfNewlyPending = async (tx: EntityManager, review: Review, before: ReviewReplyState | null) => {
+        if (review.replyState === ReviewReplyState.PENDING && before !== ReviewReplyState.PENDING) {
+          await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
+        }
+      };
+      const existing = await changeLocked(em, Review, { account: account.id, name: remoteReview.name }, async (review, tx) => {
+        const before = review.replyState;
         // A reply on its way, or one changed here since the provider was read, stays as it is here.
         const keepReply = review.replyState === ReviewReplyState.PENDING || review.version !== reviewVersions.get(review.name);
         const { replyComment, replyUpdateTime, replyState, ...reviewOnly } = fields;
         Object.assign(review, keepReply ? reviewOnly : { ...reviewOnly, replyComment, replyUpdateTime, replyState }, { deletedAt: null });
+        await followIfNewlyPending(tx, review, before);
       });
       if (!existing) {
-        em.create(Review, { ...fields, organization: account.organization, account, location: em.getReference(Location, location.id) });
-        await em.flush();
+        await em.fork().transactional(async (tx) => {
+          const review = tx.create(Review, {
+            ...fields,
+            organization: tx.getReference(Organization, account.organization.id),
+            account: tx.getReference(Account, account.id),
+            location: tx.getReference(Location, location.id),
+          });
+          await tx.flush();
+          await followIfNewlyPending(tx, review, null);
+        });
       }
       progress.reviews += 1;
     }

@@ -50,10 +50,14 @@ export async function publishLocation(runtime: Runtime, payload: QueuePayloads['
   }
 }
 
-/** A final failure of a location's create, kept on the location (a late or repeated one never touches a connected one). */
+/**
+ * A final failure of a location's create, kept on the location. Only a location still waiting for its create is
+ * changed: a late or repeated call (the dead letter's RETRIES_EXHAUSTED after the last attempt recorded why) never
+ * touches a connected one, nor replaces the failure already kept.
+ */
 async function recordPublishFailure(runtime: Runtime, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
   if (!failure.final) return;
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Location, { id: payload.locationId, connected: false }, (current) => {
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Location, { id: payload.locationId, connected: false, providerError: null }, (current) => {
     current.providerError = failureOf(failure);
   });
 }

@@ -9,7 +9,8 @@ import type {
   AlphaReview,
 } from '../../providers/alpha/alpha.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
-import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
+import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
+import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import {
   AlphaSandboxDirectory,
   accountRecordSchema,
@@ -133,6 +134,8 @@ export interface AlphaSandboxState {
   config: AlphaSandboxConfig;
   /** Scripted failures not used up yet. */
   failures: AlphaSandboxFailure[];
+  /** Provider calls held by a delay (the configured latency or a scripted delayMs) at this moment. */
+  held: number;
   /** The identity provider's people, with the names of the accounts each owns. */
   identities: (AlphaSandboxIdentity & { accounts: string[] })[];
   /** Every account, oldest first, with its owner. */
@@ -239,6 +242,8 @@ export interface AlphaSandboxStoreOptions {
    * Default true.
    */
   seed?: boolean;
+  /** What waits out latencies and scripted delays (the plugin's cuts them short when it closes); default a timer. */
+  sleeper?: Sleeper;
 }
 
 const SEARCH_URL_BASE = 'https://alpha.example/search?post=';
@@ -256,6 +261,7 @@ export class AlphaSandboxStore {
   readonly reviews: AlphaSandboxReviews;
   readonly grants: AlphaSandboxGrants;
   private readonly seeded: boolean;
+  private readonly sleeper: Sleeper;
   private readonly failures = new ScriptedFailures();
   private calls: Record<AlphaSandboxCallKind, number> = zeroCalls();
   private publishes = 0;
@@ -272,6 +278,7 @@ export class AlphaSandboxStore {
   ) {
     this.reviews = new AlphaSandboxReviews(clock);
     this.grants = new AlphaSandboxGrants(clock);
+    this.sleeper = options.sleeper ?? timerSleeper;
     this.seeded = options.seed ?? true;
     if (this.seeded) this.seed();
   }
@@ -338,8 +345,13 @@ export class AlphaSandboxStore {
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
-  takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): AlphaSandboxFailure | undefined {
+  takeFailure(method: string, url: string, options: TakeOptions = {}): AlphaSandboxFailure | undefined {
     return this.failures.take(method, url, options);
+  }
+
+  /** Waits `ms` (the configured latency plus a scripted delay), counted in the state's `held` meanwhile. */
+  hold(ms: number): Promise<void> {
+    return this.failures.hold(ms, this.sleeper);
   }
 
   /** A new post, or the one this location already created for `requestId` (`created` false). */
@@ -642,6 +654,7 @@ export class AlphaSandboxStore {
       },
       config: structuredClone(this.config),
       failures: this.failures.list(),
+      held: this.failures.held,
       identities: this.directory.snapshotIdentities(),
       accounts: this.directory.snapshotAccounts(),
       reviews: this.reviews.snapshot(),

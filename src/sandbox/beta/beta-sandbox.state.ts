@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BetaBrand, BetaBrandDetails, BetaValidationReport } from '../../providers/beta/beta.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
-import { ScriptedFailures, type ScriptedFailure } from '../shared/scripted-failures';
+import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
+import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import { BetaSandboxGrants, grantsPersistedSchema, type BetaSandboxGrantCounts } from './beta-sandbox.grants';
 import { betaSandboxSeedCompanies, type BetaSandboxCompany } from './beta-sandbox.seed';
 import { validateBrandDetails, validationReports } from './beta-sandbox.validation';
@@ -63,6 +64,8 @@ export interface BetaSandboxState {
   config: BetaSandboxConfig;
   /** Scripted failures not used up yet. */
   failures: BetaSandboxFailure[];
+  /** Brand calls held by a delay (the configured latency or a scripted delayMs) at this moment. */
+  held: number;
   /** Codes and tokens: how many were issued since the reset, and how many are usable now. Never the secrets. */
   oauth: BetaSandboxGrantCounts;
 }
@@ -126,6 +129,8 @@ interface BrandRecord {
 export interface BetaSandboxStoreOptions {
   /** Start with, and reset to, the seeded companies (beta-sandbox.seed.ts). Default true. */
   seed?: boolean;
+  /** What waits out latencies and scripted delays (the plugin's cuts them short when it closes); default a timer. */
+  sleeper?: Sleeper;
 }
 
 /** The simulated provider's memory: companies, brands, codes and tokens, configuration, failures and counters. */
@@ -133,6 +138,7 @@ export class BetaSandboxStore {
   config: BetaSandboxConfig = defaultConfig();
   readonly grants: BetaSandboxGrants;
   private readonly seeded: boolean;
+  private readonly sleeper: Sleeper;
   private readonly failures = new ScriptedFailures();
   private calls: Record<BetaSandboxCallKind, number> = zeroCalls();
   private readonly companies = new Map<string, BetaSandboxCompany>();
@@ -145,6 +151,7 @@ export class BetaSandboxStore {
     options: BetaSandboxStoreOptions = {},
   ) {
     this.grants = new BetaSandboxGrants(clock);
+    this.sleeper = options.sleeper ?? timerSleeper;
     this.seeded = options.seed ?? true;
     if (this.seeded) this.seed();
   }
@@ -173,8 +180,13 @@ export class BetaSandboxStore {
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
-  takeFailure(method: string, url: string, options: { aimedOnly?: boolean } = {}): BetaSandboxFailure | undefined {
+  takeFailure(method: string, url: string, options: TakeOptions = {}): BetaSandboxFailure | undefined {
     return this.failures.take(method, url, options);
+  }
+
+  /** Waits `ms` (the configured latency plus a scripted delay), counted in the state's `held` meanwhile. */
+  hold(ms: number): Promise<void> {
+    return this.failures.hold(ms, this.sleeper);
   }
 
   company(id: string): BetaSandboxCompany | undefined {
@@ -308,6 +320,7 @@ export class BetaSandboxStore {
       calls: { ...this.calls },
       config: structuredClone(this.config),
       failures: this.failures.list(),
+      held: this.failures.held,
       oauth: this.grants.counts(),
     };
   }

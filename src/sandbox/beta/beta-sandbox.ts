@@ -10,7 +10,7 @@ import {
   registerCommonControls,
 } from '../shared/control-routes';
 import type { SandboxPluginOptions } from '../shared/sandbox-server';
-import { answerOrFail, dropConnection } from '../shared/scripted-failures';
+import { answerOrFail, bodyTextOf, dropConnection } from '../shared/scripted-failures';
 import { closableSleeper } from '../shared/sleeper';
 import { keepStateInFile } from '../shared/state-file';
 import { betaSandboxOAuthPlugin } from './beta-sandbox.oauth';
@@ -111,8 +111,8 @@ const configPatchSchema = z.strictObject({
  */
 export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
-  const store = new BetaSandboxStore(clock, { seed: options.seed });
-  const latency = closableSleeper(app);
+  // Latencies and scripted delays end early when the server closes, so a close never waits them out.
+  const store = new BetaSandboxStore(clock, { seed: options.seed, sleeper: closableSleeper(app) });
   if (options.stateFile !== undefined) {
     await keepStateInFile(app, store, options.stateFile, {
       name: 'beta sandbox',
@@ -176,9 +176,10 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
     work: () => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
-    if (store.config.latencyMs > 0) await latency.sleep(store.config.latencyMs);
+    const failure = store.takeFailure(request.method, request.url, { body: bodyTextOf(request.body) });
+    await store.hold(store.config.latencyMs + (failure?.delayMs ?? 0));
     return answerOrFail(
-      store.takeFailure(request.method, request.url),
+      failure,
       (status) => sendFailure(request, reply, status),
       (): SandboxAnswer => {
         try {

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { answerStatusOf } from './control-routes';
 import { authorizeErrorPage, sendHtml } from './html-page';
 import { NO_STORE, OAuthFailure, sendOAuthError } from './oauth-failure';
-import { answerOrFail, dropConnection, type ScriptedFailure } from './scripted-failures';
+import { answerOrFail, bodyTextOf, dropConnection, type ScriptedFailure, type TakeOptions } from './scripted-failures';
 
 const FORM_BODY_LIMIT = 64 * 1024;
 
@@ -33,17 +33,23 @@ export function prepareOAuthRoutes(app: FastifyInstance, options: { pageStyle: s
 }
 
 /**
- * The JSON endpoints' steps: a scripted failure aimed at them (pathContains naming the path), the work, and the
+ * The JSON endpoints' steps: a scripted failure aimed at them (pathContains naming the path) with its delay, the work, and the
  * answer; `after` failures lose the answer of work that took effect (a code exchanged, then the answer dropped).
  */
 export async function oauthCall(
-  store: { takeFailure(method: string, url: string, options: { aimedOnly: boolean }): ScriptedFailure | undefined },
+  store: {
+    takeFailure(method: string, url: string, options: TakeOptions): ScriptedFailure | undefined;
+    hold(ms: number): Promise<void>;
+  },
   request: FastifyRequest,
   reply: FastifyReply,
   work: () => unknown,
 ): Promise<FastifyReply> {
+  const failure = store.takeFailure(request.method, request.url, { aimedOnly: true, body: bodyTextOf(request.body) });
+  // No configured latency here (it is the business API's); a scripted delay aimed at the endpoint holds it.
+  await store.hold(failure?.delayMs ?? 0);
   return answerOrFail(
-    store.takeFailure(request.method, request.url, { aimedOnly: true }),
+    failure,
     (status) => sendScriptedFailure(request, reply, status),
     (): { status: number; body: unknown; headers: Record<string, string> } => {
       try {

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { closeUnusedConnectionsOnClose } from '../../http/unused-connections';
 
 /** The options every sandbox plugin takes (see AlphaSandboxOptions, BetaSandboxOptions). */
 export interface SandboxPluginOptions {
@@ -37,6 +38,7 @@ export async function startSandboxServer(
 ): Promise<SandboxServer> {
   const host = options.host ?? '127.0.0.1';
   const app = Fastify({ logger: options.logger ?? false });
+  closeUnusedConnectionsOnClose(app);
   await app.register(plugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed });
   await app.listen({ port: options.port ?? 0, host });
   const { port } = app.server.address() as AddressInfo;

@@ -4,6 +4,9 @@ export interface Sleeper {
   sleep(ms: number): Promise<void>;
 }
 
+/** A plain timer: for a store used without a server. */
+export const timerSleeper: Sleeper = { sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+
 /**
  * Latency timers that the closing server cuts short, so a close never waits out a long configured latency.
  */
