@@ -42,7 +42,7 @@ const MAX_PUSHES = 5;
 export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork() as EntityManager;
   const stored = await em.findOne(BetaBrand, payload.brandId);
-  // Anything not SYNCED is this job's to push (a FAILED brand too: a retried dead letter's job must not skip it).
+  // Anything not SYNCED is this job's to push.
   if (!stored || (stored.betaSyncStatus === BetaSyncStatus.SYNCED && !stored.deletedAt)) return;
   const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, stored.organization.id, stored.betaCompanyId) };
   let brand: BetaBrand = stored;
@@ -88,10 +88,11 @@ async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: Beta
   await em.nativeDelete(BetaBrand, { id: brand.id });
 }
 
-/** A failure of a brand's push: PENDING with the latest reason while it is retried; FAILED with the reason when final. */
+/** A failure of a brand's push: the latest reason while it is retried; FAILED with the reason when final. */
 async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: { $ne: BetaSyncStatus.SYNCED } }, (brand) => {
-    brand.betaSyncStatus = failure.final ? BetaSyncStatus.FAILED : BetaSyncStatus.PENDING;
+  // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
+  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
+    if (failure.final) brand.betaSyncStatus = BetaSyncStatus.FAILED;
     brand.syncError = failure.final ? failure.message : `Retrying: ${failure.message}`;
   });
 }
