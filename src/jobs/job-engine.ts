@@ -225,21 +225,35 @@ export class JobEngine {
     this.loops.set(queue, { idle, done });
   }
 
+  /**
+   * Keeps up to `batchSize` jobs of the queue running: takes as many as there are free slots, and takes more as soon
+   * as one ends, so one slow job (a provider call waiting out its time-out) never holds up the others. An idle loop
+   * waits for a wake-up, a job ending, or its polling interval. Ends when the engine stops taking jobs and the
+   * running ones have ended.
+   */
   private async fetchLoop(queue: string, process: JobProcessor, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
     while (this.taking) {
+      const free = batchSize - inFlight.size;
       let jobs: PgBoss.JobWithMetadata<unknown>[] = [];
-      try {
-        jobs = await this.boss.fetch<unknown>(queue, { batchSize, includeMetadata: true });
-      } catch (error) {
-        this.log.error({ err: error, queue }, 'fetching jobs failed');
+      if (free > 0) {
+        try {
+          jobs = await this.boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
+        } catch (error) {
+          this.log.error({ err: error, queue }, 'fetching jobs failed');
+        }
       }
-      if (jobs.length > 0) {
-        // Jobs of one batch are independent: run them together; each is completed or failed on its own.
-        await Promise.all(jobs.map((job) => this.track(queue, job, process)));
+      for (const job of jobs) {
+        const running: Promise<void> = this.track(queue, job, process).finally(() => {
+          inFlight.delete(running);
+          idle.wake();
+        });
+        inFlight.add(running);
       }
-      // A full batch means more may be waiting: fetch again at once instead of sleeping out the interval.
-      if (jobs.length < batchSize && this.taking) await idle.wait(pollingMs);
+      // Every slot busy, or nothing waiting: the next look is when a job ends, a wake-up comes, or the interval ends.
+      if (this.taking) await idle.wait(pollingMs);
     }
+    await Promise.all(inFlight);
   }
 
   private async track(queue: string, job: PgBoss.JobWithMetadata<unknown>, process: JobProcessor): Promise<void> {
