@@ -440,8 +440,8 @@ async function scenario(queue: QueueName, kind: FaultKind, duration: Duration): 
 
 /**
  * A brand created and synced, then replaced (PATCH) or deleted, with a 5xx on that push: SYNCED again (a replaced
- * brand) or gone (a deleted one) after a transient fault; FAILED after a lasting one. A deleted brand whose
- * deletion failed for good is no longer listed (the client deleted it): its row keeps FAILED and the reason.
+ * brand) or gone (a deleted one) after a transient fault; FAILED after a lasting one. A brand whose deletion
+ * failed for good is there again (it still exists at the provider), FAILED with the reason, to be deleted again.
  */
 async function brandChange(operation: 'replace' | 'delete', duration: Duration): Promise<{ operation: string; duration: Duration; state: string; error: string | null }> {
   const queue = 'beta-brand-sync';
@@ -464,6 +464,10 @@ async function brandChange(operation: 'replace' | 'delete', duration: Duration):
     if (!found) return { state: 'gone', error: null };
     return found.status === 'PENDING' ? undefined : { state: found.status, error: found.error };
   }, `brand ${segmentId} ${operation} (${duration})`);
+  if (operation === 'delete' && ended.state === 'FAILED') {
+    const again = await http(t.url, 'GET', `/beta/brands/${segmentId}`, { token: org.token });
+    expect([again.status, again.body.payload?.beta_sync_status]).toEqual([200, 'FAILED']);
+  }
   figures.get(queue)!.terminal += 1;
   return { operation, duration, ...ended };
 }

@@ -88,12 +88,21 @@ async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: Beta
   await em.nativeDelete(BetaBrand, { id: brand.id });
 }
 
-/** A failure of a brand's push: the latest reason while it is retried; FAILED with the reason when final. */
+/**
+ * A failure of a brand's push: the latest reason while it is retried; FAILED with the reason when final. A deletion
+ * that failed for good brings the brand back (it still exists at the provider), FAILED with why, so it can be seen
+ * and deleted again instead of lingering unseen.
+ */
 async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
   await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
-    if (failure.final) brand.betaSyncStatus = BetaSyncStatus.FAILED;
-    brand.syncError = failure.final ? failure.message : `Retrying: ${failure.message}`;
+    if (!failure.final) {
+      brand.syncError = `Retrying: ${failure.message}`;
+      return;
+    }
+    brand.betaSyncStatus = BetaSyncStatus.FAILED;
+    brand.syncError = brand.deletedAt ? `The deletion could not be pushed to the beta provider: ${failure.message}` : failure.message;
+    brand.deletedAt = null;
   });
 }
 
