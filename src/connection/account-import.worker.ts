@@ -15,7 +15,7 @@ import { Organization } from '../organization/organization.entity';
 import { Review } from '../review/review.entity';
 import { ReviewReplyState } from '../review/review.enums';
 import type { Runtime } from '../runtime';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked, lockRow } from '../shared/row-lock';
 
 const PAGE_SIZE = 100;
 
@@ -88,7 +88,20 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
           await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
         }
       };
-      const existing = await changeLocked(em, Review, { account: account.id, name: remoteReview.name }, async (review, tx) => {
+      await changeLocked(em, Account, { id: account.id }, async (_account, tx) => {
+        // Under the account's row lock: another import of the account (a reconnect's) inserts the same reviews.
+        const review = await lockRow(tx, Review, { account: account.id, name: remoteReview.name });
+        if (!review) {
+          const created = tx.create(Review, {
+            ...fields,
+            organization: tx.getReference(Organization, account.organization.id),
+            account: tx.getReference(Account, account.id),
+            location: tx.getReference(Location, location.id),
+          });
+          await tx.flush();
+          await followIfNewlyPending(tx, created, null);
+          return;
+        }
         const before = review.replyState;
         // A reply on its way, or one changed here since the provider was read, stays as it is here.
         const keepReply = review.replyState === ReviewReplyState.PENDING || review.version !== reviewVersions.get(review.name);
@@ -96,18 +109,6 @@ async function importConnectedAccount(runtime: Runtime, accountId: string, job: 
         Object.assign(review, keepReply ? reviewOnly : { ...reviewOnly, replyComment, replyUpdateTime, replyState }, { deletedAt: null });
         await followIfNewlyPending(tx, review, before);
       });
-      if (!existing) {
-        await em.fork().transactional(async (tx) => {
-          const review = tx.create(Review, {
-            ...fields,
-            organization: tx.getReference(Organization, account.organization.id),
-            account: tx.getReference(Account, account.id),
-            location: tx.getReference(Location, location.id),
-          });
-          await tx.flush();
-          await followIfNewlyPending(tx, review, null);
-        });
-      }
       progress.reviews += 1;
     }
     await em.nativeUpdate(Review, { location: location.id, deletedAt: null, name: { $nin: [...seen] } }, { deletedAt: runtime.clock.now() });
@@ -165,27 +166,31 @@ async function versionsByName<T extends { version: number }>(
  */
 async function upsertLocation(em: EntityManager, account: Account, remote: AlphaLocation, now: Date, seenVersion: number | undefined): Promise<Location> {
   const fields = locationFieldsOf(remote);
-  // A store code another location of the account already has stays with that one.
-  if (fields.referenceId) {
-    const holder = await em.findOne(Location, { account: account.id, referenceId: fields.referenceId });
-    if (holder && holder.alphaLocationName !== remote.name) fields.referenceId = null;
-  }
-  const existing = await changeLocked(em, Location, { account: account.id, alphaLocationName: remote.name! }, (location) => {
-    if (location.version !== seenVersion) return;
-    Object.assign(location, fields, { connected: true, providerError: null });
+  // Under the account's row lock (parent first): another import of the account inserts the same locations, and the
+  // store code check below must see them.
+  const upserted = await changeLocked(em, Account, { id: account.id }, async (_account, tx) => {
+    // A store code another location of the account already has stays with that one.
+    if (fields.referenceId) {
+      const holder = await tx.findOne(Location, { account: account.id, referenceId: fields.referenceId });
+      if (holder && holder.alphaLocationName !== remote.name) fields.referenceId = null;
+    }
+    const existing = await lockRow(tx, Location, { account: account.id, alphaLocationName: remote.name! });
+    if (existing) {
+      if (existing.version === seenVersion) Object.assign(existing, fields, { connected: true, providerError: null });
+      return existing;
+    }
+    return tx.create(Location, {
+      ...fields,
+      name: fields.name!,
+      account: tx.getReference(Account, account.id),
+      connected: true,
+      alphaLocationName: remote.name!,
+      createdAt: now,
+      updatedAt: now,
+    });
   });
-  if (existing) return existing.row;
-  const created = em.create(Location, {
-    ...fields,
-    name: fields.name!,
-    account,
-    connected: true,
-    alphaLocationName: remote.name!,
-    createdAt: now,
-    updatedAt: now,
-  });
-  await em.flush();
-  return created;
+  if (!upserted) throw new AccountGone();
+  return upserted.result;
 }
 
 /**
