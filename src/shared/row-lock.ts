@@ -20,7 +20,7 @@ export async function changeLocked<T extends object, R>(
     try {
       // A fork of its own: an identity map of the caller's could hold an older copy of the row.
       return await em.fork().transactional(async (tx) => {
-        const row = await tx.findOne(entity, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const row = await tx.findOne(entity, where, LOCKED);
         if (!row) return null;
         return { row, result: await change(row, tx) };
       });
@@ -34,5 +34,11 @@ const MAX_ATTEMPTS = 3;
 
 /** Locks another row inside a `changeLocked` transaction (a child after its parent); null when it is gone. */
 export function lockRow<T extends object>(tx: EntityManager, entity: EntityClass<T>, where: FilterQuery<T>): Promise<T | null> {
-  return tx.findOne(entity, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  return tx.findOne(entity, where, LOCKED);
 }
+
+/**
+ * The row locked and read as committed: `refresh`, because a copy the transaction read before (unlocked) would
+ * otherwise keep its older values and version, and its flush would then fail the version check.
+ */
+const LOCKED = { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } as const;
