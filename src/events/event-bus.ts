@@ -115,7 +115,8 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
       await setup?.(client);
       if (lost) throw new Error(`the event ${role} connection was lost while it opened`);
     } catch (error) {
-      await client.end().catch(() => undefined);
+      // The session failed as it opened: it is dropped, and how its end goes matters only when debugging.
+      await client.end().catch((endError: unknown) => log.debug({ err: endError }, `ending a failed event ${role} session failed`));
       throw error;
     }
     opened = true;
@@ -146,7 +147,8 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
         try {
           const client = await openListener();
           if (closed) {
-            await client.end().catch(() => undefined);
+            // Opened as the bus closed: not needed; how its end goes matters only when debugging.
+            await client.end().catch((endError: unknown) => log.debug({ err: endError }, 'ending an unneeded event listen session failed'));
             return;
           }
           listener = client;
