@@ -10,6 +10,7 @@ import { LostCommitReplies } from './support/pg-wire';
 import { createTestDatabase, startTestStack, type TestStack } from './support/stack';
 import { TcpProxy } from './support/tcp-proxy';
 import { postProbe } from './support/ws';
+import { minimalLocationBody } from './support/locations';
 
 /**
  * The fault "PostgreSQL backends of the service terminated (pg_terminate_backend) during requests and during jobs"
@@ -166,17 +167,7 @@ beforeAll(async () => {
   for (let n = 1; n <= 4; n += 1) {
     const created = await http(t.url, 'POST', `/location?account_id=${updateAccount}`, {
       token: org.token,
-      body: {
-        name: `Fault Bakery ${n}`,
-        reference_id: `fault-${n}`,
-        category_id: 'gcid:bakery',
-        country_code: 'US',
-        address: '1 Main Street',
-        city: 'Springfield',
-        postal: '12345',
-        phone_number: '+1 555 0100',
-        description: 'Fresh bread',
-      },
+      body: minimalLocationBody({ name: `Fault Bakery ${n}`, reference_id: `fault-${n}`, category_id: 'gcid:bakery', phone_number: '+1 555 0100', description: 'Fresh bread' }),
     });
     expect(created.status).toBe(200);
     updateLocations.push(created.body.payload.location_id);

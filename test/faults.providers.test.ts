@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../src/account/account.entity';
-import type { QueueName } from '../src/jobs/queues';
+import { QUEUES, type QueueName } from '../src/jobs/queues';
 import { Location } from '../src/location/location.entity';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
@@ -87,18 +87,6 @@ const BRAND_CHANGES: { operation: 'replace' | 'delete'; duration: Duration }[] =
   { operation: 'delete', duration: 'transient' },
   { operation: 'replace', duration: 'lasting' },
   { operation: 'delete', duration: 'lasting' },
-];
-const QUEUES: QueueName[] = [
-  'post-publish',
-  'post-check',
-  'post-delete',
-  'location-publish',
-  'location-update',
-  'account-import',
-  'review-reply-send',
-  'review-reply-check',
-  'competitor-scan',
-  'beta-brand-sync',
 ];
 
 /** Per queue: calls the sandbox failed or held, records (one per scenario), and those found terminal. */

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { QueueName } from '../src/jobs/queues';
+import { QUEUES, type QueueName } from '../src/jobs/queues';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
 import { connect, runConsent } from './support/consent';
@@ -39,18 +39,6 @@ let alpha: AlphaSandboxControl;
 let beta: BetaSandboxControl;
 let org: { organization_id: string; token: string };
 
-const QUEUES: QueueName[] = [
-  'post-publish',
-  'post-check',
-  'post-delete',
-  'location-publish',
-  'location-update',
-  'account-import',
-  'review-reply-send',
-  'review-reply-check',
-  'competitor-scan',
-  'beta-brand-sync',
-];
 
 const common = () => ({
   DATABASE_URL: database.url,

@@ -5,6 +5,7 @@ import { graphql, http, type JsonResponse } from './support/http';
 import { eventually, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { subscribe, updateJobProbe } from './support/ws';
+import { minimalLocationBody } from './support/locations';
 
 /**
  * PATCH /location/update and its GraphQL twins through HTTP and graphql-ws, against the alpha sandbox: the
@@ -72,18 +73,14 @@ async function connectedLocation(extra: Record<string, unknown> = {}): Promise<s
   created += 1;
   const answer = await http(t.url, 'POST', `/location?account_id=${accountOf(org)}`, {
     token: org.token,
-    body: {
+    body: minimalLocationBody({
       name: `Updated Bakery ${created}`,
       reference_id: `upd-${created}`,
       category_id: 'gcid:bakery',
-      country_code: 'US',
-      address: '1 Main Street',
-      city: 'Springfield',
-      postal: '12345',
       phone_number: '+1 555 0100',
       description: 'Fresh bread',
       ...extra,
-    },
+    }),
   });
   expect(answer.status).toBe(200);
   const id = answer.body.payload.location_id as string;
