@@ -178,6 +178,16 @@ beforeAll(async () => {
   }, 30000, 'the new locations to be connected');
 });
 
+/**
+ * The stop after the storms waits for running jobs (JOB_STOP_TIMEOUT_SECONDS), pg-boss and the pools whose backends were
+ * terminated, then drops the database: on a loaded 2-core machine that passes jest's 60 s default for a hook.
+ */
+const STOP_AFTER_STORM_MS = 180_000;
+/** The storm: 40 rounds of requests with cuts, then up to 120 s for every job to end, on a loaded 2-core machine. */
+const STORM_MS = 420_000;
+/** A test that waits up to 60 s for a post to go LIVE needs more than jest's 60 s default. */
+const POLL_LIVE_MS = 120_000;
+
 afterAll(async () => {
   const apps = [...figures.byApplication].map(([name, n]) => `${name} ${n}`).join(', ');
   const updates = [...figures.updateJobs].map(([status, n]) => `${status} ${n}`).join(', ');
@@ -198,7 +208,7 @@ afterAll(async () => {
   if (requestErrors(log.lines).length > 0) console.log(`Request errors logged:\n${describeErrors(log.lines)}`);
   await admin?.end();
   await t?.close();
-});
+}, STOP_AFTER_STORM_MS);
 
 afterEach(() => {
   expect(ledger.problems).toEqual([]);
@@ -334,7 +344,7 @@ describe('a create whose COMMIT reply is lost', () => {
     expect(await stored()).toEqual(committed);
     // Its publish job was committed with it: the post goes LIVE.
     expect((await pollPost(proxied.url, fixture.token, accountId, committed[0]!, (post) => post.state === 'LIVE', 60000)).state).toBe('LIVE');
-  });
+  }, POLL_LIVE_MS);
 });
 
 describe('a graphql-ws connection whose token lookup is terminated', () => {
@@ -409,7 +419,7 @@ describe('a job whose backend is terminated mid-statement', () => {
     await locks.release();
     const live = await pollPost(t.url, org.token, postAccount, id, (post) => post.state === 'LIVE', 60000);
     expect(live.state).toBe('LIVE');
-  });
+  }, POLL_LIVE_MS);
 });
 
 describe('every backend terminated again and again under a steady mix of requests and jobs', () => {
@@ -560,5 +570,5 @@ describe('every backend terminated again and again under a steady mix of request
     expect(requestErrors(log.lines)).toEqual([]);
     expect(storm.serverErrors.get(500) ?? 0).toBe(0);
     expect(ledger.serverErrors.get(500) ?? 0).toBe(0);
-  });
+  }, STORM_MS);
 });
