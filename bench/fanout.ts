@@ -5,31 +5,21 @@
  * benchmark: it prints figures and never asserts. `--help` lists the options; docs/benchmarks.md explains them.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
+import { sleep } from './support/abort';
 import { pendingPublishJobs } from './support/breakdown';
 import { BroadcastClients, startBroadcastServer, type BroadcastServer } from './support/broadcast';
 import { POST_FRAME_LAYOUT, type NextFrame } from './support/broadcast-server';
-import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
-import { freePort, INSPECTOR_NOISE, readMemoryAfterGc, residentBytes, type MemoryReading } from './support/inspector';
-import { createPostsPaced, sleep, type CreateRecord } from './support/posting';
-import { abortOnLimits } from './support/abort';
-import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
+import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { readMemoryAfterGc, residentBytes, type MemoryReading } from './support/inspector';
+import { createPostsPaced, type CreateRecord } from './support/posting';
+import type { BenchStack } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool, SUBSCRIPTION, type PostUpdatedEvent } from './support/subscribers';
-import { decimalOption, integerOption } from './support/options';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-const USAGE = `Usage: npm run bench:fanout -- [options]
-
-  --subscribers S      graphql-ws subscribers, one socket each, all with the same subscription (default 1000);
+const USAGE = `  --subscribers S      graphql-ws subscribers, one socket each, all with the same subscription (default 1000);
                        the plain baseline connects as many bare ws sockets
   --posts N            posts per service run, and broadcast ticks per baseline run (default 50)
   --rate R             posts (ticks) per second, on a fixed schedule (default 5)
@@ -37,12 +27,6 @@ const USAGE = `Usage: npm run bench:fanout -- [options]
   --warmup N           posts (ticks) sent before measuring, not measured (default 5)
   --settle-s S         idle seconds before each memory reading (default 2)
   --no-inspector       do not start the server with --inspect: memory is then RSS only, without a forced GC
-  --timeout-s S        global time limit: print what was measured and exit 2 (default 300)
-  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
-  --token TOKEN        with --url: an organization token
-  --database-url URL   with --url: its database (to wait for publish jobs between runs; optional)
-  --json FILE          also write the results as JSON
-  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
 interface Options {
@@ -53,62 +37,12 @@ interface Options {
   warmup: number;
   settleMs: number;
   inspector: boolean;
-  timeoutMs: number;
-  url: string | undefined;
-  token: string | undefined;
-  databaseUrl: string | undefined;
-  json: string | undefined;
-  profileServer: string | undefined;
 }
 
 /** The issue's targets. 1 KB = 1024 bytes. */
 const TARGETS = { p95Ms: 50, ratio: 1.5, kbPerSubscription: 20 };
 /** A run stops waiting for deliveries after this long without one. */
 const DRAIN_IDLE_MS = 15_000;
-
-function readOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      subscribers: { type: 'string' },
-      posts: { type: 'string' },
-      rate: { type: 'string' },
-      rounds: { type: 'string' },
-      warmup: { type: 'string' },
-      'settle-s': { type: 'string' },
-      'no-inspector': { type: 'boolean' },
-      'timeout-s': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      'database-url': { type: 'string' },
-      json: { type: 'string' },
-      'profile-server': { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
-  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
-  return {
-    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
-    posts: integerOption('posts', values.posts, 50, 1),
-    rate: decimalOption('rate', values.rate, 5, 0.1),
-    rounds: integerOption('rounds', values.rounds, 1, 1),
-    warmup: integerOption('warmup', values.warmup, 5, 0),
-    settleMs: decimalOption('settle-s', values['settle-s'], 2, 0) * 1000,
-    inspector: !values['no-inspector'] && !values.url,
-    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
-    url: values.url,
-    token: values.token,
-    databaseUrl: values['database-url'],
-    json: values.json,
-    profileServer: values['profile-server'],
-  };
-}
 
 type EventRecord = Parameters<PhaseRecorder['record']>[1];
 
@@ -175,7 +109,7 @@ interface RunResult {
   /** Baseline only: how long the broadcast server's send loop over every socket took, per frame. */
   sendLoop: Summary | undefined;
   /** CPU seconds: the service process (or the broadcast server), PostgreSQL, the benchmark. */
-  cpu: { server: number | undefined; postgres: number | undefined; bench: number };
+  cpu: CpuReading;
   wallSeconds: number;
   benchLoopDelayP99: number;
   /** Raw latencies, kept to pool the runs of one kind (not written to JSON). */
@@ -202,15 +136,6 @@ class Aborted extends Error {}
 
 function log(line: string): void {
   console.log(line);
-}
-
-function cpuOf(serverPid: number | undefined, postmasterPid: number | undefined) {
-  return { server: processCpuSeconds(serverPid), postgres: processTreeCpuSeconds(postmasterPid), bench: selfCpuSeconds() };
-}
-
-function cpuDiff(after: ReturnType<typeof cpuOf>, before: ReturnType<typeof cpuOf>) {
-  const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a - b);
-  return { server: diff(after.server, before.server), postgres: diff(after.postgres, before.postgres), bench: after.bench - before.bench };
 }
 
 function concat(arrays: Float64Array[]): Float64Array {
@@ -255,15 +180,17 @@ class FanoutBench {
   frameBytes: number | undefined;
   readonly memory: MemoryFigures;
 
+  private readonly inspectorPort: number | undefined;
+
   constructor(
     private readonly stack: BenchStack,
     private readonly options: Options,
     private readonly signal: AbortSignal,
-    private readonly inspectorPort: number | undefined,
   ) {
+    this.inspectorPort = stack.inspectorPort;
     this.wsUrl = `${stack.baseUrl.replace(/^http/, 'ws')}/graphql`;
     this.memory = {
-      method: inspectorPort
+      method: stack.inspectorPort
         ? 'server process.memoryUsage() after two forced full GCs (V8 inspector HeapProfiler.collectGarbage); RSS from /proc'
         : stack.serverPid
           ? 'RSS from /proc only (no inspector: no forced GC)'
@@ -419,7 +346,7 @@ class FanoutBench {
     pool.setRecorder(recorder);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const cpuBefore = cpuOf(this.stack.serverPid, this.stack.postmasterPid());
+    const cpuBefore = cpuNow(this.stack.serverPid, this.stack.postmasterPid());
     const started = performance.now();
     let records: CreateRecord[] = [];
     let complete = false;
@@ -436,7 +363,7 @@ class FanoutBench {
       loopDelay.disable();
     }
     const wallSeconds = (performance.now() - started) / 1000;
-    const cpu = cpuDiff(cpuOf(this.stack.serverPid, this.stack.postmasterPid()), cpuBefore);
+    const cpu = cpuSince(cpuBefore, cpuNow(this.stack.serverPid, this.stack.postmasterPid()));
     const createErrors: Record<string, number> = {};
     for (const record of records) if (record.error) createErrors[record.error.slice(0, 160)] = (createErrors[record.error.slice(0, 160)] ?? 0) + 1;
     return {
@@ -489,7 +416,7 @@ class FanoutBench {
     clients.setRecorder(recorder);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const cpuBefore = cpuOf(server.pid, undefined);
+    const cpuBefore = cpuNow(server.pid, undefined);
     const started = performance.now();
     // The service sends two frames per post (SENDING at the create, LIVE once published): so does the baseline,
     // the second half a period after the first, both the size of the service's LIVE frame and both stamped.
@@ -531,13 +458,13 @@ class FanoutBench {
     done: Awaited<ReturnType<BroadcastServer['run']>> | undefined,
     complete: boolean,
     started: number,
-    cpuBefore: ReturnType<typeof cpuOf>,
+    cpuBefore: CpuReading,
     loopDelay: ReturnType<typeof monitorEventLoopDelay>,
   ): RunResult {
     const server = this.baselineServer!;
     const clients = this.baselineClients!;
     const wallSeconds = (performance.now() - started) / 1000;
-    const cpu = cpuDiff(cpuOf(server.pid, undefined), cpuBefore);
+    const cpu = cpuSince(cpuBefore, cpuNow(server.pid, undefined));
     const expected = (done?.frames ?? ticks * framesPerTick) * clients.size;
     return {
       name,
@@ -642,8 +569,8 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
     if (r.shortSubscribers > 0) problems.push(`${r.name}: ${r.shortSubscribers} subscriber(s) did not receive every event${r.complete ? '' : ' (the run stopped before they could arrive)'}`);
   }
   for (const error of [...(bench?.pool?.errors ?? []), ...(bench?.baselineClients?.errors ?? [])].slice(0, 5)) problems.push(error);
-  const warnings = (stack?.serverWarnings() ?? []).filter((line) => !INSPECTOR_NOISE.test(line));
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  const warnings = stack?.serverWarnings() ?? [];
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');
@@ -685,116 +612,61 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
   return { service, baseline, ratio, perRunRatios: perRun };
 }
 
-async function main(): Promise<number> {
-  let options: Options;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 64;
-  }
-
-  let stack: BenchStack | undefined;
-  let bench: FanoutBench | undefined;
-  const limits = abortOnLimits(options.timeoutMs, () => stack?.forceStop());
-  const controller = { signal: limits.signal };
-
-  const began = performance.now();
-  console.log('bench/fanout');
-  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
-  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-
-  let sandbox: AlphaSandboxControl | undefined;
-  let previousSandboxConfig: AlphaSandboxConfig | undefined;
-  const results: RunResult[] = [];
-  let failed = false;
-  let figures: ReturnType<typeof report> | undefined;
-  try {
-    let inspectorPort: number | undefined;
-    if (options.url) {
-      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl });
-      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
-    } else {
-      // The inspector (loopback only) is how the server's GC is forced for the memory reading. startOwnedStack
-      // passes this process's environment on, so NODE_OPTIONS carries it to the server only while it starts.
-      const previousNodeOptions = process.env.NODE_OPTIONS;
-      if (options.inspector) {
-        inspectorPort = await freePort();
-        process.env.NODE_OPTIONS = `${previousNodeOptions ?? ''} --inspect=127.0.0.1:${inspectorPort}`.trim();
-      }
-      const started = performance.now();
-      try {
-        stack = await startOwnedStack({ root: ROOT, signal: controller.signal, profileDir: options.profileServer });
-      } finally {
-        if (previousNodeOptions === undefined) delete process.env.NODE_OPTIONS;
-        else process.env.NODE_OPTIONS = previousNodeOptions;
-      }
-      console.log(
-        `  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR` +
-          `${inspectorPort ? `, inspector on 127.0.0.1:${inspectorPort}` : ''})`,
-      );
-    }
-    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
-    if (stack.owned) await sandbox.reset();
-    else previousSandboxConfig = (await sandbox.state()).config;
-    console.log(`  alpha sandbox: ${JSON.stringify(await sandbox.configure({ latencyMs: 0, processingMs: 0 }))}`);
-    console.log(`  ${options.subscribers} subscribers, ${options.posts} posts per run at ${options.rate}/s, ${options.rounds} round(s)`);
-
-    bench = new FanoutBench(stack, options, controller.signal, inspectorPort);
-    await bench.warmUpAndCaptureFrame();
-    await bench.openSubscribers();
-    await bench.openBaseline();
-    const run = async (name: string, kind: RunResult['kind']) => {
-      if (controller.signal.aborted) throw new Aborted('aborted');
-      log(`  ${name}: ${options.posts} ${kind === 'service' ? 'posts' : 'ticks'} at ${options.rate}/s…`);
-      const result = kind === 'service' ? await bench!.serviceRun(name, options.posts) : await bench!.baselineRun(name, options.posts);
-      results.push(result);
-      if (controller.signal.aborted) throw new Aborted('aborted');
-      log(`    p50 ${ms(result.latency.p50)} ms, p95 ${ms(result.latency.p95)} ms, ${result.stampedReceived}/${result.stampedExpected} deliveries`);
+runBench({
+  name: 'fanout',
+  usage: USAGE,
+  values: ['subscribers', 'posts', 'rate', 'rounds', 'warmup', 'settle-s'],
+  flags: ['no-inspector'],
+  timeoutSeconds: 300,
+  databaseUrl: { why: 'to wait for publish jobs between runs', required: false },
+  sandbox: { latencyMs: 0, processingMs: 0 },
+  // The inspector (loopback only) is how the server's GC is forced for the memory reading.
+  inspector: (options: Options) => options.inspector,
+  read: (values, common): Options => ({
+    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+    posts: integerOption('posts', values.posts, 50, 1),
+    rate: decimalOption('rate', values.rate, 5, 0.1),
+    rounds: integerOption('rounds', values.rounds, 1, 1),
+    warmup: integerOption('warmup', values.warmup, 5, 0),
+    settleMs: decimalOption('settle-s', values['settle-s'], 2, 0) * 1000,
+    inspector: !values['no-inspector'] && !common.url,
+  }),
+  start(options, signal) {
+    let bench: FanoutBench | undefined;
+    const results: RunResult[] = [];
+    return {
+      async measure({ stack }: BenchEnvironment) {
+        console.log(`  ${options.subscribers} subscribers, ${options.posts} posts per run at ${options.rate}/s, ${options.rounds} round(s)`);
+        const fanout = new FanoutBench(stack, options, signal);
+        bench = fanout;
+        await fanout.warmUpAndCaptureFrame();
+        await fanout.openSubscribers();
+        await fanout.openBaseline();
+        const run = async (name: string, kind: RunResult['kind']) => {
+          if (signal.aborted) throw new Aborted('aborted');
+          log(`  ${name}: ${options.posts} ${kind === 'service' ? 'posts' : 'ticks'} at ${options.rate}/s…`);
+          const result = kind === 'service' ? await fanout.serviceRun(name, options.posts) : await fanout.baselineRun(name, options.posts);
+          results.push(result);
+          if (signal.aborted) throw new Aborted('aborted');
+          log(`    p50 ${ms(result.latency.p50)} ms, p95 ${ms(result.latency.p95)} ms, ${result.stampedReceived}/${result.stampedExpected} deliveries`);
+        };
+        // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
+        await run('plain-1', 'baseline');
+        for (let round = 1; round <= options.rounds; round++) {
+          await run(`service-${round}`, 'service');
+          await run(`plain-${round + 1}`, 'baseline');
+        }
+      },
+      report(stack, aborted) {
+        const pooledFigures = report(results, bench, stack, options, aborted);
+        return { runs: results.map((run) => ({ ...run, samples: undefined })), pooled: pooledFigures, memory: bench?.memory, targets: TARGETS };
+      },
+      async close() {
+        if (!bench) return;
+        const started = performance.now();
+        await bench.close();
+        console.log(`sockets closed, broadcast server stopped (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      },
     };
-    // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
-    await run('plain-1', 'baseline');
-    for (let round = 1; round <= options.rounds; round++) {
-      await run(`service-${round}`, 'service');
-      await run(`plain-${round + 1}`, 'baseline');
-    }
-  } catch (error) {
-    if (!controller.signal.aborted) {
-      failed = true;
-      console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  } finally {
-    limits.finished();
-    figures = report(results, bench, stack, options, limits.reason());
-    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - began) / 1000).toFixed(0)} s`);
-    if (options.json) {
-      const json = {
-        options,
-        runs: results.map(({ samples: _samples, ...rest }) => rest),
-        pooled: figures,
-        memory: bench?.memory,
-        targets: TARGETS,
-        aborted: limits.reason(),
-      };
-      writeFileSync(options.json, JSON.stringify(json, null, 2));
-    }
-    const cleanup = performance.now();
-    const elapsed = () => `${((performance.now() - cleanup) / 1000).toFixed(1)} s`;
-    await bench?.close().catch(() => undefined);
-    if (bench) console.log(`sockets closed, broadcast server stopped (${elapsed()})`);
-    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
-    if (stack) {
-      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
-      if (stack.owned) console.log(`stack stopped, its data directory removed (${elapsed()})`);
-    }
-  }
-  return limits.reason() ? 2 : failed ? 1 : 0;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
   },
-);
+});

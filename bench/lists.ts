@@ -8,29 +8,19 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
-import { abortOnLimits } from './support/abort';
-import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { sleep } from './support/abort';
+import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
+import { integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { describeJsonMismatch } from './support/json-diff';
 import { seedLocations } from './support/locations';
-import { sleep } from './support/posting';
-import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
+import type { BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
-import { integerOption } from './support/options';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-const USAGE = `Usage: npm run bench:lists -- [options]
-
-  --list L             posts, locations or both (default both): which lists are timed
+const USAGE = `  --list L             posts, locations or both (default both): which lists are timed
   --posts N            posts created in the listed account before timing (default 40; 0: list what is there)
   --per-page N         page size of the post lists (default 20)
   --locations N        locations created in the listed account before timing (default 250; 0: list what is there)
@@ -39,14 +29,8 @@ const USAGE = `Usage: npm run bench:lists -- [options]
   --seconds S          length of one target's turn in a round (default 5)
   --rounds R           rounds; each runs plain, REST and GraphQL, the order rotating (default 3)
   --warmup-s S         an untimed turn of each target before the first round (default 1; 0 skips it)
-  --timeout-s S        global time limit: print what was measured and exit 2 (default 300)
-  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
-  --token TOKEN        with --url: an organization token
-  --database-url URL   with --url: its database (the plain route reads it)
   --location-read-limit N  with --url: its LOCATION_READ_RATE_LIMIT_PER_MINUTE (default 300), which the plain
                        route counts against as the service does (both count in the token's one bucket)
-  --json FILE          also write the figures as JSON
-  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
 type ListName = 'posts' | 'locations';
@@ -57,73 +41,12 @@ interface Options {
   perPage: number;
   locations: number;
   locationPerPage: number;
+  /** With --url: the running stack's limit; otherwise the one of the stack the bench starts. */
   locationReadLimit: number | undefined;
   connections: number;
   seconds: number;
   rounds: number;
   warmupSeconds: number;
-  timeoutMs: number;
-  url: string | undefined;
-  token: string | undefined;
-  databaseUrl: string | undefined;
-  json: string | undefined;
-  profileServer: string | undefined;
-}
-
-function readOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      list: { type: 'string' },
-      posts: { type: 'string' },
-      'per-page': { type: 'string' },
-      locations: { type: 'string' },
-      'location-per-page': { type: 'string' },
-      'location-read-limit': { type: 'string' },
-      connections: { type: 'string' },
-      seconds: { type: 'string' },
-      rounds: { type: 'string' },
-      'warmup-s': { type: 'string' },
-      'timeout-s': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      'database-url': { type: 'string' },
-      json: { type: 'string' },
-      'profile-server': { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  if (values.url && (!values.token || !values['database-url'])) {
-    throw new Error('--url needs --token (an organization token) and --database-url (the plain route reads the database)');
-  }
-  if (!values.url && (values.token || values['database-url'])) throw new Error('--token and --database-url go with --url');
-  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
-  if (!values.url && values['location-read-limit']) throw new Error('--location-read-limit goes with --url (the stack the bench starts has its own)');
-  const list = values.list ?? 'both';
-  if (!['posts', 'locations', 'both'].includes(list)) throw new Error(`--list must be posts, locations or both, not ${list}`);
-  return {
-    lists: list === 'both' ? ['posts', 'locations'] : [list as ListName],
-    posts: integerOption('posts', values.posts, 40, 0, 10_000),
-    perPage: integerOption('per-page', values['per-page'], 20, 1, 1000),
-    locations: integerOption('locations', values.locations, 250, 0, 10_000),
-    locationPerPage: integerOption('location-per-page', values['location-per-page'], 250, 1, 250),
-    locationReadLimit: values.url ? integerOption('location-read-limit', values['location-read-limit'], 300, 1, 2_147_483_647) : undefined,
-    connections: integerOption('connections', values.connections, 16, 1, 1000),
-    seconds: integerOption('seconds', values.seconds, 5, 1),
-    rounds: integerOption('rounds', values.rounds, 3, 1),
-    warmupSeconds: integerOption('warmup-s', values['warmup-s'], 1, 0),
-    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
-    url: values.url,
-    token: values.token,
-    databaseUrl: values['database-url'],
-    json: values.json,
-    profileServer: values['profile-server'],
-  };
 }
 
 /** The fields of src/rest/operations/post.graphql's RestPostFields: what the REST record presents. */
@@ -184,12 +107,6 @@ function send(target: Target, keepBody: boolean): Promise<Answer> {
   });
 }
 
-interface Cpu {
-  serving: number | undefined;
-  postgres: number | undefined;
-  bench: number;
-}
-
 /** One target's turn in one round. */
 interface Turn {
   round: number;
@@ -198,7 +115,8 @@ interface Turn {
   errors: number;
   seconds: number;
   rps: number;
-  cpu: Cpu;
+  /** `server`: the process answering the target. */
+  cpu: CpuReading;
   benchLoopP99: number;
 }
 
@@ -213,12 +131,6 @@ interface Totals {
 
 const newTotals = (): Totals => ({ ok: 0, errors: 0, firstError: undefined, seconds: 0, latencies: new Samples(), turns: [] });
 
-function cpuOf(target: Target, stack: BenchStack): Cpu {
-  return { serving: processCpuSeconds(target.servingPid()), postgres: processTreeCpuSeconds(stack.postmasterPid()), bench: selfCpuSeconds() };
-}
-
-const minus = (after: number | undefined, before: number | undefined) => (after === undefined || before === undefined ? undefined : after - before);
-
 /**
  * `connections` closed loops for `seconds`: each sends its next request as soon as the previous one is answered.
  * An answer counts when it is a 200 of the checked length; anything else is an error.
@@ -226,7 +138,7 @@ const minus = (after: number | undefined, before: number | undefined) => (after 
 async function runTurn(target: Target, stack: BenchStack, options: Options, seconds: number, round: number, totals: Totals, signal: AbortSignal): Promise<Turn> {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
-  const cpuBefore = cpuOf(target, stack);
+  const cpuBefore = cpuNow(target.servingPid(), stack.postmasterPid());
   let ok = 0;
   let errors = 0;
   const started = performance.now();
@@ -253,7 +165,7 @@ async function runTurn(target: Target, stack: BenchStack, options: Options, seco
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const cpuAfter = cpuOf(target, stack);
+  const cpuAfter = cpuNow(target.servingPid(), stack.postmasterPid());
   loop.disable();
   totals.ok += ok;
   totals.errors += errors;
@@ -265,7 +177,7 @@ async function runTurn(target: Target, stack: BenchStack, options: Options, seco
     errors,
     seconds: elapsed,
     rps: ok / elapsed,
-    cpu: { serving: minus(cpuAfter.serving, cpuBefore.serving), postgres: minus(cpuAfter.postgres, cpuBefore.postgres), bench: cpuAfter.bench - cpuBefore.bench },
+    cpu: cpuSince(cpuBefore, cpuAfter),
     benchLoopP99: loop.percentile(99) / 1e6,
   };
   totals.turns.push(turn);
@@ -273,11 +185,97 @@ async function runTurn(target: Target, stack: BenchStack, options: Options, seco
 }
 
 /**
+ * The GraphQL list data as this benchmark reads it: the fields it renames or converts are typed; those it passes on
+ * to the REST record as they are stay `unknown`.
+ */
+interface ListPost {
+  id: unknown;
+  postId: unknown;
+  locationId: unknown;
+  accountId: unknown;
+  state: unknown;
+  source: string;
+  createTime: string | null;
+  publishedTime: string | null;
+  updateTime: string | null;
+  scheduledTime: string | null;
+  searchUrl: unknown;
+  lastError: ({ at: string | null } & Record<string, unknown>) | null;
+  params: unknown;
+}
+
+interface ListClock {
+  hours: string;
+  minutes: string | null;
+}
+
+interface ListPeriod {
+  openDay: unknown;
+  openTime: ListClock | null;
+  closeDay: unknown;
+  closeTime: ListClock | null;
+}
+
+interface ListCategory {
+  name: string;
+  displayName: string;
+}
+
+interface ListLocation {
+  id: unknown;
+  referenceId: unknown;
+  name: unknown;
+  categoryId: unknown;
+  address: unknown;
+  postal: unknown;
+  city: unknown;
+  countryCode: unknown;
+  administrativeArea: unknown;
+  additionalAddressLines: unknown;
+  description: unknown;
+  phoneNumber: unknown;
+  additionalPhoneNumbers: unknown;
+  websiteUri: unknown;
+  latitude: unknown;
+  longitude: unknown;
+  regularHours: ListPeriod[];
+  specialHours: { openDate: unknown; closeDate: unknown; isClosed: unknown; openTime: ListClock | null; closeTime: ListClock | null }[];
+  moreHours: { hoursTypeId: unknown; periods: ListPeriod[] }[];
+  categories: { primaryCategory: ListCategory | null; additionalCategories: ListCategory[] | null } | null;
+  serviceItems: unknown;
+  serviceArea: unknown;
+  citationsStatus: unknown;
+  connected: unknown;
+  alphaLocationName: unknown;
+  createdAt: string | null;
+  updatedAt: string | null;
+}
+
+interface ListPage {
+  found: number;
+  page: number;
+  perPage: number;
+}
+
+/** The `data` of the two list queries (LIST_QUERY, LOCATIONS_QUERY): one of them per answer. */
+interface ListData {
+  postsPage?: ListPage & { posts: ListPost[] };
+  locationsPage?: ListPage & { data: ListLocation[] };
+}
+
+/** The REST list bodies: `{ success, payload: { found, posts, … } }` for posts, `{ success, data, found, … }` for locations. */
+interface RestListBody {
+  payload?: { found: number; posts: unknown[] };
+  data?: unknown[];
+  found?: number;
+}
+
+/**
  * The REST record of a GraphQL post, by this benchmark's own hand (not the service's record compiler): snake_case
  * names, `accountId` as `account`, times as ms since the epoch, the source enum as its lower-case value, params
  * without null fields.
  */
-function restRecordOf(post: Record<string, any>): Record<string, unknown> {
+function restRecordOf(post: ListPost): Record<string, unknown> {
   const time = (value: string | null) => (value === null ? null : Date.parse(value));
   const withoutNulls = (value: unknown): unknown =>
     Array.isArray(value)
@@ -291,7 +289,7 @@ function restRecordOf(post: Record<string, any>): Record<string, unknown> {
     location_id: post.locationId,
     account: post.accountId,
     state: post.state,
-    source: String(post.source).toLowerCase(),
+    source: post.source.toLowerCase(),
     create_time: time(post.createTime),
     published_time: time(post.publishedTime),
     update_time: time(post.updateTime),
@@ -307,17 +305,17 @@ function restRecordOf(post: Record<string, any>): Record<string, unknown> {
  * as ms since the epoch, `categories` and `more_hours[].hoursTypeId` in camelCase as the document writes them
  * (categories without null members), service items and area as stored.
  */
-function restLocationOf(location: Record<string, any>): Record<string, unknown> {
+function restLocationOf(location: ListLocation): Record<string, unknown> {
   const time = (value: string | null) => (value === null ? null : Date.parse(value));
-  const clock = (value: { hours: string; minutes: string | null } | null) => (value === null ? null : { hours: value.hours, minutes: value.minutes });
-  const period = (value: Record<string, any>) => ({
+  const clock = (value: ListClock | null) => (value === null ? null : { hours: value.hours, minutes: value.minutes });
+  const period = (value: ListPeriod) => ({
     open_day: value.openDay,
     open_time: clock(value.openTime),
     close_day: value.closeDay,
     close_time: clock(value.closeTime),
   });
-  const category = (value: { name: string; displayName: string }) => ({ name: value.name, displayName: value.displayName });
-  const categories = location.categories as { primaryCategory: { name: string; displayName: string } | null; additionalCategories: { name: string; displayName: string }[] | null } | null;
+  const category = (value: ListCategory) => ({ name: value.name, displayName: value.displayName });
+  const categories = location.categories;
   return {
     id: location.id,
     reference_id: location.referenceId,
@@ -335,15 +333,15 @@ function restLocationOf(location: Record<string, any>): Record<string, unknown> 
     website_uri: location.websiteUri,
     latitude: location.latitude,
     longitude: location.longitude,
-    regular_hours: (location.regularHours as Record<string, any>[]).map(period),
-    special_hours: (location.specialHours as Record<string, any>[]).map((item) => ({
+    regular_hours: location.regularHours.map(period),
+    special_hours: location.specialHours.map((item) => ({
       open_date: item.openDate,
       close_date: item.closeDate,
       is_closed: item.isClosed,
       open_time: clock(item.openTime),
       close_time: clock(item.closeTime),
     })),
-    more_hours: (location.moreHours as Record<string, any>[]).map((item) => ({ hoursTypeId: item.hoursTypeId, periods: (item.periods as Record<string, any>[]).map(period) })),
+    more_hours: location.moreHours.map((item) => ({ hoursTypeId: item.hoursTypeId, periods: item.periods.map(period) })),
     categories:
       categories === null
         ? null
@@ -413,7 +411,7 @@ function startPlainServer(databaseUrl: string, locationReadLimit: number, signal
         child.off('exit', onExit);
         child.stdout!.off('data', onData);
         child.stdout!.resume();
-        resolve({ url: match[1]!, pid: child.pid, stop, kill });
+        resolve({ url: match[1], pid: child.pid, stop, kill });
       }
     };
     child.stdout!.on('data', onData);
@@ -457,20 +455,22 @@ async function seedPosts(stack: BenchStack, count: number, signal: AbortSignal):
 }
 
 /** How a list's GraphQL data becomes REST's body, by this benchmark's own hand, and what a REST body holds. */
-const SHAPES: Record<ListName, { restOf(data: Record<string, any>): string; items(rest: Record<string, any>): { items: number; found: number } }> = {
+const SHAPES: Record<ListName, { restOf(data: ListData): string; items(rest: RestListBody): { items: number; found: number } }> = {
   posts: {
     restOf: (data) => {
       const page = data.postsPage;
+      if (!page) throw new Error('GraphQL answered no postsPage');
       return JSON.stringify({ success: true, payload: { found: page.found, page: page.page, per_page: page.perPage, posts: page.posts.map(restRecordOf) } });
     },
-    items: (rest) => ({ items: rest.payload.posts.length, found: rest.payload.found }),
+    items: (rest) => ({ items: rest.payload?.posts.length ?? 0, found: rest.payload?.found ?? 0 }),
   },
   locations: {
     restOf: (data) => {
       const page = data.locationsPage;
+      if (!page) throw new Error('GraphQL answered no locationsPage');
       return JSON.stringify({ success: true, data: page.data.map(restLocationOf), found: page.found, page: page.page, per_page: page.perPage });
     },
-    items: (rest) => ({ items: rest.data.length, found: rest.found }),
+    items: (rest) => ({ items: rest.data?.length ?? 0, found: rest.found ?? 0 }),
   },
 };
 
@@ -501,7 +501,7 @@ async function checkAnswers(run: ListRun): Promise<void> {
   if (plainAnswer.body !== restBody) {
     throw new Error(`${run.name}: REST and the plain route answer different bytes.\n${describeJsonMismatch(restBody, plainAnswer.body!, ['REST', 'plain'])}`);
   }
-  const answer = JSON.parse(graphqlAnswer.body!) as { data?: Record<string, any> | null; errors?: { message: string }[] };
+  const answer = JSON.parse(graphqlAnswer.body!) as { data?: ListData | null; errors?: { message: string }[] };
   if (!answer.data || answer.errors?.length) {
     throw new Error(`${run.name}: GraphQL answered errors: ${JSON.stringify(answer.errors ?? answer).slice(0, 600)}`);
   }
@@ -514,7 +514,7 @@ async function checkAnswers(run: ListRun): Promise<void> {
   graphql.expectedBytes = graphqlAnswer.bytes;
   run.checked = {
     rest: restBody,
-    ...SHAPES[run.name].items(JSON.parse(restBody) as Record<string, any>),
+    ...SHAPES[run.name].items(JSON.parse(restBody) as RestListBody),
     bytes: { plain: plainAnswer.bytes, REST: restAnswer.bytes, GraphQL: graphqlAnswer.bytes },
   };
 }
@@ -542,7 +542,7 @@ function figuresOf(totals: Map<TargetName, Totals>): Figure[] {
     const sum = (pick: (turn: Turn) => number | undefined) =>
       t.turns.every((turn) => pick(turn) !== undefined) ? t.turns.reduce((total, turn) => total + pick(turn)!, 0) : undefined;
     const perRequest = (seconds: number | undefined) => (seconds === undefined || t.ok === 0 ? undefined : (seconds * 1000) / t.ok);
-    const serving = sum((turn) => turn.cpu.serving);
+    const serving = sum((turn) => turn.cpu.server);
     const postgres = sum((turn) => turn.cpu.postgres);
     const bench = sum((turn) => turn.cpu.bench);
     figures.push({
@@ -613,7 +613,7 @@ function report(runs: ListRun[], options: Options, stack: BenchStack | undefined
   console.log('  those three processes only: 2.00 is the whole machine.');
 
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');
@@ -640,186 +640,161 @@ async function windowEvents(db: Client | undefined, bucket: string | undefined):
   return rows[0]?.n;
 }
 
-async function main(): Promise<number> {
-  let options: Options;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 64;
-  }
-
-  let stack: BenchStack | undefined;
-  let plain: PlainServer | undefined;
-  const limits = abortOnLimits(options.timeoutMs, () => {
-    plain?.kill();
-    stack?.forceStop();
-  });
-  const signal = limits.signal;
-
-  console.log('bench/lists');
-  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
-  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`  lists: ${options.lists.join(', ')}`);
-
-  const agents: Agent[] = [];
-  const runs: ListRun[] = [];
-  let db: Client | undefined;
-  let sandbox: AlphaSandboxControl | undefined;
-  let previousSandboxConfig: AlphaSandboxConfig | undefined;
-  let failed = false;
-  try {
-    if (options.url) {
-      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl, locationReadLimit: options.locationReadLimit });
-      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
-    } else {
-      const started = performance.now();
-      stack = await startOwnedStack({ root: ROOT, signal, profileDir: options.profileServer });
-      console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
-    }
-    const databaseUrl = stack.databaseUrl!;
-    const target = stack.targets[0];
-    if (!target) throw new Error('the stack has no connected location: no account to list');
-
-    // A zero-latency provider: the seeded posts leave SENDING at once, the seeded locations connect at once; and
-    // no per-location edit limit, so the seeding's updates are never put off.
-    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
-    if (stack.owned) await sandbox.reset();
-    else previousSandboxConfig = (await sandbox.state()).config;
-    await sandbox.configure({ latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 });
-
-    if (options.lists.includes('posts')) {
-      const seedStarted = performance.now();
-      await seedPosts(stack, options.posts, signal);
-      if (signal.aborted) return 2;
-      console.log(`  posts: ${options.posts} created in account ${target.accountId} and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
-    }
-    if (options.lists.includes('locations') && options.locations > 0) {
-      const seedStarted = performance.now();
-      await seedLocations(stack, target.accountId, { count: options.locations, run: randomBytes(4).toString('hex'), signal });
-      if (signal.aborted) return 2;
-      console.log(
-        `  locations: ${options.locations} created (POST /location, then PATCH /location/update with categories, more hours and service items) ` +
-          `in account ${target.accountId}, connected and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
-      );
-    }
-
-    const locationReadLimit = stack.locationReadLimit ?? 300;
-    plain = await startPlainServer(databaseUrl, locationReadLimit, signal);
-    console.log(`  plain routes: ${plain.url} (dist/bench/support/plain-list-server.js, its own process; location read limit ${locationReadLimit}/min)`);
-
-    db = new Client({ connectionString: databaseUrl, application_name: 'lg-bench' });
-    await db.connect();
-    const tokenHash = createHash('sha256').update(stack.token).digest('hex');
-    const tokenId = (await db.query<{ id: string }>('select id from api_token where token_hash = $1', [tokenHash])).rows[0]?.id;
-
-    const authorization = `Bearer ${stack.token}`;
-    const agentOf = () => {
-      const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
-      agents.push(agent);
-      return agent;
+runBench({
+  name: 'lists',
+  usage: USAGE,
+  values: ['list', 'posts', 'per-page', 'locations', 'location-per-page', 'location-read-limit', 'connections', 'seconds', 'rounds', 'warmup-s'],
+  timeoutSeconds: 300,
+  databaseUrl: { why: 'which the plain route reads', required: true },
+  // A zero-latency provider: the seeded posts leave SENDING at once, the seeded locations connect at once; and no
+  // per-location edit limit, so the seeding's updates are never put off.
+  sandbox: { latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 },
+  read(values, common): Options {
+    if (!common.url && values['location-read-limit']) throw new Error('--location-read-limit goes with --url (the stack the bench starts has its own)');
+    const list = values.list ?? 'both';
+    if (list !== 'posts' && list !== 'locations' && list !== 'both') throw new Error(`--list must be posts, locations or both, not ${list}`);
+    return {
+      lists: list === 'both' ? ['posts', 'locations'] : [list],
+      posts: integerOption('posts', values.posts, 40, 0, 10_000),
+      perPage: integerOption('per-page', values['per-page'], 20, 1, 1000),
+      locations: integerOption('locations', values.locations, 250, 0, 10_000),
+      locationPerPage: integerOption('location-per-page', values['location-per-page'], 250, 1, 250),
+      locationReadLimit: common.url ? integerOption('location-read-limit', values['location-read-limit'], 300, 1, 2_147_483_647) : undefined,
+      connections: integerOption('connections', values.connections, 16, 1, 1000),
+      seconds: integerOption('seconds', values.seconds, 5, 1),
+      rounds: integerOption('rounds', values.rounds, 3, 1),
+      warmupSeconds: integerOption('warmup-s', values['warmup-s'], 1, 0),
     };
-    const serverPid = stack.serverPid;
-    const plainPid = plain.pid;
-    for (const name of options.lists) {
-      const perPage = name === 'posts' ? options.perPage : options.locationPerPage;
-      const restPath = name === 'posts' ? '/post' : '/location';
-      const query = `account_id=${encodeURIComponent(target.accountId)}&per_page=${perPage}`;
-      const graphqlBody = JSON.stringify({ query: name === 'posts' ? LIST_QUERY : LOCATIONS_QUERY, variables: { accountId: target.accountId, perPage } });
-      const run: ListRun = {
-        name,
-        perPage,
-        targets: [
-          { name: 'plain', url: new URL(`${plain.url}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => plainPid, expectedBytes: -1 },
-          { name: 'REST', url: new URL(`${stack.baseUrl}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => serverPid, expectedBytes: -1 },
-          {
-            name: 'GraphQL',
-            url: new URL(`${stack.baseUrl}/graphql`),
-            method: 'POST',
-            body: graphqlBody,
-            headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(graphqlBody) },
-            agent: agentOf(),
-            servingPid: () => serverPid,
-            expectedBytes: -1,
-          },
-        ],
-        checked: undefined,
-        totals: new Map(),
-        bucket: name === 'locations' && tokenId ? `location-reads:${tokenId}` : undefined,
-      };
-      await checkAnswers(run);
-      runs.push(run);
-      const checked = run.checked!;
-      console.log(
-        `  ${name}: the three answers are equal: ${checked.items} of ${checked.found}; ${checked.bytes.REST} bytes from plain and REST, ` +
-          `${checked.bytes.GraphQL} from GraphQL`,
-      );
-      if (checked.items === 0) console.log(`  (an empty page: the ${name} lists measured carry nothing)`);
-    }
-
-    for (const run of runs) {
-      if (signal.aborted) break;
-      console.log(`  ${run.name}:`);
-      if (options.warmupSeconds > 0) {
-        console.log(`    warm-up: ${options.warmupSeconds} s of each target, not counted`);
-        for (const t of run.targets) if (!signal.aborted) await runTurn(t, stack, options, options.warmupSeconds, 0, newTotals(), signal);
-      }
-      for (const t of run.targets) run.totals.set(t.name, newTotals());
-      for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
-        const order = run.targets.map((_, index) => run.targets[(index + round - 1) % run.targets.length]!);
-        const line: string[] = [];
-        for (const t of order) {
-          if (signal.aborted) break;
-          const turn = await runTurn(t, stack, options, options.seconds, round, run.totals.get(t.name)!, signal);
-          line.push(`${t.name} ${turn.rps.toFixed(0)} req/s${turn.errors > 0 ? ` (${turn.errors} errors)` : ''}`);
-        }
-        const window = await windowEvents(db, run.bucket);
-        console.log(`    round ${round}: ${line.join(', ')}${window === undefined ? '' : `; rate-limit window now ${window} events`}`);
-      }
-    }
-
-    // Nothing may have changed the lists while they were timed: the same bytes as before.
-    for (const run of runs) {
-      if (signal.aborted) break;
-      const after = await send(run.targets[1], true);
-      if (after.body !== run.checked!.rest) {
-        console.log(`  NOTE: REST's ${run.name} answer changed while it was timed.\n${describeJsonMismatch(run.checked!.rest, after.body ?? '', ['before', 'after'])}`);
-      }
-    }
-  } catch (error) {
-    failed = true;
-    if (!signal.aborted) console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    limits.finished();
-    report(runs, options, stack, limits.reason());
-    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    if (options.json) {
-      const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim(), platform: `${process.platform}/${process.arch}` };
-      const lists = runs.map((run) => ({
-        list: run.name,
-        perPage: run.perPage,
-        answers: run.checked && { items: run.checked.items, found: run.checked.found, bytes: run.checked.bytes },
-        figures: figuresOf(run.totals),
-        turns: [...run.totals.values()].flatMap((t) => t.turns),
-      }));
-      writeFileSync(options.json, JSON.stringify({ machine, options: { ...options, token: undefined, databaseUrl: undefined }, lists }, null, 2));
-    }
-    for (const agent of agents) agent.destroy();
-    await db?.end().catch(() => undefined);
-    if (plain) await plain.stop().catch((error: unknown) => console.error(`stopping the plain server: ${String(error)}`));
-    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
-    if (stack) {
-      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
-      if (stack.owned) console.log('stack stopped, its data directory removed');
-    }
-  }
-  return limits.reason() ? 2 : failed ? 1 : 0;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
   },
-);
+  start(options, signal) {
+    console.log(`  lists: ${options.lists.join(', ')}`);
+    const agents: Agent[] = [];
+    const runs: ListRun[] = [];
+    let db: Client | undefined;
+    let plain: PlainServer | undefined;
+    return {
+      async measure({ stack }: BenchEnvironment) {
+        const databaseUrl = stack.databaseUrl!;
+        const target = stack.targets[0];
+        if (!target) throw new Error('the stack has no connected location: no account to list');
+
+        if (options.lists.includes('posts')) {
+          const seedStarted = performance.now();
+          await seedPosts(stack, options.posts, signal);
+          if (signal.aborted) return;
+          console.log(`  posts: ${options.posts} created in account ${target.accountId} and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+        }
+        if (options.lists.includes('locations') && options.locations > 0) {
+          const seedStarted = performance.now();
+          await seedLocations(stack, target.accountId, { count: options.locations, run: randomBytes(4).toString('hex'), signal });
+          if (signal.aborted) return;
+          console.log(
+            `  locations: ${options.locations} created (POST /location, then PATCH /location/update with categories, more hours and service items) ` +
+              `in account ${target.accountId}, connected and settled in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+          );
+        }
+
+        const locationReadLimit = options.locationReadLimit ?? stack.locationReadLimit ?? 300;
+        plain = await startPlainServer(databaseUrl, locationReadLimit, signal);
+        console.log(`  plain routes: ${plain.url} (dist-dev/bench/support/plain-list-server.js, its own process; location read limit ${locationReadLimit}/min)`);
+
+        db = new Client({ connectionString: databaseUrl, application_name: 'lg-bench' });
+        await db.connect();
+        const tokenHash = createHash('sha256').update(stack.token).digest('hex');
+        const tokenId = (await db.query<{ id: string }>('select id from api_token where token_hash = $1', [tokenHash])).rows[0]?.id;
+
+        const authorization = `Bearer ${stack.token}`;
+        const agentOf = () => {
+          const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+          agents.push(agent);
+          return agent;
+        };
+        const serverPid = stack.serverPid;
+        const plainPid = plain.pid;
+        for (const name of options.lists) {
+          const perPage = name === 'posts' ? options.perPage : options.locationPerPage;
+          const restPath = name === 'posts' ? '/post' : '/location';
+          const query = `account_id=${encodeURIComponent(target.accountId)}&per_page=${perPage}`;
+          const graphqlBody = JSON.stringify({ query: name === 'posts' ? LIST_QUERY : LOCATIONS_QUERY, variables: { accountId: target.accountId, perPage } });
+          const run: ListRun = {
+            name,
+            perPage,
+            targets: [
+              { name: 'plain', url: new URL(`${plain.url}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => plainPid, expectedBytes: -1 },
+              { name: 'REST', url: new URL(`${stack.baseUrl}${restPath}?${query}`), method: 'GET', body: undefined, headers: { authorization }, agent: agentOf(), servingPid: () => serverPid, expectedBytes: -1 },
+              {
+                name: 'GraphQL',
+                url: new URL(`${stack.baseUrl}/graphql`),
+                method: 'POST',
+                body: graphqlBody,
+                headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(graphqlBody) },
+                agent: agentOf(),
+                servingPid: () => serverPid,
+                expectedBytes: -1,
+              },
+            ],
+            checked: undefined,
+            totals: new Map(),
+            bucket: name === 'locations' && tokenId ? `location-reads:${tokenId}` : undefined,
+          };
+          await checkAnswers(run);
+          runs.push(run);
+          const checked = run.checked!;
+          console.log(
+            `  ${name}: the three answers are equal: ${checked.items} of ${checked.found}; ${checked.bytes.REST} bytes from plain and REST, ` +
+              `${checked.bytes.GraphQL} from GraphQL`,
+          );
+          if (checked.items === 0) console.log(`  (an empty page: the ${name} lists measured carry nothing)`);
+        }
+
+        for (const run of runs) {
+          if (signal.aborted) break;
+          console.log(`  ${run.name}:`);
+          if (options.warmupSeconds > 0) {
+            console.log(`    warm-up: ${options.warmupSeconds} s of each target, not counted`);
+            for (const t of run.targets) if (!signal.aborted) await runTurn(t, stack, options, options.warmupSeconds, 0, newTotals(), signal);
+          }
+          for (const t of run.targets) run.totals.set(t.name, newTotals());
+          for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
+            const order = run.targets.map((_, index) => run.targets[(index + round - 1) % run.targets.length]);
+            const line: string[] = [];
+            for (const t of order) {
+              if (signal.aborted) break;
+              const turn = await runTurn(t, stack, options, options.seconds, round, run.totals.get(t.name)!, signal);
+              line.push(`${t.name} ${turn.rps.toFixed(0)} req/s${turn.errors > 0 ? ` (${turn.errors} errors)` : ''}`);
+            }
+            const window = await windowEvents(db, run.bucket);
+            console.log(`    round ${round}: ${line.join(', ')}${window === undefined ? '' : `; rate-limit window now ${window} events`}`);
+          }
+        }
+
+        // Nothing may have changed the lists while they were timed: the same bytes as before.
+        for (const run of runs) {
+          if (signal.aborted) break;
+          const after = await send(run.targets[1], true);
+          if (after.body !== run.checked!.rest) {
+            console.log(`  NOTE: REST's ${run.name} answer changed while it was timed.\n${describeJsonMismatch(run.checked!.rest, after.body ?? '', ['before', 'after'])}`);
+          }
+        }
+      },
+      report(stack, aborted) {
+        report(runs, options, stack, aborted);
+        return {
+          lists: runs.map((run) => ({
+            list: run.name,
+            perPage: run.perPage,
+            answers: run.checked && { items: run.checked.items, found: run.checked.found, bytes: run.checked.bytes },
+            figures: figuresOf(run.totals),
+            turns: [...run.totals.values()].flatMap((t) => t.turns),
+          })),
+        };
+      },
+      async close() {
+        for (const agent of agents) agent.destroy();
+        await db?.end().catch(() => undefined);
+        if (plain) await plain.stop().catch((error: unknown) => console.error(`stopping the plain server: ${String(error)}`));
+      },
+      forceStop: () => plain?.kill(),
+    };
+  },
+});

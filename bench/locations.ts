@@ -7,30 +7,19 @@
  * explains them.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
-import { abortOnLimits } from './support/abort';
+import { sleep } from './support/abort';
 import { BroadcastClients, startBroadcastServer, type BroadcastServer } from './support/broadcast';
 import type { FrameLayout, NextFrame } from './support/broadcast-server';
-import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
+import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
+import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { awaitNoUnfinishedUpdates, patchLocation, seedLocations } from './support/locations';
-import { sleep } from './support/posting';
-import { connectToStack, startOwnedStack, type BenchStack } from './support/stack';
+import type { BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
 import { SubscriberPool, type NextHandler } from './support/subscribers';
-import { decimalOption, integerOption } from './support/options';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-const USAGE = `Usage: npm run bench:locations -- [options]
-
-  --locations N        connected locations created for the run, in the demo's first account (default 50)
+const USAGE = `  --locations N        connected locations created for the run, in the demo's first account (default 50)
   --burst-updates K    updates per location in the burst, one after the other (default 10): N x K jobs, N in flight
   --paced-updates M    updates of the paced run (default 100; 0 skips it)
   --paced-rate R       updates per second of the paced run, on a fixed schedule (default 20)
@@ -38,11 +27,6 @@ const USAGE = `Usage: npm run bench:locations -- [options]
   --fanout-rate R      updates per second of the subscriber runs (default 5)
   --subscribers S      graphql-ws subscribers of the fan-out run, and bare ws sockets of the baseline (default 1000)
   --rounds K           fan-out runs: baseline, then K times (service, baseline) (default 1)
-  --timeout-s S        global time limit: print what was measured and exit 2 (default 300)
-  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
-  --token TOKEN        with --url: an organization token
-  --json FILE          also write the figures as JSON
-  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
 interface Options {
@@ -54,56 +38,6 @@ interface Options {
   fanoutRate: number;
   subscribers: number;
   rounds: number;
-  timeoutMs: number;
-  url: string | undefined;
-  token: string | undefined;
-  json: string | undefined;
-  profileServer: string | undefined;
-}
-
-function readOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      locations: { type: 'string' },
-      'burst-updates': { type: 'string' },
-      'paced-updates': { type: 'string' },
-      'paced-rate': { type: 'string' },
-      'fanout-updates': { type: 'string' },
-      'fanout-rate': { type: 'string' },
-      subscribers: { type: 'string' },
-      rounds: { type: 'string' },
-      'timeout-s': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      json: { type: 'string' },
-      'profile-server': { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
-  if (!values.url && values.token) throw new Error('--token goes with --url');
-  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
-  return {
-    locations: integerOption('locations', values.locations, 50, 1),
-    burstUpdates: integerOption('burst-updates', values['burst-updates'], 10, 0),
-    pacedUpdates: integerOption('paced-updates', values['paced-updates'], 100, 0),
-    pacedRate: decimalOption('paced-rate', values['paced-rate'], 20, 0.1),
-    fanoutUpdates: integerOption('fanout-updates', values['fanout-updates'], 50, 0),
-    fanoutRate: decimalOption('fanout-rate', values['fanout-rate'], 5, 0.1),
-    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
-    rounds: integerOption('rounds', values.rounds, 1, 1),
-    timeoutMs: integerOption('timeout-s', values['timeout-s'], 300, 10) * 1000,
-    url: values.url,
-    token: values.token,
-    json: values.json,
-    profileServer: values['profile-server'],
-  };
 }
 
 // ---- events ------------------------------------------------------------------------------------------------
@@ -165,7 +99,7 @@ class DeliveryRecorder {
     const event = data.locationUpdateJobUpdated as JobEvent | undefined;
     if (!event || !this.accept(event)) return;
     this.received += 1;
-    this.perSubscriber[subscriber]! += 1;
+    this.perSubscriber[subscriber] += 1;
     this.lastEventAt = at;
     const stamp = stampOf(event);
     const key = `${event.id}:${event.status}`;
@@ -234,21 +168,6 @@ interface UpdateRecord {
 }
 
 class Aborted extends Error {}
-
-interface CpuReading {
-  server: number | undefined;
-  postgres: number | undefined;
-  bench: number;
-}
-
-function cpuNow(serverPid: number | undefined, postmasterPid: number | undefined): CpuReading {
-  return { server: processCpuSeconds(serverPid), postgres: processTreeCpuSeconds(postmasterPid), bench: selfCpuSeconds() };
-}
-
-function cpuSince(before: CpuReading, after: CpuReading): CpuReading {
-  const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a - b);
-  return { server: diff(after.server, before.server), postgres: diff(after.postgres, before.postgres), bench: after.bench - before.bench };
-}
 
 /** Figures of a throughput run (burst or paced). */
 interface PipelineResult {
@@ -847,7 +766,7 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
   for (const r of fanout) if (r.shortSubscribers > 0) problems.push(`${r.name}: up to ${r.shortSubscribers} subscriber(s) missed an event${r.complete ? '' : ' (the run stopped before they could arrive)'}`);
   for (const error of [...(bench?.monitor?.errors ?? []), ...(bench?.pool?.errors ?? []), ...(bench?.baselineClients?.errors ?? [])].slice(0, 5)) problems.push(error);
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');
@@ -875,118 +794,82 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
   return { service, baseline, ratio };
 }
 
-async function main(): Promise<number> {
-  let options: Options;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 64;
-  }
+runBench({
+  name: 'locations',
+  usage: USAGE,
+  values: ['locations', 'burst-updates', 'paced-updates', 'paced-rate', 'fanout-updates', 'fanout-rate', 'subscribers', 'rounds'],
+  timeoutSeconds: 300,
+  // A provider that answers at once and takes any number of edits: every millisecond measured is the gateway's.
+  sandbox: { latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 },
+  read: (values): Options => ({
+    locations: integerOption('locations', values.locations, 50, 1),
+    burstUpdates: integerOption('burst-updates', values['burst-updates'], 10, 0),
+    pacedUpdates: integerOption('paced-updates', values['paced-updates'], 100, 0),
+    pacedRate: decimalOption('paced-rate', values['paced-rate'], 20, 0.1),
+    fanoutUpdates: integerOption('fanout-updates', values['fanout-updates'], 50, 0),
+    fanoutRate: decimalOption('fanout-rate', values['fanout-rate'], 5, 0.1),
+    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+    rounds: integerOption('rounds', values.rounds, 1, 1),
+  }),
+  start(options, signal) {
+    let bench: LocationsBench | undefined;
+    const pipeline: PipelineResult[] = [];
+    const fanout: FanoutResult[] = [];
+    return {
+      async measure({ stack }: BenchEnvironment) {
+        const accountId = stack.targets[0]?.accountId;
+        if (!accountId) throw new Error('the organization has no account connected to the alpha provider');
+        const locations = new LocationsBench(stack, accountId, options, signal);
+        bench = locations;
+        const created = performance.now();
+        await locations.createLocations();
+        console.log(`  ${options.locations} location(s) created in account ${accountId} (POST /location) and connected in ${((performance.now() - created) / 1000).toFixed(1)} s`);
+        await locations.openMonitor();
+        await locations.captureFrame();
 
-  let stack: BenchStack | undefined;
-  let bench: LocationsBench | undefined;
-  const limits = abortOnLimits(options.timeoutMs, () => stack?.forceStop());
-  const signal = limits.signal;
-  const began = performance.now();
-  console.log('bench/locations');
-  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
-  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-
-  let sandbox: AlphaSandboxControl | undefined;
-  let previousSandboxConfig: AlphaSandboxConfig | undefined;
-  const pipeline: PipelineResult[] = [];
-  const fanout: FanoutResult[] = [];
-  let failed = false;
-  try {
-    if (options.url) {
-      stack = await connectToStack({ url: options.url, token: options.token! });
-      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
-    } else {
-      const started = performance.now();
-      stack = await startOwnedStack({ root: ROOT, signal, profileDir: options.profileServer });
-      console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
-    }
-    const accountId = stack.targets[0]?.accountId;
-    if (!accountId) throw new Error('the organization has no account connected to the alpha provider');
-
-    // A provider that answers at once and takes any number of edits: every millisecond measured is the gateway's.
-    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
-    if (stack.owned) await sandbox.reset();
-    else previousSandboxConfig = (await sandbox.state()).config;
-    console.log(`  alpha sandbox: ${JSON.stringify(await sandbox.configure({ latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 }))}`);
-
-    bench = new LocationsBench(stack, accountId, options, signal);
-    const created = performance.now();
-    await bench.createLocations();
-    console.log(`  ${options.locations} location(s) created in account ${accountId} (POST /location) and connected in ${((performance.now() - created) / 1000).toFixed(1)} s`);
-    await bench.openMonitor();
-    await bench.captureFrame();
-
-    const stop = () => {
-      if (signal.aborted) throw new Aborted('aborted');
+        const stop = () => {
+          if (signal.aborted) throw new Aborted('aborted');
+        };
+        if (options.burstUpdates > 0) {
+          console.log(`  burst: ${options.locations} x ${options.burstUpdates} updates, one unfinished per location…`);
+          pipeline.push(await locations.burst(options.burstUpdates));
+          stop();
+        }
+        if (options.pacedUpdates > 0) {
+          console.log(`  paced: ${options.pacedUpdates} updates at ${options.pacedRate}/s…`);
+          pipeline.push(await locations.pacedRun(options.pacedUpdates, options.pacedRate));
+          stop();
+        }
+        if (options.fanoutUpdates > 0) {
+          console.log(`  fanout-1: ${options.fanoutUpdates} updates at ${options.fanoutRate}/s, 1 subscriber…`);
+          fanout.push(await locations.serviceRun('fanout-1', locations.monitor!, locations.monitorRecorder!, options.fanoutUpdates));
+          stop();
+          await locations.openPool();
+          await locations.openBaseline();
+          const run = async (name: string, kind: FanoutResult['kind']) => {
+            stop();
+            console.log(`  ${name}: ${options.fanoutUpdates} ${kind === 'service' ? 'updates' : 'ticks of 3 frames'} at ${options.fanoutRate}/s, ${options.subscribers} subscribers…`);
+            const result = kind === 'service' ? await locations.serviceRun(name, locations.pool!, locations.poolRecorder!, options.fanoutUpdates) : await locations.baselineRun(name, options.fanoutUpdates);
+            fanout.push(result);
+            console.log(`    p50 ${ms(result.latency.p50)} ms, p95 ${ms(result.latency.p95)} ms, ${result.received}/${result.expected} deliveries`);
+          };
+          // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
+          await run('plain-1', 'baseline');
+          for (let round = 1; round <= options.rounds; round++) {
+            await run(`fanout-${options.subscribers}${options.rounds > 1 ? `-${round}` : ''}`, 'service');
+            await run(`plain-${round + 1}`, 'baseline');
+          }
+        }
+      },
+      report(stack, aborted) {
+        const figures = report(pipeline, fanout, bench, stack, options, aborted);
+        return { pipeline, fanout: fanout.map((run) => ({ ...run, samples: undefined })), pooled: figures };
+      },
+      async close() {
+        if (!bench) return;
+        await bench.close();
+        console.log('sockets closed, broadcast server stopped');
+      },
     };
-    if (options.burstUpdates > 0) {
-      console.log(`  burst: ${options.locations} x ${options.burstUpdates} updates, one unfinished per location…`);
-      pipeline.push(await bench.burst(options.burstUpdates));
-      stop();
-    }
-    if (options.pacedUpdates > 0) {
-      console.log(`  paced: ${options.pacedUpdates} updates at ${options.pacedRate}/s…`);
-      pipeline.push(await bench.pacedRun(options.pacedUpdates, options.pacedRate));
-      stop();
-    }
-    if (options.fanoutUpdates > 0) {
-      console.log(`  fanout-1: ${options.fanoutUpdates} updates at ${options.fanoutRate}/s, 1 subscriber…`);
-      fanout.push(await bench.serviceRun('fanout-1', bench.monitor!, bench.monitorRecorder!, options.fanoutUpdates));
-      stop();
-      await bench.openPool();
-      await bench.openBaseline();
-      const run = async (name: string, kind: FanoutResult['kind']) => {
-        stop();
-        console.log(`  ${name}: ${options.fanoutUpdates} ${kind === 'service' ? 'updates' : 'ticks of 3 frames'} at ${options.fanoutRate}/s, ${options.subscribers} subscribers…`);
-        const result = kind === 'service' ? await bench!.serviceRun(name, bench!.pool!, bench!.poolRecorder!, options.fanoutUpdates) : await bench!.baselineRun(name, options.fanoutUpdates);
-        fanout.push(result);
-        console.log(`    p50 ${ms(result.latency.p50)} ms, p95 ${ms(result.latency.p95)} ms, ${result.received}/${result.expected} deliveries`);
-      };
-      // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
-      await run('plain-1', 'baseline');
-      for (let round = 1; round <= options.rounds; round++) {
-        await run(`fanout-${options.subscribers}${options.rounds > 1 ? `-${round}` : ''}`, 'service');
-        await run(`plain-${round + 1}`, 'baseline');
-      }
-    }
-  } catch (error) {
-    if (!signal.aborted) {
-      failed = true;
-      console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  } finally {
-    limits.finished();
-    const figures = report(pipeline, fanout, bench, stack, options, limits.reason());
-    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - began) / 1000).toFixed(0)} s`);
-    if (options.json) {
-      const machine = { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim(), platform: `${process.platform}/${process.arch}` };
-      writeFileSync(
-        options.json,
-        JSON.stringify({ machine, options: { ...options, token: undefined }, pipeline, fanout: fanout.map(({ samples: _samples, ...rest }) => rest), pooled: figures, aborted: limits.reason() }, null, 2),
-      );
-    }
-    await bench?.close().catch(() => undefined);
-    if (bench) console.log('sockets closed, broadcast server stopped');
-    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
-    if (stack) {
-      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
-      if (stack.owned) console.log('stack stopped, its data directory removed');
-    }
-  }
-  return limits.reason() ? 2 : failed ? 1 : 0;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
   },
-);
+});

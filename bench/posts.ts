@@ -4,27 +4,17 @@
  * figures and never asserts. `npm run bench:posts -- --help` lists the options; docs/benchmarks.md explains them.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import type { AlphaSandboxConfig } from '../src/sandbox/alpha/alpha-sandbox.state';
+import { sleep } from './support/abort';
 import { fetchPattern, pendingPublishJobs, readTimelines, type FetchPattern, type PostTimeline } from './support/breakdown';
-import { processCpuSeconds, processTreeCpuSeconds, selfCpuSeconds } from './support/cpu';
-import { abortOnLimits } from './support/abort';
-import { connectToStack, startOwnedStack, type BenchStack, type PostTarget } from './support/stack';
-import { createPost, sleep } from './support/posting';
+import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
+import { integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { createPost } from './support/posting';
+import type { BenchStack, PostTarget } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
-import { integerOption } from './support/options';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-const USAGE = `Usage: npm run bench:posts -- [options]
-
-  --posts N            posts of the 1-subscriber run (default 2000)
+const USAGE = `  --posts N            posts of the 1-subscriber run (default 2000)
   --concurrency C      POST /post requests in flight (default 64)
   --fanout-posts N     posts of the fan-out run, concurrency C (default 200)
   --fanout-paced-posts N  posts of the paced fan-out run on the same sockets (default 50; 0 skips it)
@@ -34,12 +24,6 @@ const USAGE = `Usage: npm run bench:posts -- [options]
   --warmup N           posts created and awaited before the first run, not measured (default 20)
   --scenarios LIST     comma-separated: sequential,fanout,fanout-paced,single (default all, run in this order)
   --drain-idle-s S     stop waiting for events after S seconds without one (default 30)
-  --timeout-s S        global time limit: print what was measured and exit 2 (default 600)
-  --url URL            an already running stack (http://127.0.0.1:<port>) instead of starting one
-  --token TOKEN        with --url: an organization token
-  --database-url URL   with --url: its database, for the server-side breakdown (optional)
-  --json FILE          also write the results as JSON
-  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)
 `;
 
 interface Options {
@@ -53,69 +37,9 @@ interface Options {
   warmup: number;
   scenarios: Set<string>;
   drainIdleMs: number;
-  timeoutMs: number;
-  url: string | undefined;
-  token: string | undefined;
-  databaseUrl: string | undefined;
-  json: string | undefined;
-  profileServer: string | undefined;
 }
 
 const SCENARIOS = ['sequential', 'fanout', 'fanout-paced', 'single'];
-
-function readOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      posts: { type: 'string' },
-      concurrency: { type: 'string' },
-      'fanout-posts': { type: 'string' },
-      'fanout-paced-posts': { type: 'string' },
-      'fanout-rate': { type: 'string' },
-      subscribers: { type: 'string' },
-      'sequential-posts': { type: 'string' },
-      warmup: { type: 'string' },
-      scenarios: { type: 'string' },
-      'drain-idle-s': { type: 'string' },
-      'timeout-s': { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      'database-url': { type: 'string' },
-      json: { type: 'string' },
-      'profile-server': { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const scenarios = new Set((values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
-  for (const scenario of scenarios) {
-    if (!SCENARIOS.includes(scenario)) throw new Error(`--scenarios: unknown scenario ${scenario}`);
-  }
-  if (values.url && !values.token) throw new Error('--url needs --token (an organization token)');
-  if (values.url && values['profile-server']) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
-  return {
-    posts: integerOption('posts', values.posts, 2000, 1),
-    concurrency: integerOption('concurrency', values.concurrency, 64, 1),
-    fanoutPosts: integerOption('fanout-posts', values['fanout-posts'], 200, 1),
-    fanoutPacedPosts: integerOption('fanout-paced-posts', values['fanout-paced-posts'], 50, 0),
-    fanoutRate: integerOption('fanout-rate', values['fanout-rate'], 5, 1),
-    subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
-    sequentialPosts: integerOption('sequential-posts', values['sequential-posts'], 100, 0),
-    warmup: integerOption('warmup', values.warmup, 20, 0),
-    scenarios,
-    drainIdleMs: integerOption('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
-    timeoutMs: integerOption('timeout-s', values['timeout-s'], 600, 10) * 1000,
-    url: values.url,
-    token: values.token,
-    databaseUrl: values['database-url'],
-    json: values.json,
-    profileServer: values['profile-server'],
-  };
-}
 
 interface Scenario {
   name: string;
@@ -171,7 +95,7 @@ interface ScenarioResult {
   shortSubscribers: number;
   subscriberErrors: string[];
   wallSeconds: number;
-  cpu: { server: number | undefined; postgres: number | undefined; bench: number };
+  cpu: CpuReading;
   benchLoopDelayP99: number;
   breakdown: Breakdown | undefined;
 }
@@ -198,7 +122,7 @@ class Bench {
   private async createOne(index: number, prefix: string): Promise<CreateRecord> {
     const sentWallClock = Date.now();
     const record = await createPost(this.stack, index, `${prefix}#${index}`, this.signal);
-    return { ...record, target: this.stack.targets[index % this.stack.targets.length]!, sentWallClock };
+    return { ...record, target: this.stack.targets[index % this.stack.targets.length], sentWallClock };
   }
 
   private async createPosts(count: number, concurrency: number, prefix: string, rate?: number): Promise<CreateRecord[]> {
@@ -264,7 +188,7 @@ class Bench {
    * as each scenario ends, so a run stopped by the time limit still reports the scenarios it finished.
    */
   async runGroup(scenarios: Scenario[], done: (result: ScenarioResult) => void): Promise<void> {
-    const first = scenarios[0]!;
+    const first = scenarios[0];
     await this.settle();
     const pool = new SubscriberPool({ wsUrl: this.wsUrl, token: this.stack.token, count: first.subscribers, signal: this.signal });
     try {
@@ -370,11 +294,7 @@ class Bench {
       shortSubscribers: recorder.short(2 * created.length),
       subscriberErrors: [...pool.errors],
       wallSeconds,
-      cpu: {
-        server: diff(cpuAfter.server, cpuBefore.server),
-        postgres: diff(cpuAfter.postgres, cpuBefore.postgres),
-        bench: cpuAfter.bench - cpuBefore.bench,
-      },
+      cpu: cpuSince(cpuBefore, cpuAfter),
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
       breakdown: undefined,
     };
@@ -388,17 +308,9 @@ class Bench {
     return result;
   }
 
-  private cpu(): { server: number | undefined; postgres: number | undefined; bench: number } {
-    return {
-      server: processCpuSeconds(this.stack.serverPid),
-      postgres: processTreeCpuSeconds(this.stack.postmasterPid()),
-      bench: selfCpuSeconds(),
-    };
+  private cpu(): CpuReading {
+    return cpuNow(this.stack.serverPid, this.stack.postmasterPid());
   }
-}
-
-function diff(after: number | undefined, before: number | undefined): number | undefined {
-  return after === undefined || before === undefined ? undefined : after - before;
 }
 
 function breakdownOf(timelines: PostTimeline[], records: CreateRecord[], recorder: PhaseRecorder): Breakdown {
@@ -524,7 +436,7 @@ function report(results: ScenarioResult[], options: Options, stack: BenchStack |
     for (const error of r.subscriberErrors.slice(0, 5)) problems.push(`${r.scenario.name}: ${error}`);
   }
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');
@@ -569,96 +481,75 @@ function toJson(results: ScenarioResult[]): unknown {
   }));
 }
 
-async function main(): Promise<number> {
-  let options: Options;
-  try {
-    options = readOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 64;
+/** The scenarios to run, in groups sharing their subscribers' sockets. */
+function groupsOf(options: Options): Scenario[][] {
+  // Cheapest first: when the global time limit cuts a run short, it cuts the longest one.
+  const groups: Scenario[][] = [];
+  const wanted = (name: string, posts: number) => options.scenarios.has(name) && posts > 0;
+  if (wanted('sequential', options.sequentialPosts)) {
+    groups.push([{ name: 'sequential', subscribers: 1, posts: options.sequentialPosts, concurrency: 1, rate: undefined }]);
   }
-
-  let stack: BenchStack | undefined;
-  const limits = abortOnLimits(options.timeoutMs, () => stack?.forceStop());
-  const controller = { signal: limits.signal };
-
-  console.log('bench/posts');
-  console.log(`  node ${process.version}, ${cpus().length} CPU core(s) (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}/${process.arch}`);
-  // The server, PostgreSQL and these clients share the cores: other load on the machine shows in the figures.
-  console.log(`  load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-
-  let sandbox: AlphaSandboxControl | undefined;
-  let previousSandboxConfig: AlphaSandboxConfig | undefined;
-  const results: ScenarioResult[] = [];
-  let failed = false;
-  try {
-    if (options.url) {
-      stack = await connectToStack({ url: options.url, token: options.token!, databaseUrl: options.databaseUrl });
-      console.log(`  stack: ${stack.baseUrl} (already running; --url)`);
-    } else {
-      const started = performance.now();
-      stack = await startOwnedStack({ root: ROOT, signal: controller.signal, profileDir: options.profileServer });
-      console.log(`  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist/src/main.js, embedded PostgreSQL, throwaway DATA_DIR)`);
-    }
-    console.log(`  posting to ${stack.targets.length} location(s) of ${new Set(stack.targets.map((t) => t.accountId)).size} account(s)`);
-
-    sandbox = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
-    if (stack.owned) await sandbox.reset();
-    else previousSandboxConfig = (await sandbox.state()).config;
-    const config = await sandbox.configure({ latencyMs: 0, processingMs: 0 });
-    console.log(`  alpha sandbox: ${JSON.stringify(config)}`);
-
-    // Cheapest first: when the global time limit cuts a run short, it cuts the longest one. Each group shares
-    // its subscribers' sockets.
-    const groups: Scenario[][] = [];
-    const wanted = (name: string, posts: number) => options.scenarios.has(name) && posts > 0;
-    if (wanted('sequential', options.sequentialPosts)) {
-      groups.push([{ name: 'sequential', subscribers: 1, posts: options.sequentialPosts, concurrency: 1, rate: undefined }]);
-    }
-    const fanout: Scenario[] = [];
-    if (wanted('fanout', options.fanoutPosts)) {
-      fanout.push({ name: 'fanout', subscribers: options.subscribers, posts: options.fanoutPosts, concurrency: options.concurrency, rate: undefined });
-    }
-    if (wanted('fanout-paced', options.fanoutPacedPosts)) {
-      fanout.push({ name: 'fanout-paced', subscribers: options.subscribers, posts: options.fanoutPacedPosts, concurrency: options.concurrency, rate: options.fanoutRate });
-    }
-    if (fanout.length > 0) groups.push(fanout);
-    if (wanted('single', options.posts)) {
-      groups.push([{ name: 'single', subscribers: 1, posts: options.posts, concurrency: options.concurrency, rate: undefined }]);
-    }
-    const bench = new Bench(stack, options, controller.signal);
-    for (const group of groups) {
-      if (controller.signal.aborted) break;
-      try {
-        await bench.runGroup(group, (result) => results.push(result));
-      } catch (error) {
-        if (controller.signal.aborted) break;
-        throw error;
-      }
-      // The sandbox keeps every post in memory: start each group with an empty one.
-      if (stack.owned) await sandbox.reset().then(() => sandbox!.configure({ latencyMs: 0, processingMs: 0 }));
-    }
-  } catch (error) {
-    failed = true;
-    console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    limits.finished();
-    report(results, options, stack, limits.reason());
-    console.log(`\nload average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    if (options.json) writeFileSync(options.json, JSON.stringify({ options: { ...options, scenarios: [...options.scenarios] }, results: toJson(results) }, null, 2));
-    if (previousSandboxConfig && sandbox) await sandbox.configure(previousSandboxConfig).catch(() => undefined);
-    if (stack) {
-      await stack.stop().catch((error: unknown) => console.error(`stopping the stack: ${String(error)}`));
-      if (stack.owned) console.log('\nstack stopped, its data directory removed');
-    }
+  const fanout: Scenario[] = [];
+  if (wanted('fanout', options.fanoutPosts)) {
+    fanout.push({ name: 'fanout', subscribers: options.subscribers, posts: options.fanoutPosts, concurrency: options.concurrency, rate: undefined });
   }
-  return limits.reason() ? 2 : failed ? 1 : 0;
+  if (wanted('fanout-paced', options.fanoutPacedPosts)) {
+    fanout.push({ name: 'fanout-paced', subscribers: options.subscribers, posts: options.fanoutPacedPosts, concurrency: options.concurrency, rate: options.fanoutRate });
+  }
+  if (fanout.length > 0) groups.push(fanout);
+  if (wanted('single', options.posts)) {
+    groups.push([{ name: 'single', subscribers: 1, posts: options.posts, concurrency: options.concurrency, rate: undefined }]);
+  }
+  return groups;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
+runBench({
+  name: 'posts',
+  usage: USAGE,
+  values: ['posts', 'concurrency', 'fanout-posts', 'fanout-paced-posts', 'fanout-rate', 'subscribers', 'sequential-posts', 'warmup', 'scenarios', 'drain-idle-s'],
+  timeoutSeconds: 600,
+  databaseUrl: { why: 'for the server-side breakdown', required: false },
+  sandbox: { latencyMs: 0, processingMs: 0 },
+  read(values): Options {
+    const scenarios = new Set((values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+    for (const scenario of scenarios) {
+      if (!SCENARIOS.includes(scenario)) throw new Error(`--scenarios: unknown scenario ${scenario}`);
+    }
+    return {
+      posts: integerOption('posts', values.posts, 2000, 1),
+      concurrency: integerOption('concurrency', values.concurrency, 64, 1),
+      fanoutPosts: integerOption('fanout-posts', values['fanout-posts'], 200, 1),
+      fanoutPacedPosts: integerOption('fanout-paced-posts', values['fanout-paced-posts'], 50, 0),
+      fanoutRate: integerOption('fanout-rate', values['fanout-rate'], 5, 1),
+      subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
+      sequentialPosts: integerOption('sequential-posts', values['sequential-posts'], 100, 0),
+      warmup: integerOption('warmup', values.warmup, 20, 0),
+      scenarios,
+      drainIdleMs: integerOption('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
+    };
   },
-);
+  start(options, signal) {
+    const results: ScenarioResult[] = [];
+    return {
+      async measure({ stack, resetSandbox }: BenchEnvironment) {
+        console.log(`  posting to ${stack.targets.length} location(s) of ${new Set(stack.targets.map((t) => t.accountId)).size} account(s)`);
+        const bench = new Bench(stack, options, signal);
+        for (const group of groupsOf(options)) {
+          if (signal.aborted) break;
+          try {
+            await bench.runGroup(group, (result) => results.push(result));
+          } catch (error) {
+            if (signal.aborted) break;
+            throw error;
+          }
+          // The sandbox keeps every post in memory: each group starts with an empty one.
+          await resetSandbox();
+        }
+      },
+      report(stack, aborted) {
+        report(results, options, stack, aborted);
+        return { results: toJson(results) };
+      },
+    };
+  },
+});

@@ -18,7 +18,6 @@ const configSchema = z.object({
   ALPHA_API_URL: z.string().url().optional(),
   ALPHA_ACCESS_TOKEN: z.string().min(1).default('sandbox-access-token'),
   PROVIDER_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(10),
-  SANDBOX: z.enum(['on', 'off']).optional(),
   JOB_EXPIRE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   JOB_MAINTENANCE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(20).default(5),
@@ -54,6 +53,9 @@ const configSchema = z.object({
 
 export type RawConfig = z.infer<typeof configSchema>;
 
+/** The names of every variable this module reads (the README's settings table lists each). */
+export const SETTING_NAMES = Object.keys(configSchema.shape) as (keyof RawConfig)[];
+
 export interface Config {
   port: number;
   host: string;
@@ -70,16 +72,11 @@ export interface Config {
   /** What this process runs: the API, the job workers, or both. */
   role: 'all' | 'api' | 'worker';
   redisUrl: string | undefined;
-  /** The alpha provider's base URL; unset: the sandbox this server mounts at /sandbox/alpha. */
+  /** The alpha provider's base URL; unset: a provider mounted beside this server by its starter (development, tests). */
   alphaApiUrl: string | undefined;
   alphaAccessToken: string;
   /** How long one call to a provider (its API or its OAuth endpoints) may take, answer included, in ms. */
   providerTimeoutMs: number;
-  /**
-   * Whether the provider sandboxes (and their unauthenticated controls, loopback only) are mounted: SANDBOX=on, or
-   * by default in development when no provider URL is set. Never beside a provider URL.
-   */
-  sandbox: boolean;
   jobs: {
     expireSeconds: number;
     maintenanceSeconds: number;
@@ -118,16 +115,13 @@ export interface Config {
   alphaClientSecret: string;
   /** How long a consent may take, from generate-url to the callback. */
   oauthStateTtlSeconds: number;
-  /** The beta provider's base URL (its API and OAuth); unset: the sandbox this server mounts at /sandbox/beta. */
+  /** The beta provider's base URL (its API and OAuth); unset: a provider mounted beside this server by its starter. */
   betaApiUrl: string | undefined;
   betaClientId: string;
   betaClientSecret: string;
 }
 
 export class ConfigError extends Error {}
-
-/** The variables that point the service at a real provider: the sandboxes are never mounted beside one. */
-const PROVIDER_URL_VARIABLES = ['ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL'] as const;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable counts as unset, as shells and .env files commonly leave them.
@@ -144,13 +138,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   if (raw.NODE_ENV === 'production' && !raw.TOKEN_ENCRYPTION_KEY) {
     problems.push('  TOKEN_ENCRYPTION_KEY="": required in production (32 bytes, base64): it seals the providers\' tokens at rest');
-  }
-  const providerUrls = PROVIDER_URL_VARIABLES.filter((name) => raw[name] !== undefined);
-  if (raw.SANDBOX === 'on' && providerUrls.length > 0) {
-    // A sandbox beside a real provider would offer its unauthenticated controls and seeded people for nothing, and
-    // half of the flows could end up at the simulator.
-    const given = providerUrls.map((name) => `${name}=${JSON.stringify(raw[name])}`).join(', ');
-    problems.push(`  SANDBOX="on": the provider sandboxes are never mounted beside a real provider URL (${given}); set SANDBOX=off or unset ${providerUrls.join(', ')}`);
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
@@ -169,8 +156,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alphaApiUrl: raw.ALPHA_API_URL,
     alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
     providerTimeoutMs: Math.round(raw.PROVIDER_TIMEOUT_SECONDS * 1000),
-    // Mounted only when asked for; by default only for a developer's own run, where nothing else answers as a provider.
-    sandbox: raw.SANDBOX ? raw.SANDBOX === 'on' : raw.NODE_ENV === 'development' && providerUrls.length === 0,
     jobs: {
       expireSeconds: raw.JOB_EXPIRE_SECONDS,
       maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,

@@ -1,14 +1,18 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, type Config } from './config';
 import { DatabaseSetupError } from './db/embedded';
-import { startStack, type Stack } from './stack';
+import { startStack, type ServerExtension, type Stack } from './stack';
 
 /** sysexits EX_CONFIG: the setup (environment, directories) must change before a start can work. */
 const EXIT_CONFIG = 78;
 
-/** `npm start`: configuration -> database -> migrations -> server; a clean stop on SIGINT/SIGTERM. */
-async function main(): Promise<void> {
+/**
+ * The service's process: configuration -> database -> migrations -> server; a clean stop on SIGINT/SIGTERM.
+ * `extensionFor` is the development entry's (dev/main.ts, what `npm start` runs): what it mounts beside the product.
+ */
+async function main(extensionFor: (config: Config) => ServerExtension | undefined): Promise<void> {
   const config = loadConfig();
+  const extension = extensionFor(config);
   let stack: Stack | undefined;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -34,16 +38,21 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  stack = await startStack(config);
+  stack = await startStack(config, { extension });
   console.log(stack.banner());
 }
 
-main().catch((error: unknown) => {
-  // Problems the user must fix in the environment: one line, no stack trace.
-  if (error instanceof ConfigError || error instanceof DatabaseSetupError) {
-    console.error(error.message);
-    process.exit(EXIT_CONFIG);
-  }
-  console.error('Listings Gateway failed to start:', error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+export function runService(extensionFor: (config: Config) => ServerExtension | undefined = () => undefined): void {
+  main(extensionFor).catch((error: unknown) => {
+    // Problems the user must fix in the environment: one line, no stack trace.
+    if (error instanceof ConfigError || error instanceof DatabaseSetupError) {
+      console.error(error.message);
+      process.exit(EXIT_CONFIG);
+    }
+    console.error('Listings Gateway failed to start:', error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
+
+/** `node dist/src/main.js`: the production start, the product alone. */
+if (require.main === module) runService();

@@ -26,8 +26,6 @@ import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
-import { alphaSandboxPlugin } from './sandbox/alpha/alpha-sandbox';
-import { betaSandboxPlugin } from './sandbox/beta/beta-sandbox';
 import { registerOAuthCallbacks } from './rest/oauth-callbacks';
 
 /**
@@ -35,17 +33,18 @@ import { registerOAuthCallbacks } from './rest/oauth-callbacks';
  * (rate limits, idempotent replay), and those of a refusal (a rate limit's or quota's Retry-After).
  */
 const responseHeadersPlugin: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ contextValue, response, errors }) {
+  requestDidStart() {
+    return Promise.resolve({
+      willSendResponse({ contextValue, response, errors }) {
         const headers = new Map(contextValue.responseHeaders);
         for (const error of errors ?? []) {
           const refusal = domainErrorOf(error);
           if (refusal) for (const [name, value] of limitHeaders(refusal.data)) headers.set(name, value);
         }
         for (const [name, value] of headers) response.http.headers.set(name.toLowerCase(), value);
+        return Promise.resolve();
       },
-    };
+    });
   },
 };
 
@@ -54,8 +53,8 @@ export interface ServerOptions {
   log: FastifyBaseLogger;
   /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
   ideToken?: () => string | undefined;
-  /** Where the provider sandboxes keep their state between starts; unset: they start from their seeds. */
-  sandboxStateFiles?: { alpha: string; beta: string };
+  /** Registers what the starter mounts beside the product (src/stack.ts ServerExtension). */
+  mount?: (app: FastifyInstance) => Promise<void>;
 }
 
 export interface GatewayServer {
@@ -65,7 +64,7 @@ export interface GatewayServer {
 }
 
 /** Seconds a client is told to wait when it reaches a server that is stopping. */
-const RETRY_AFTER_STOPPING_SECONDS = '5';
+const RETRY_AFTER_STOPPING_SECONDS = 5;
 
 /** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health and the IDE. */
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
@@ -113,7 +112,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       responseHeadersPlugin,
       // In production the schema is for callers with a token (the IDE sends one).
       requestGuardsPlugin({ schemaNeedsToken: production }),
-      subscriptionsOverWebSocketOnlyPlugin({ publicUrl: runtime.publicUrl, formatError: (error) => formatGraphQLError(error, errorOptions) }),
+      subscriptionsOverWebSocketOnlyPlugin({ publicUrl: () => runtime.publicUrl(), formatError: (error) => formatGraphQLError(error, errorOptions) }),
     ],
   });
   await apollo.start();
@@ -123,7 +122,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   // shapes (src/rest/adapter.ts).
   app.setErrorHandler((error: FastifyError, request, reply) => handleFastifyError(error, request, reply));
   app.setNotFoundHandler((request, reply) => {
-    const pathname = request.url.split('?')[0]!;
+    const pathname = request.url.split('?')[0];
     const methods = allowed.for(pathname);
     if (methods.length > 0) {
       return sendHttpError(request, reply, 405, `${request.method} is not allowed on ${pathname}; use ${methods.join(', ')}`, {
@@ -137,7 +136,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     if (stopping) {
       return sendHttpError(request, reply, 503, 'The server is stopping; retry shortly', {
         connection: 'close',
-        'retry-after': RETRY_AFTER_STOPPING_SECONDS,
+        ...Object.fromEntries(limitHeaders({ retryAfterSeconds: RETRY_AFTER_STOPPING_SECONDS })),
       });
     }
     const [pathname, search] = request.url.split('?');
@@ -170,21 +169,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
 
   registerRestRoutes(app, { runtime, schema }, routeTable);
   registerOAuthCallbacks(app, runtime);
-  // The provider simulators speak the providers' own HTTP; development and tests reach them over the wire.
-  if (config.sandbox) {
-    await app.register(alphaSandboxPlugin, {
-      prefix: '/sandbox/alpha',
-      clock: () => runtime.clock.now().getTime(),
-      stateFile: options.sandboxStateFiles?.alpha,
-    });
-    await app.register(betaSandboxPlugin, {
-      prefix: '/sandbox/beta',
-      clock: () => runtime.clock.now().getTime(),
-      stateFile: options.sandboxStateFiles?.beta,
-    });
-  }
+  await options.mount?.(app);
   const openApi = buildOpenApi(routeTable, schema, config.publicUrl);
-  app.get('/openapi.json', async () => openApi);
+  app.get('/openapi.json', (_request, reply) => reply.send(openApi));
 
   const ws = attachGraphQLWebSocket({
     server: app.server,

@@ -1,9 +1,9 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config';
-import { locateDatabase } from './db/connect';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { ConfigError, type Config } from './config';
+import { locateDatabase } from './db/locate-database';
 import { migrate, openDatabase, type Database } from './db/orm';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
 import { createEventBus } from './events/create-event-bus';
@@ -13,7 +13,7 @@ import { createLogger, type LoggerSetup } from './logger';
 import { Organization } from './organization/organization.entity';
 import { registerBetaBrandWorkers } from './beta-brand/beta-brand.worker';
 import { registerCompetitorScanWorkers } from './competitor-scan/competitor-scan.worker';
-import { registerAccountWorkers } from './connection/account-import.worker';
+import { registerAccountWorkers } from './account-import/account-import.worker';
 import { registerLocationWorkers } from './location/location.worker';
 import { registerReviewWorkers } from './review/review.worker';
 import { registerPostWorkers } from './post/post.worker';
@@ -21,9 +21,8 @@ import { createAlphaClient } from './providers/alpha/alpha.client';
 import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import { createBetaClient } from './providers/beta/beta.client';
 import { createBetaOAuthClient } from './providers/beta/beta.oauth';
+import { baseUrlNow, type BaseUrl } from './providers/shared/http';
 import type { Runtime } from './runtime';
-import { addDemoReviews } from './sandbox/alpha/alpha-sandbox.demo';
-import { createAlphaSandboxControl } from './sandbox/alpha/alpha-sandbox.control';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
 import { createSecretBox, loadSecretKey } from './shared/secret-box';
@@ -41,11 +40,28 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * Something its starter mounts on the server beside the product: in development and tests, the provider
+ * simulators (sandboxes/, through dev/provider-sandboxes.ts). The product itself never names one.
+ */
+export interface ServerExtension {
+  /** Registers its routes before the server listens. */
+  register(app: FastifyInstance, context: { clock: Clock; dataDir: string }): Promise<void>;
+  /** The providers it serves once the server listens at `serverUrl`; a provider URL in the configuration wins. */
+  providerUrls(serverUrl: string): { alpha: string; beta: string };
+  /** Once the server listens, before the workers start. */
+  started?(context: { serverUrl: string; alphaUrl: string; demo: DemoSeed | undefined; log: FastifyBaseLogger }): Promise<void>;
+  /** What answers as the providers, for the banner: `the sandbox`. */
+  description: string;
+}
+
 export interface StackOptions {
   seedDemo?: boolean;
-  /** The clock services, workers and the sandbox read (tests hold or move it). */
+  /** The clock services, workers and a mounted extension read (tests hold or move it). */
   clock?: Clock;
   log?: LoggerSetup;
+  /** Mounted on the server (not in ROLE=worker); it may serve the providers whose URLs are not configured. */
+  extension?: ServerExtension;
 }
 
 const DEMO_FILE = 'demo.json';
@@ -102,8 +118,9 @@ async function runStopSteps(steps: StopStep[], log: FastifyBaseLogger): Promise<
  * ORM; the embedded PostgreSQL.
  */
 export async function startStack(config: Config, options: StackOptions = {}): Promise<Stack> {
+  const extension = config.role === 'worker' ? undefined : options.extension;
   if (config.role === 'worker' && !config.alphaApiUrl) {
-    throw new Error('ROLE=worker needs ALPHA_API_URL (the sandbox is mounted by the API process)');
+    throw new ConfigError('ROLE=worker needs ALPHA_API_URL: a provider mounted beside a server (npm start in development) is that process\'s');
   }
   const log = createLogger(config, options.log);
   const clock = options.clock ?? systemClock;
@@ -126,23 +143,23 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
-    let alphaBaseUrl = config.alphaApiUrl;
-    let publicUrl = config.publicUrl?.replace(/\/+$/, '');
+    // Where this server listens, once it does: a mounted provider's URLs and the default public URL derive from it.
+    let serverUrl: string | undefined;
+    const listening = (what: string) => {
+      if (!serverUrl) throw new Error(`${what} is known once the server listens`);
+      return serverUrl;
+    };
+    // Unset and nothing mounted: the calls of that provider fail, each saying which setting is missing.
+    const mountedAt = (provider: 'alpha' | 'beta') => () => {
+      if (!extension) throw new Error(`${provider === 'alpha' ? 'ALPHA_API_URL' : 'BETA_API_URL'} is not set and no provider is mounted`);
+      return extension.providerUrls(listening(`the ${provider} provider's URL`))[provider];
+    };
+    const alphaBaseUrl: BaseUrl = config.alphaApiUrl ?? mountedAt('alpha');
+    const betaBaseUrl: BaseUrl = config.betaApiUrl ?? mountedAt('beta');
+    const configuredPublicUrl = config.publicUrl?.replace(/\/+$/, '');
+    // For the banner and the mounted extension: with nothing set and nothing mounted, the banner says so.
+    const alphaUrlNow = () => (config.alphaApiUrl || extension ? baseUrlNow(alphaBaseUrl) : 'not set (ALPHA_API_URL)');
     const timeoutMs = config.providerTimeoutMs;
-    const alphaClients = (baseUrl: string) => ({
-      alpha: createAlphaClient({ baseUrl, accessToken: () => config.alphaAccessToken, timeoutMs }),
-      alphaOAuth: createAlphaOAuthClient({
-        baseUrl: config.alphaOAuthUrl ?? baseUrl,
-        clientId: config.alphaClientId,
-        clientSecret: config.alphaClientSecret,
-        timeoutMs,
-      }),
-    });
-    // Beta calls always carry a company's token (from its consent): the client has no token of its own.
-    const betaClients = (baseUrl: string) => ({
-      beta: createBetaClient({ baseUrl, accessToken: () => '', timeoutMs }),
-      betaOAuth: createBetaOAuthClient({ baseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret, timeoutMs }),
-    });
     const runtime: Runtime = {
       config,
       database,
@@ -150,14 +167,18 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       jobs,
       clock,
       principals,
-      // Replaced below: without ALPHA_API_URL the sandbox of this very server answers, once it listens.
-      ...alphaClients(config.alphaApiUrl ?? 'http://127.0.0.1:0/sandbox/alpha'),
-      ...betaClients(config.betaApiUrl ?? 'http://127.0.0.1:0/sandbox/beta'),
+      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs }),
+      alphaOAuth: createAlphaOAuthClient({
+        baseUrl: config.alphaOAuthUrl ?? alphaBaseUrl,
+        clientId: config.alphaClientId,
+        clientSecret: config.alphaClientSecret,
+        timeoutMs,
+      }),
+      // Beta calls always carry a company's token (from its consent): the client has no token of its own.
+      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs }),
+      betaOAuth: createBetaOAuthClient({ baseUrl: betaBaseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret, timeoutMs }),
       secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
-      publicUrl: () => {
-        if (!publicUrl) throw new Error('PUBLIC_URL is needed where this process does not serve HTTP');
-        return publicUrl;
-      },
+      publicUrl: () => configuredPublicUrl ?? listening('PUBLIC_URL (needed where this process does not serve HTTP)'),
     };
 
     let server: GatewayServer | undefined;
@@ -167,21 +188,13 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
         runtime,
         log,
         ideToken: () => (config.isDevelopment ? demo?.token : undefined),
-        // The simulated provider keeps what it holds between starts, as a real one would.
-        sandboxStateFiles: { alpha: path.join(location.dataDir, 'alpha-sandbox.json'), beta: path.join(location.dataDir, 'beta-sandbox.json') },
+        mount: extension && ((app) => extension.register(app, { clock, dataDir: location.dataDir })),
       });
       steps.push({ name: 'the HTTP server', run: () => server!.close() });
       const address = await server.app.listen({ port: config.port, host: config.host });
       url = address.replace('[::1]', 'localhost');
-      alphaBaseUrl ??= `${url}/sandbox/alpha`;
-      publicUrl ??= url;
-      Object.assign(runtime, alphaClients(alphaBaseUrl), betaClients(config.betaApiUrl ?? `${url}/sandbox/beta`));
-    }
-    if (server && config.sandbox && !config.alphaApiUrl && config.isDevelopment && demo) {
-      // The demo's provider data: before the workers start, so the first import brings every reply state.
-      await addDemoReviews(createAlphaSandboxControl(alphaBaseUrl!)).catch((error: unknown) => {
-        log.warn({ err: error }, 'could not add the demo reviews to the alpha sandbox');
-      });
+      serverUrl = url;
+      await extension?.started?.({ serverUrl: url, alphaUrl: alphaUrlNow(), demo, log });
     }
     if (config.role !== 'api') {
       await registerPostWorkers(runtime);
@@ -202,7 +215,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       server,
       demo,
       log,
-      banner: () => bannerText(config, url, location.description, demo, applied, alphaBaseUrl, location.dataDir),
+      banner: () => bannerText(config, url, location.description, demo, applied, alphaUrlNow(), extension?.description, location.dataDir),
       stop,
     };
   } catch (error) {
@@ -217,14 +230,15 @@ function bannerText(
   databaseDescription: string,
   demo: DemoSeed | undefined,
   applied: string[],
-  alphaBaseUrl: string | undefined,
+  alphaUrl: string,
+  mounted: string | undefined,
   dataDir: string,
 ): string {
   const database =
     `  Database: ${databaseDescription}` +
     (applied.length > 0 ? `; migrations applied now: ${applied.join(', ')}` : '; schema up to date');
   if (!url) {
-    return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaBaseUrl}.`, database].join('\n');
+    return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaUrl}.`, database].join('\n');
   }
   const lines = [
     '',
@@ -233,7 +247,7 @@ function bannerText(
     `  REST (the documented paths):                         ${url}/   e.g. ${url}/organization`,
     `  OpenAPI of the REST paths:                           ${url}/openapi.json`,
     `  Health:                                              ${url}/healthz   ${url}/readyz`,
-    `  Alpha provider:                                      ${alphaBaseUrl}${config.sandbox && !config.alphaApiUrl ? ' (the sandbox)' : ''}`,
+    `  Alpha provider:                                      ${alphaUrl}${mounted && !config.alphaApiUrl ? ` (${mounted})` : ''}`,
     database,
     '',
     'Tokens: `npm run cli -- org create --name "My org"` prints an organization and its token;',

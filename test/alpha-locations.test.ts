@@ -5,9 +5,9 @@ import path from 'node:path';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import type { AlphaLocation, AlphaLocationUpdatePath } from '../src/providers/alpha/alpha.types';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
-import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 
 /**
  * The alpha client's location calls against the alpha sandbox, both real, over HTTP. The sandbox runs on a clock

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
-import { AlphaOAuthError, AlphaProviderError } from '../src/providers/alpha/alpha.errors';
+import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
+import { OAuthError } from '../src/providers/shared/oauth-error';
 import { createAlphaOAuthClient, createAlphaPkce, type AlphaOAuthClient } from '../src/providers/alpha/alpha.oauth';
 import {
   ALPHA_CONNECT_SCOPES,
@@ -11,10 +12,10 @@ import {
   ALPHA_SCOPE_PROFILE,
   type AlphaOAuthTokenAnswer,
 } from '../src/providers/alpha/alpha.types';
-import { ALPHA_SANDBOX_SEED } from '../src/sandbox/alpha/alpha-sandbox';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
-import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 
 /**
  * The alpha sandbox's identity provider through the real OAuth client and a browser's view of the consent page,
@@ -57,7 +58,7 @@ function decodeEntities(text: string): string {
 function attributesOf(tag: string): Record<string, string> {
   const attributes: Record<string, string> = {};
   for (const match of tag.matchAll(/([a-zA-Z_-]+)(?:="([^"]*)")?/g)) {
-    attributes[match[1]!] = decodeEntities(match[2] ?? '');
+    attributes[match[1]] = decodeEntities(match[2] ?? '');
   }
   return attributes;
 }
@@ -65,23 +66,23 @@ function attributesOf(tag: string): Record<string, string> {
 function parseConsentPage(html: string, pageUrl: string): ConsentForm {
   const formTag = /<form\b([^>]*)>/.exec(html);
   if (!formTag) throw new Error(`no form on the page:\n${html}`);
-  const form = attributesOf(formTag[1]!);
+  const form = attributesOf(formTag[1]);
   expect(form.method).toBe('post');
-  const inputs = [...html.matchAll(/<input\b([^>]*)>/g)].map((match) => attributesOf(match[1]!));
+  const inputs = [...html.matchAll(/<input\b([^>]*)>/g)].map((match) => attributesOf(match[1]));
   return {
     action: new URL(form.action ?? '', pageUrl).toString(),
-    hidden: inputs.filter((input) => input.type === 'hidden').map((input) => [input.name!, input.value!]),
-    identityField: /<select\b([^>]*)>/.exec(html) ? attributesOf(/<select\b([^>]*)>/.exec(html)![1]!).name : undefined,
+    hidden: inputs.filter((input) => input.type === 'hidden').map((input) => [input.name, input.value]),
+    identityField: /<select\b([^>]*)>/.exec(html) ? attributesOf(/<select\b([^>]*)>/.exec(html)![1]).name : undefined,
     identities: [...html.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)].map((match) => {
-      const attributes = attributesOf(match[1]!);
-      return { value: attributes.value!, label: decodeEntities(match[2]!), selected: 'selected' in attributes };
+      const attributes = attributesOf(match[1]);
+      return { value: attributes.value, label: decodeEntities(match[2]), selected: 'selected' in attributes };
     }),
     checkboxes: inputs
       .filter((input) => input.type === 'checkbox')
-      .map((input) => ({ name: input.name!, value: input.value!, checked: 'checked' in input })),
+      .map((input) => ({ name: input.name, value: input.value, checked: 'checked' in input })),
     buttons: [...html.matchAll(/<button\b([^>]*)>([^<]*)<\/button>/g)].map((match) => {
-      const attributes = attributesOf(match[1]!);
-      return { name: attributes.name!, value: attributes.value!, label: match[2]! };
+      const attributes = attributesOf(match[1]);
+      return { name: attributes.name, value: attributes.value, label: match[2] };
     }),
   };
 }
@@ -197,7 +198,7 @@ function basic(id: string, secret: string): string {
 }
 
 function jwtPayload(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 beforeAll(async () => {
@@ -455,7 +456,7 @@ describe('the token endpoint', () => {
     expect(
       await failure(
         wrongSecret.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier }),
-        AlphaOAuthError,
+        OAuthError,
       ),
     ).toMatchObject({
       status: 401,
@@ -467,7 +468,7 @@ describe('the token endpoint', () => {
       clientId: 'stranger',
       clientSecret: CLIENT_SECRET,
     });
-    expect(await failure(stranger.refresh('1//whatever'), AlphaOAuthError)).toMatchObject({
+    expect(await failure(stranger.refresh('1//whatever'), OAuthError)).toMatchObject({
       status: 401,
       error: 'invalid_client',
     });
@@ -575,7 +576,7 @@ describe('the token endpoint', () => {
     const exchange = (overrides: Partial<{ code: string; redirectUri: string; codeVerifier: string }>, using = oauth) =>
       failure(
         using.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier, ...overrides }),
-        AlphaOAuthError,
+        OAuthError,
       );
 
     expect(await exchange({ code: '4/never-issued' })).toMatchObject({
@@ -612,14 +613,14 @@ describe('the token endpoint', () => {
 
     const again = await failure(
       oauth.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier }),
-      AlphaOAuthError,
+      OAuthError,
     );
     expect(again).toMatchObject({ status: 400, error: 'invalid_grant' });
     expect(again.description).toContain('already used');
     expect(
       await failure(client.listAccounts({}, { accessToken: first.access_token }), AlphaProviderError),
     ).toMatchObject({ status: 401, reason: 'UNAUTHENTICATED' });
-    expect(await failure(oauth.refresh(first.refresh_token!), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.refresh(first.refresh_token!), OAuthError)).toMatchObject({
       error: 'invalid_grant',
     });
     expect((await control.state()).oauth).toMatchObject({ accessTokens: { active: 0 }, refreshTokens: { active: 0 } });
@@ -633,7 +634,7 @@ describe('the token endpoint', () => {
     now = START + 10 * 60_000;
     const expired = await failure(
       oauth.exchangeCode({ code: late.code, redirectUri: REDIRECT, codeVerifier: late.codeVerifier }),
-      AlphaOAuthError,
+      OAuthError,
     );
     expect(expired).toMatchObject({ error: 'invalid_grant' });
     expect(expired.description).toContain('expired');
@@ -656,7 +657,7 @@ describe('expiry, refresh and revocation', () => {
     expect(expired.details).toEqual([
       { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'ACCESS_TOKEN_EXPIRED', domain: 'alpha.example' },
     ]);
-    expect(await failure(oauth.userInfo(tokens.access_token), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.userInfo(tokens.access_token), OAuthError)).toMatchObject({
       status: 401,
       error: 'invalid_token',
     });
@@ -706,7 +707,7 @@ describe('expiry, refresh and revocation', () => {
   });
 
   it('refuses a refresh token it does not know, or of another client', async () => {
-    expect(await failure(oauth.refresh('1//never-issued'), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.refresh('1//never-issued'), OAuthError)).toMatchObject({
       status: 400,
       error: 'invalid_grant',
       retryable: false,
@@ -723,7 +724,7 @@ describe('expiry, refresh and revocation', () => {
       clientId: 'other-app',
       clientSecret: 'other-secret',
     });
-    expect(await failure(otherApp.refresh(tokens.refresh_token!), AlphaOAuthError)).toMatchObject({
+    expect(await failure(otherApp.refresh(tokens.refresh_token!), OAuthError)).toMatchObject({
       error: 'invalid_grant',
     });
   });
@@ -738,13 +739,13 @@ describe('expiry, refresh and revocation', () => {
         status: 401,
       });
     }
-    expect(await failure(oauth.refresh(first.refresh_token!), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.refresh(first.refresh_token!), OAuthError)).toMatchObject({
       error: 'invalid_grant',
     });
     expect((await client.listAccounts({}, { accessToken: untouched.access_token })).accounts).toHaveLength(2);
 
     await oauth.revoke(untouched.access_token);
-    expect(await failure(oauth.refresh(untouched.refresh_token!), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.refresh(untouched.refresh_token!), OAuthError)).toMatchObject({
       error: 'invalid_grant',
     });
 
@@ -787,12 +788,12 @@ describe('userinfo', () => {
     const bare = await fetch(`${sandbox.url}/oauth/userinfo`);
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toContain('Bearer');
-    expect(await failure(oauth.userInfo('ya29.forged'), AlphaOAuthError)).toMatchObject({
+    expect(await failure(oauth.userInfo('ya29.forged'), OAuthError)).toMatchObject({
       status: 401,
       error: 'invalid_token',
       retryable: false,
     });
-    expect(await failure(oauth.userInfo('sandbox-access-token'), AlphaOAuthError)).toMatchObject({ status: 401 });
+    expect(await failure(oauth.userInfo('sandbox-access-token'), OAuthError)).toMatchObject({ status: 401 });
   });
 });
 
@@ -948,9 +949,9 @@ describe('identities added by a control', () => {
 
     const tokens = await connect(added.identity.sub);
     const [account] = (await client.listAccounts({}, { accessToken: tokens.access_token })).accounts;
-    expect(account?.name).toBe(added.accounts[0]!.name);
+    expect(account?.name).toBe(added.accounts[0].name);
     const locations = await client.listLocations(
-      { accountId: account!.name.split('/')[1]! },
+      { accountId: account.name.split('/')[1] },
       { accessToken: tokens.access_token },
     );
     expect(locations.locations.map((location) => location.storeCode)).toEqual(['dave-1']);
@@ -1004,7 +1005,7 @@ describe('scripted failures of the identity provider', () => {
     await control.fail({ count: 1, status: 503, pathContains: '/oauth/token' });
     const error = await failure(
       oauth.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier }),
-      AlphaOAuthError,
+      OAuthError,
     );
     expect(error).toMatchObject({ status: 503, error: 'temporarily_unavailable', retryable: true });
     expect(
@@ -1019,7 +1020,7 @@ describe('scripted failures of the identity provider', () => {
     expect(
       await failure(
         oauth.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier }),
-        AlphaOAuthError,
+        OAuthError,
       ),
     ).toMatchObject({
       status: 0,
@@ -1030,7 +1031,7 @@ describe('scripted failures of the identity provider', () => {
     expect(
       await failure(
         oauth.exchangeCode({ code: given.code, redirectUri: REDIRECT, codeVerifier: given.codeVerifier }),
-        AlphaOAuthError,
+        OAuthError,
       ),
     ).toMatchObject({ error: 'invalid_grant' });
     expect((await control.state()).oauth.accessTokens).toEqual({ issued: 1, active: 0 });
@@ -1065,7 +1066,7 @@ describe('persistence in a state file', () => {
   async function start(stateFile: string) {
     const started = await restarts.start(stateFile);
     return {
-      close: started.close,
+      close: () => started.close(),
       oauth: createAlphaOAuthClient({ baseUrl: started.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }),
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 'sandbox-access-token' }),
       control: createAlphaSandboxControl(started.url),

@@ -2,10 +2,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import type { AlphaPlace, AlphaPlaceSearch } from '../src/providers/alpha/alpha.types';
-import { ALPHA_SANDBOX_SEED, type AlphaSandboxMarketBusinessInput } from '../src/sandbox/alpha/alpha-sandbox';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { ALPHA_SANDBOX_SEED, type AlphaSandboxMarketBusinessInput } from '../sandboxes/alpha/alpha-sandbox';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
-import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 
 /**
  * The alpha client's nearby text search against the alpha sandbox, both real, over HTTP: the synthetic market, an

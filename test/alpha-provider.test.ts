@@ -4,9 +4,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alpha.client';
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../src/providers/alpha/alpha.types';
-import { alphaSandboxPlugin } from '../src/sandbox/alpha/alpha-sandbox';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { alphaSandboxPlugin } from '../sandboxes/alpha/alpha-sandbox';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
+import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 
 /**
  * The alpha client against the alpha sandbox, both real, over HTTP. The sandbox runs on a clock this file moves,

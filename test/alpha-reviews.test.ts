@@ -3,10 +3,10 @@ import { createAlphaClient, type AlphaClient } from '../src/providers/alpha/alph
 import { AlphaProviderError } from '../src/providers/alpha/alpha.errors';
 import { createAlphaOAuthClient, createAlphaPkce } from '../src/providers/alpha/alpha.oauth';
 import { ALPHA_CONNECT_SCOPES, type AlphaReview } from '../src/providers/alpha/alpha.types';
-import { ALPHA_SANDBOX_SEED } from '../src/sandbox/alpha/alpha-sandbox';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
+import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
-import { startAlphaSandbox, type AlphaSandboxServer } from '../src/sandbox/alpha/main';
+import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 
 /**
  * The alpha client's account and review calls against the alpha sandbox, both real, over HTTP: the seeded accounts,

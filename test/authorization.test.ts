@@ -11,7 +11,7 @@ import { startTestStack, type TestStack } from './support/stack';
 import { postProbe, subscribe, updateJobProbe, type Probe, type Recorder } from './support/ws';
 
 /**
- * Whose accounts a token reaches (src/account/account.access.ts): an organization token every account of its
+ * Whose accounts a token reaches (src/access/reach.ts): an organization token every account of its
  * organization, an account token its own account only. Every GraphQL operation of the served schema and every
  * route of the REST route table is run by three intruders naming the victim's ids: the account token of another
  * account of the victim's organization, and another organization's organization and account tokens. Each request
@@ -559,7 +559,7 @@ beforeAll(async () => {
   );
   await eventually(async () => {
     const found = await gql(account, 'query ($id: ID) { competitorScan(scanId: $id) { status } }', { id: scan.runCompetitorScan.id });
-    return ['completed', 'failed'].includes(found.competitorScan.status) ? found : undefined;
+    return ['COMPLETED', 'FAILED'].includes(found.competitorScan.status) ? found : undefined;
   }, 30000, 'the victim’s scan');
   const { reviews } = await gql<{ reviews: { edges: { node: { id: string; name: string } }[] } }>(
     account,

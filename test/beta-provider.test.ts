@@ -1,11 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createBetaClient, type BetaClient } from '../src/providers/beta/beta.client';
-import { BetaOAuthError, BetaProviderError, isBetaEtagMismatch } from '../src/providers/beta/beta.errors';
+import { BetaProviderError, isBetaEtagMismatch } from '../src/providers/beta/beta.errors';
+import { OAuthError } from '../src/providers/shared/oauth-error';
 import { createBetaOAuthClient, type BetaOAuthClient } from '../src/providers/beta/beta.oauth';
 import { BETA_CATEGORIES, type BetaBrandDetails, type BetaOAuthTokenAnswer } from '../src/providers/beta/beta.types';
-import { BETA_SANDBOX_SEED } from '../src/sandbox/beta/beta-sandbox';
-import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
-import { startBetaSandbox, type BetaSandboxServer } from '../src/sandbox/beta/main';
+import { BETA_SANDBOX_SEED } from '../sandboxes/beta/beta-sandbox';
+import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
+import { startBetaSandbox, type BetaSandboxServer } from '../sandboxes/beta/main';
 import { formOf, submit, visit, type ConsentForm, type Hop } from './support/browser';
 import { sandboxRestarts } from './support/sandbox-restarts';
 
@@ -303,7 +304,7 @@ describe('the token endpoint', () => {
       expect(await response.json()).toMatchObject({ error: 'invalid_client', error_description: expect.any(String) });
     }
     const wrong = createBetaOAuthClient({ baseUrl: sandbox.url, clientId: CLIENT_ID, clientSecret: 'wrong' });
-    expect(await failure(wrong.exchangeCode({ code, redirectUri: REDIRECT }), BetaOAuthError)).toMatchObject({
+    expect(await failure(wrong.exchangeCode({ code, redirectUri: REDIRECT }), OAuthError)).toMatchObject({
       status: 401,
       error: 'invalid_client',
       retryable: false,
@@ -368,7 +369,7 @@ describe('the token endpoint', () => {
       () => oauth.exchangeCode({ code, redirectUri: 'https://gateway.example/elsewhere' }),
       () => other.exchangeCode({ code, redirectUri: REDIRECT }),
     ]) {
-      expect(await failure(call(), BetaOAuthError)).toMatchObject({
+      expect(await failure(call(), OAuthError)).toMatchObject({
         status: 400,
         error: 'invalid_grant',
         retryable: false,
@@ -381,14 +382,14 @@ describe('the token endpoint', () => {
   it('a code used twice is refused, and the tokens it gave are revoked', async () => {
     const code = await consent();
     const tokens = await oauth.exchangeCode({ code, redirectUri: REDIRECT });
-    expect(await failure(oauth.exchangeCode({ code, redirectUri: REDIRECT }), BetaOAuthError)).toMatchObject({
+    expect(await failure(oauth.exchangeCode({ code, redirectUri: REDIRECT }), OAuthError)).toMatchObject({
       error: 'invalid_grant',
       description: expect.stringContaining('already used'),
     });
     expect(
       await failure(client.listBrands(ACME, {}, { accessToken: tokens.access_token }), BetaProviderError),
     ).toMatchObject({ status: 401, code: 'UNAUTHORIZED', context: 'Authorization' });
-    expect(await failure(oauth.refresh(tokens.refresh_token), BetaOAuthError)).toMatchObject({
+    expect(await failure(oauth.refresh(tokens.refresh_token), OAuthError)).toMatchObject({
       error: 'invalid_grant',
     });
   });
@@ -399,7 +400,7 @@ describe('the token endpoint', () => {
     expect((await oauth.exchangeCode({ code: fresh, redirectUri: REDIRECT })).company_id).toBe(ACME);
     const stale = await consent();
     now += 10 * 60_000;
-    expect(await failure(oauth.exchangeCode({ code: stale, redirectUri: REDIRECT }), BetaOAuthError)).toMatchObject({
+    expect(await failure(oauth.exchangeCode({ code: stale, redirectUri: REDIRECT }), OAuthError)).toMatchObject({
       error: 'invalid_grant',
       description: expect.stringContaining('expired'),
     });
@@ -474,7 +475,7 @@ describe('expiry and refresh', () => {
     const tokens = await connect();
     const other = createBetaOAuthClient({ baseUrl: sandbox.url, clientId: 'other-app', clientSecret: 'other-secret' });
     for (const call of [() => oauth.refresh('bc_rt_unknown'), () => other.refresh(tokens.refresh_token)]) {
-      expect(await failure(call(), BetaOAuthError)).toMatchObject({ status: 400, error: 'invalid_grant' });
+      expect(await failure(call(), OAuthError)).toMatchObject({ status: 400, error: 'invalid_grant' });
     }
   });
 });
@@ -533,7 +534,7 @@ describe('brands', () => {
     expect(first.brands.every((brand) => brand.state === 'PUBLISHED')).toBe(true);
     const second = await client.listBrands(ACME, { limit: 2, cursor: first.nextCursor }, { accessToken: acme });
     // A brand deleted between pages neither repeats nor shifts the next page.
-    const last = await client.getBrand(ACME, ids[4]!, { accessToken: acme });
+    const last = await client.getBrand(ACME, ids[4], { accessToken: acme });
     await client.deleteBrand(ACME, last.id, last.etag, { accessToken: acme });
     const third = await client.listBrands(ACME, { limit: 2, cursor: second.nextCursor }, { accessToken: acme });
     expect([...first.brands, ...second.brands, ...third.brands].map((brand) => brand.id)).toEqual(ids.slice(0, 4));
@@ -580,22 +581,22 @@ describe('brands', () => {
             primary: index === 0,
           }))),
       ],
-      ['brandDetails.displayNames', (value) => (value.displayNames[1]!.primary = true)],
-      ['brandDetails.displayNames', (value) => (value.displayNames[0]!.primary = false)],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = '')],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = '   ')],
-      ['brandDetails.displayNames[1].name', (value) => (value.displayNames[1]!.name = long)],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = 'bad\u0000name')],
+      ['brandDetails.displayNames', (value) => (value.displayNames[1].primary = true)],
+      ['brandDetails.displayNames', (value) => (value.displayNames[0].primary = false)],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = '')],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = '   ')],
+      ['brandDetails.displayNames[1].name', (value) => (value.displayNames[1].name = long)],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = 'bad\u0000name')],
       [
         'brandDetails.displayNames[0].name',
         (value) => delete (value.displayNames[0] as Partial<BetaBrandDetails['displayNames'][0]>).name,
       ],
-      ['brandDetails.displayNames[0].locale', (value) => (value.displayNames[0]!.locale = 'english please')],
+      ['brandDetails.displayNames[0].locale', (value) => (value.displayNames[0].locale = 'english please')],
       [
         'brandDetails.displayNames[0].primary',
         (value) => ((value.displayNames[0] as { primary: unknown }).primary = 'yes'),
       ],
-      ['brandDetails.displayNames[0].nickname', (value) => Object.assign(value.displayNames[0]!, { nickname: 'A' })],
+      ['brandDetails.displayNames[0].nickname', (value) => Object.assign(value.displayNames[0], { nickname: 'A' })],
       ['brandDetails.countryCodes', (value) => (value.countryCodes = [])],
       [
         'brandDetails.countryCodes',
@@ -616,8 +617,8 @@ describe('brands', () => {
         (value) => (value.categories.additional = Array.from({ length: 20 }, (_, index) => `c${index}`)),
       ],
       ['brandDetails.categories.additional[0]', (value) => (value.categories.additional = [''])],
-      ['brandDetails.urls[0].url', (value) => (value.urls![0]!.url = 'ftp://acme.example')],
-      ['brandDetails.urls[1].url', (value) => (value.urls![1]!.url = 'not a url')],
+      ['brandDetails.urls[0].url', (value) => (value.urls![0].url = 'ftp://acme.example')],
+      ['brandDetails.urls[1].url', (value) => (value.urls![1].url = 'not a url')],
       ['brandDetails.urls[0].type', (value) => ((value.urls![0] as { type: string }).type = 'SOCIAL')],
       ['brandDetails.ownershipType', (value) => ((value as { ownershipType: string }).ownershipType = 'TENANT')],
       ['brandDetails.ownershipType', (value) => delete (value as Partial<BetaBrandDetails>).ownershipType],
@@ -669,7 +670,7 @@ describe('brands', () => {
 
   it('replaces a brand only with its current etag: 412 when stale, 428 without one', async () => {
     const created = await client.createBrand(ACME, details(), { accessToken: acme });
-    const renamed = details((value) => (value.displayNames[0]!.name = 'Acme Roasters'));
+    const renamed = details((value) => (value.displayNames[0].name = 'Acme Roasters'));
     const replaced = await client.replaceBrand(ACME, created.id, renamed, created.etag, { accessToken: acme });
     expect(replaced).toMatchObject({ id: created.id, state: 'SUBMITTED', brandDetails: renamed });
     expect(replaced.etag).not.toBe(created.etag);
@@ -820,7 +821,7 @@ describe('brands', () => {
   it('rejects a display name with the reject marker or a category outside the list, with reports', async () => {
     await control.configure({ validationMs: 1_000 });
     const flagged = details((value) => {
-      value.displayNames[1]!.name = 'Acme [[reject]]';
+      value.displayNames[1].name = 'Acme [[reject]]';
       value.categories = { primary: 'spaceport', additional: ['cafe', 'moon_base'] };
     });
     const created = await client.createBrand(ACME, flagged, { accessToken: acme });
@@ -859,7 +860,7 @@ describe('brands', () => {
       ACME,
       details((value) => {
         value.categories = { primary, additional };
-        value.displayNames[0]!.name = 'Acme [[reject]]';
+        value.displayNames[0].name = 'Acme [[reject]]';
       }),
       { accessToken: acme },
     );
@@ -935,7 +936,7 @@ describe('brands', () => {
 
   it('takes the token from the client options when a call names none, asked before every call', async () => {
     const tokens = [acme, bakeries];
-    const rotating = createBetaClient({ baseUrl: `${sandbox.url}/`, accessToken: async () => tokens.shift()! });
+    const rotating = createBetaClient({ baseUrl: `${sandbox.url}/`, accessToken: () => Promise.resolve(tokens.shift()!) });
     expect((await rotating.createBrand(ACME, details())).companyId).toBe(ACME);
     expect((await rotating.createBrand(BAKERIES, details())).companyId).toBe(BAKERIES);
   });
@@ -1001,11 +1002,11 @@ describe('scripted failures and retryability', () => {
     // The lost answer's etag is still current: a replace with the one read works.
     await control.fail({ count: 1, status: 500, method: 'PUT', when: 'after' });
     await failure(
-      client.replaceBrand(ACME, brands[0]!.id, details(), brands[0]!.etag, { accessToken: acme }),
+      client.replaceBrand(ACME, brands[0].id, details(), brands[0].etag, { accessToken: acme }),
       BetaProviderError,
     );
-    const reread = await client.getBrand(ACME, brands[0]!.id, { accessToken: acme });
-    expect(reread.etag).not.toBe(brands[0]!.etag);
+    const reread = await client.getBrand(ACME, brands[0].id, { accessToken: acme });
+    expect(reread.etag).not.toBe(brands[0].etag);
   });
 
   it('times out on configured latency, and a caller may cancel', async () => {
@@ -1040,7 +1041,7 @@ describe('scripted failures and retryability', () => {
     expect(await timedOut).toMatchObject({ status: 0, code: 'TIMEOUT', retryable: true });
     const [made] = (await until((state) => state.brands.length === 1)).brands;
     // The retry with the same requestId answers the brand the held call made.
-    expect((await client.createBrand(ACME, details(), { accessToken: acme, requestId: 'held-1' })).id).toBe(made!.id);
+    expect((await client.createBrand(ACME, details(), { accessToken: acme, requestId: 'held-1' })).id).toBe(made.id);
     expect((await control.state()).brands).toHaveLength(1);
 
     // With a status, the delay comes first and the failure has no effect; the token endpoint takes aimed delays too.
@@ -1062,7 +1063,7 @@ describe('scripted failures and retryability', () => {
 
     const code = await consent();
     await control.fail({ count: 1, status: 503, pathContains: '/oauth/token' });
-    expect(await failure(oauth.exchangeCode({ code, redirectUri: REDIRECT }), BetaOAuthError)).toMatchObject({
+    expect(await failure(oauth.exchangeCode({ code, redirectUri: REDIRECT }), OAuthError)).toMatchObject({
       status: 503,
       error: 'temporarily_unavailable',
       retryable: true,
@@ -1071,7 +1072,7 @@ describe('scripted failures and retryability', () => {
     expect((await oauth.exchangeCode({ code, redirectUri: REDIRECT })).company_id).toBe(ACME);
 
     await control.fail({ count: 1, status: 0, pathContains: '/oauth/token' });
-    expect(await failure(oauth.clientCredentials(), BetaOAuthError)).toMatchObject({
+    expect(await failure(oauth.clientCredentials(), OAuthError)).toMatchObject({
       status: 0,
       error: 'network_error',
       retryable: true,
@@ -1105,7 +1106,7 @@ describe('persistence in a state file', () => {
     const started = await restarts.start(stateFile, logged);
     return {
       url: started.url,
-      close: started.close,
+      close: () => started.close(),
       oauth: createBetaOAuthClient({ baseUrl: started.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }),
       client: createBetaClient({ baseUrl: started.url, accessToken: () => '' }),
       control: createBetaSandboxControl(started.url),

@@ -1,4 +1,4 @@
-import { createBetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
+import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { formOf, submit, visit } from './support/browser';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';

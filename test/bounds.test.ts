@@ -1,8 +1,9 @@
 import { isObjectType } from 'graphql';
 import { CompetitorScan } from '../src/competitor-scan/competitor-scan.entity';
-import { BetaConnection } from '../src/connection/beta-connection.entity';
+import { CompetitorScanStatus } from '../src/competitor-scan/competitor-scan.enums';
+import { BetaConnection } from '../src/oauth/beta-connection.entity';
 import { Location } from '../src/location/location.entity';
-import { pageSizeMaxOf } from '../src/graphql/connection';
+import { pageSizeMaxOf } from '../src/graphql/relay-connection';
 import { Organization } from '../src/organization/organization.entity';
 import { gatewaySchema } from '../src/schema';
 import { visit } from './support/browser';
@@ -171,7 +172,7 @@ describe('competitor scans an organization can start (item 18)', () => {
 
   /** What a finished job would leave: the organization's scans completed. */
   async function finishScans(who: Awaited<ReturnType<typeof scanner>>): Promise<void> {
-    await t.em().nativeUpdate(CompetitorScan, { account: who.accountId }, { status: 'completed', finishedAt: new Date() });
+    await t.em().nativeUpdate(CompetitorScan, { account: who.accountId }, { status: CompetitorScanStatus.COMPLETED, finishedAt: new Date() });
   }
 
   const scansOf = async (who: Awaited<ReturnType<typeof scanner>>) =>
@@ -197,7 +198,7 @@ describe('competitor scans an organization can start (item 18)', () => {
     await finishScans(who);
     const more = await startScans(who, [0, 0]);
     expect(more.body.errors).toBeUndefined();
-    expect(more.body.data.s1).toMatchObject({ status: 'queued', rings: 0 });
+    expect(more.body.data.s1).toMatchObject({ status: 'QUEUED', rings: 0 });
     await finishScans(who);
     const sixth = await startScans(who, [0]);
     expect(sixth.body.errors).toEqual([

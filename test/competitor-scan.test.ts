@@ -70,15 +70,15 @@ async function runScan(variables: Record<string, unknown>) {
   );
   expect(started.body.errors).toBeUndefined();
   const scan = started.body.data.runCompetitorScan;
-  expect(scan.status).toBe('queued');
+  expect(scan.status).toBe('QUEUED');
   await eventually(async () => {
     const answer = await graphql(t.url, `query ($a: ID, $id: ID) { competitorScan(accountId: $a, scanId: $id) { status error } }`, {
       token: org.token,
       variables: { a: accountId, id: scan.id },
     });
     const { status, error } = answer.body.data.competitorScan;
-    if (status === 'failed') throw new Error(`the scan failed: ${error}`);
-    return status === 'completed' ? true : undefined;
+    if (status === 'FAILED') throw new Error(`the scan failed: ${error}`);
+    return status === 'COMPLETED' ? true : undefined;
   }, 30000, 'the scan to complete');
   return scan.id as string;
 }

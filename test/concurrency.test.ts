@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createBetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
+import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { formOf, submit, visit } from './support/browser';
 import { connect, importEnded, runConsent } from './support/consent';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';

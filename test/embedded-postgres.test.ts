@@ -61,7 +61,7 @@ function fallbackDataDirOf(checkout: string): string {
 }
 
 
-/** A 0700 directory (as /root or `mktemp -d`) holding a checkout: node_modules hard-linked, dist/ and migrations/ copied. */
+/** A 0700 directory (as /root or `mktemp -d`) holding a checkout: node_modules hard-linked, dist/, dist-dev/ and migrations/ copied. */
 let privateDir: string;
 let checkout: string;
 
@@ -73,7 +73,7 @@ beforeAll(() => {
   checkout = path.join(privateDir, 'listings-gateway');
   mkdirSync(checkout);
   execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), checkout]);
-  execFileSync('cp', ['-a', path.join(ROOT, 'dist'), path.join(ROOT, 'migrations'), path.join(ROOT, 'package.json'), checkout]);
+  execFileSync('cp', ['-a', path.join(ROOT, 'dist'), path.join(ROOT, 'dist-dev'), path.join(ROOT, 'migrations'), path.join(ROOT, 'package.json'), checkout]);
 }, 60000);
 
 afterAll(async () => {

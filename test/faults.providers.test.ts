@@ -2,8 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../src/account/account.entity';
 import { QUEUES, type QueueName } from '../src/jobs/queues';
 import { Location } from '../src/location/location.entity';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
+import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { connect, runConsent } from './support/consent';
 import {
   ALL_FAULTS,
@@ -404,7 +404,7 @@ async function scenario(queue: QueueName, kind: FaultKind, duration: Duration): 
       const id = started.runCompetitorScan.id as string;
       const scan = await until(async () => {
         const found = await scanOf(id);
-        return found.status === 'completed' || found.status === 'failed' ? found : undefined;
+        return found.status === 'COMPLETED' || found.status === 'FAILED' ? found : undefined;
       }, `scan ${id} (${kind}, ${duration})`);
       return outcome(id, scan.status, scan.error);
     }
@@ -469,7 +469,7 @@ const SUCCESS: Record<QueueName, string> = {
   'account-import': 'SUCCEEDED',
   'review-reply-send': 'ACTIVE',
   'review-reply-check': 'ACTIVE',
-  'competitor-scan': 'completed',
+  'competitor-scan': 'COMPLETED',
   'beta-brand-sync': 'SYNCED',
 };
 const FAILED: Record<QueueName, string> = {
@@ -481,7 +481,7 @@ const FAILED: Record<QueueName, string> = {
   'account-import': 'FAILED',
   'review-reply-send': 'FAILED',
   'review-reply-check': 'FAILED',
-  'competitor-scan': 'failed',
+  'competitor-scan': 'FAILED',
   'beta-brand-sync': 'FAILED',
 };
 /** The status a final fault of this kind leaves where the record keeps one. */

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QUEUES, type QueueName } from '../src/jobs/queues';
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../src/sandbox/alpha/alpha-sandbox.control';
-import { createBetaSandboxControl, type BetaSandboxControl } from '../src/sandbox/beta/beta-sandbox.control';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
+import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { connect, runConsent } from './support/consent';
 import { betaConsent, jobFigures, query, stuckRecords, until } from './support/job-faults';
 import { graphql, http } from './support/http';
@@ -247,7 +247,7 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
       data(`mutation ($a: ID, $l: ID!) { runCompetitorScan(accountId: $a, locationId: $l, text: "coffee shop", radiusKm: 1, rings: 0) { id } }`, { a: kim, l: locationOf('scan') }).then((started) => {
         const id = started.runCompetitorScan.id as string;
         held.push({
-          queue: 'competitor-scan', id, success: 'completed',
+          queue: 'competitor-scan', id, success: 'COMPLETED',
           state: async () => (await data('query ($a: ID, $id: ID) { competitorScan(accountId: $a, scanId: $id) { status } }', { a: kim, id })).competitorScan.status,
         });
       }),

@@ -1,7 +1,10 @@
 import { networkInterfaces } from 'node:os';
-import { ConfigError, loadConfig } from '../src/config';
-import { startAlphaSandbox } from '../src/sandbox/alpha/main';
-import { startServerProcess } from './support/process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../src/config';
+import { sandboxesWanted } from '../dev/provider-sandboxes';
+import { startAlphaSandbox } from '../sandboxes/alpha/main';
+import { ROOT, startServerProcess } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -48,28 +51,27 @@ function controlRoutesOf(app: { printRoutes(options: { commonPrefix: boolean }):
 }
 
 describe('when the sandboxes are mounted', () => {
-  const base = { DATABASE_URL: 'postgres://unused/db' };
-
   it('defaults to on only in development without a provider URL', () => {
-    expect(loadConfig({ ...base }).sandbox).toBe(true);
-    expect(loadConfig({ ...base, NODE_ENV: 'development' }).sandbox).toBe(true);
-    expect(loadConfig({ ...base, NODE_ENV: 'test' }).sandbox).toBe(false);
-    const key = Buffer.alloc(32, 1).toString('base64');
-    expect(loadConfig({ ...base, NODE_ENV: 'production', TOKEN_ENCRYPTION_KEY: key }).sandbox).toBe(false);
+    expect(sandboxesWanted({})).toBe(true);
+    expect(sandboxesWanted({ NODE_ENV: 'development' })).toBe(true);
+    expect(sandboxesWanted({ NODE_ENV: 'test' })).toBe(false);
+    expect(sandboxesWanted({ NODE_ENV: 'production' })).toBe(false);
     for (const name of ['ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL']) {
-      expect(loadConfig({ ...base, [name]: 'https://provider.example' }).sandbox).toBe(false);
-      expect(loadConfig({ ...base, NODE_ENV: 'development', [name]: 'https://provider.example' }).sandbox).toBe(false);
-      expect(loadConfig({ ...base, SANDBOX: 'off', [name]: 'https://provider.example' }).sandbox).toBe(false);
+      expect(sandboxesWanted({ [name]: 'https://provider.example' })).toBe(false);
+      expect(sandboxesWanted({ NODE_ENV: 'development', [name]: 'https://provider.example' })).toBe(false);
+      expect(sandboxesWanted({ SANDBOX: 'off', [name]: 'https://provider.example' })).toBe(false);
     }
-    expect(loadConfig({ ...base, NODE_ENV: 'test', SANDBOX: 'on' }).sandbox).toBe(true);
-    expect(loadConfig({ ...base, SANDBOX: 'off' }).sandbox).toBe(false);
+    expect(sandboxesWanted({ NODE_ENV: 'test', SANDBOX: 'on' })).toBe(true);
+    expect(sandboxesWanted({ SANDBOX: 'off' })).toBe(false);
+    expect(sandboxesWanted({ SANDBOX: '' })).toBe(true);
+    expect(() => sandboxesWanted({ SANDBOX: 'yes' })).toThrow(ConfigError);
   });
 
   it('refuses SANDBOX=on beside a provider URL, naming the variables', () => {
-    const attempt = () => loadConfig({ ...base, SANDBOX: 'on', ALPHA_API_URL: 'https://alpha.example', BETA_API_URL: 'https://beta.example' });
+    const attempt = () => sandboxesWanted({ SANDBOX: 'on', ALPHA_API_URL: 'https://alpha.example', BETA_API_URL: 'https://beta.example' });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/SANDBOX="on".*ALPHA_API_URL="https:\/\/alpha\.example".*BETA_API_URL="https:\/\/beta\.example"/);
-    expect(() => loadConfig({ ...base, SANDBOX: 'on', ALPHA_OAUTH_URL: 'https://id.example' })).toThrow(/ALPHA_OAUTH_URL/);
+    expect(() => sandboxesWanted({ SANDBOX: 'on', ALPHA_OAUTH_URL: 'https://id.example' })).toThrow(/ALPHA_OAUTH_URL/);
   });
 
   it('stops `npm start` with exit code 78 on SANDBOX=on beside a provider URL', async () => {
@@ -80,13 +82,24 @@ describe('when the sandboxes are mounted', () => {
     expect(server.output()).toContain('ALPHA_API_URL="https://alpha.example"');
   }, 60000);
 
+  it('has no simulator in the production build', () => {
+    const built = readdirSync(path.join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' });
+    expect(built.filter((file) => file.endsWith('.js')).length).toBeGreaterThan(100);
+    expect(built.filter((file) => /sandbox/i.test(file))).toEqual([]);
+    for (const file of built.filter((name) => name.endsWith('.js'))) {
+      const required = [...readFileSync(path.join(ROOT, 'dist', file), 'utf8').matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]!);
+      expect([file, required.filter((name) => /sandbox|\/dev\//.test(name))]).toEqual([file, []]);
+    }
+  }, 60000);
+
   it('serves no sandbox unless asked for: not in tests, not beside a provider URL in development', async () => {
     const provider = await startAlphaSandbox({ port: 0 });
     const stacks: TestStack[] = [];
     try {
       // SANDBOX empty counts as unset: the default applies.
-      stacks.push(await startTestStack({ SANDBOX: '' }));
-      stacks.push(await startTestStack({ SANDBOX: '', NODE_ENV: 'development', ALPHA_API_URL: provider.url }));
+      const providers = { ALPHA_API_URL: provider.url, BETA_API_URL: provider.url };
+      stacks.push(await startTestStack({ SANDBOX: '', ...providers }));
+      stacks.push(await startTestStack({ SANDBOX: '', NODE_ENV: 'development', ...providers }));
       for (const stack of stacks) {
         for (const path of ['/sandbox/alpha/_control/state', '/sandbox/beta/_control/state', '/sandbox/alpha/oauth/authorize']) {
           const answer = await send(`${stack.url}${path}`, 'GET');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
-import { childEnv, ROOT, startServerProcess, type ServerProcess } from './support/process';
+import { childEnv, entryScript, ROOT, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
 
 const UP = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
@@ -89,7 +89,7 @@ describe('logs', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-tty-'));
     undo.push(() => rmSync(dataDir, { recursive: true, force: true }));
     // `script` gives the server a real terminal (a pseudo-terminal) as its stdout.
-    const terminal = spawn('script', ['-qfec', `${process.execPath} dist/src/main.js`, '/dev/null'], {
+    const terminal = spawn('script', ['-qfec', `${process.execPath} ${entryScript()}`, '/dev/null'], {
       cwd: ROOT,
       env: childEnv({ DATABASE_URL: database.url, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'debug', PORT: '0' }),
     });

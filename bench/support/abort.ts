@@ -29,3 +29,17 @@ export function abortOnLimits(timeoutMs: number, forceStop: () => void): BenchAb
   process.once('SIGTERM', () => abort('terminated (SIGTERM)'));
   return { signal: controller.signal, reason: () => reason, finished: () => clearTimeout(timer) };
 }
+
+/** Waits `ms`, or less when `signal` aborts first: a stopped run does not wait out its pauses. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,6 +1,6 @@
 /**
  * The plain baseline of bench/fanout and bench/locations, run as its own process (`node --expose-gc
- * dist/bench/support/broadcast-server.js`, forked with an IPC channel by bench/support/broadcast.ts): a bare `ws`
+ * dist-dev/bench/support/broadcast-server.js`, forked with an IPC channel by bench/support/broadcast.ts): a bare `ws`
  * WebSocketServer on 127.0.0.1 that, on command, broadcasts frames on a fixed schedule. Each frame is serialized once
  * and the same bytes are sent to every open socket, as a plain broadcast does; its stamps are set just before the
  * send loop starts.
@@ -77,7 +77,7 @@ function setAt(target: Record<string, unknown>, path: string[], value: unknown):
     const next = object[key];
     object = object[key] = next && typeof next === 'object' ? { ...(next as Record<string, unknown>) } : {};
   }
-  object[path[path.length - 1]!] = value;
+  object[path[path.length - 1]] = value;
 }
 
 function frameText(command: BroadcastRunCommand, tick: number, frame: number): string {

@@ -150,7 +150,8 @@ export class BroadcastClients {
       // What the graphql-ws client does with a frame: parse it, then hand the result to the sink.
       const at = performance.now();
       const wallClock = Date.now();
-      const message = JSON.parse(String(data)) as NextMessage;
+      // binaryType is the default, 'nodebuffer': a frame arrives as one Buffer.
+      const message = JSON.parse((data as Buffer).toString()) as NextMessage;
       const payload = message.type === 'next' ? message.payload?.data : undefined;
       if (payload) this.handler?.(index, payload, at, wallClock);
     });

@@ -59,3 +59,23 @@ export function selfCpuSeconds(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1e6;
 }
+
+/** CPU seconds of the three processes a measurement splits its time between. */
+export interface CpuReading {
+  /** The serving process: the service, or a baseline's server. */
+  server: number | undefined;
+  /** PostgreSQL: its postmaster and backends (undefined when its pid is unknown). */
+  postgres: number | undefined;
+  /** This process: the benchmark's clients. */
+  bench: number;
+}
+
+export function cpuNow(serverPid: number | undefined, postmasterPid: number | undefined): CpuReading {
+  return { server: processCpuSeconds(serverPid), postgres: processTreeCpuSeconds(postmasterPid), bench: selfCpuSeconds() };
+}
+
+/** The CPU seconds spent between two readings. */
+export function cpuSince(before: CpuReading, after: CpuReading): CpuReading {
+  const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a - b);
+  return { server: diff(after.server, before.server), postgres: diff(after.postgres, before.postgres), bench: after.bench - before.bench };
+}

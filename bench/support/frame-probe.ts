@@ -27,7 +27,8 @@ export class FrameProbe {
         socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${options.token}` } }));
       });
       socket.on('message', (data) => {
-        const text = String(data);
+        // binaryType is the default, 'nodebuffer': a frame arrives as one Buffer.
+        const text = (data as Buffer).toString();
         const message = JSON.parse(text) as { type?: string };
         if (message.type === 'connection_ack') {
           clearTimeout(timer);

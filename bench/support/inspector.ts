@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import WebSocket from 'ws';
 
 /**
@@ -16,19 +15,6 @@ export interface MemoryReading {
   external: number;
   arrayBuffers: number;
   rss: number;
-}
-
-/** A port that was free a moment ago (the kernel's pick). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 /** VmRSS of a process from /proc (Linux), bytes; undefined when unknown. */
@@ -53,7 +39,8 @@ export async function readMemoryAfterGc(inspectorPort: number, timeoutMs = 30_00
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+    // binaryType is the default, 'nodebuffer': a message arrives as one Buffer.
+    const message = JSON.parse((data as Buffer).toString()) as { id?: number; result?: unknown; error?: { message: string } };
     if (message.id === undefined) return;
     const waiter = pending.get(message.id);
     pending.delete(message.id);

@@ -32,7 +32,7 @@ async function tokenOf(request: FastifyRequest, reply: FastifyReply): Promise<To
     void reply.code(401).send(UNAUTHENTICATED);
     return undefined;
   }
-  const hash = createHash('sha256').update(match[1]!).digest('hex');
+  const hash = createHash('sha256').update(match[1]).digest('hex');
   let token = tokens.get(hash);
   if (!token || token.until < Date.now()) {
     const { rows } = await pool.query<TokenRow>(
@@ -80,6 +80,23 @@ function params(stored: Record<string, unknown>): Record<string, unknown> {
 
 const ms = (value: Date | null) => (value === null ? null : value.getTime());
 
+/** A row of the post page: what is converted is typed, what is passed on stays `unknown`. */
+interface PostRow {
+  id: unknown;
+  provider_name: unknown;
+  location_id: unknown;
+  account_id: unknown;
+  state: unknown;
+  source: unknown;
+  created_at: Date | null;
+  published_time: Date | null;
+  updated_at: Date | null;
+  scheduled_time: Date | null;
+  search_url: unknown;
+  last_error: { status: unknown; reason: unknown; message: unknown; details: unknown; at: string } | null;
+  params: Record<string, unknown>;
+}
+
 app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string } }>('/post', async (request, reply) => {
   const token = await tokenOf(request, reply);
   if (!token) return reply;
@@ -89,7 +106,7 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
   const page = Number(request.query.page ?? 1);
   const where = `account_id = $1 and state <> 'DELETED' and campaign_id is null`;
   const [list, count] = await Promise.all([
-    pool.query(
+    pool.query<PostRow>(
       `select id, provider_name, location_id, account_id, state, source, created_at, published_time, updated_at,
               scheduled_time, search_url, last_error, params
          from post where ${where} order by created_at desc, id desc limit $2 offset $3`,
@@ -116,7 +133,7 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
   }));
   return reply
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ success: true, payload: { found: count.rows[0]!.found, page, per_page: perPage, posts } }));
+    .send(JSON.stringify({ success: true, payload: { found: count.rows[0].found, page, per_page: perPage, posts } }));
 });
 
 // ---- GET /location ----------------------------------------------------------------------------------------------
@@ -161,6 +178,39 @@ function categories(value: { primaryCategory?: Category | null; additionalCatego
   return out;
 }
 
+/** A row of LOCATION_COLUMNS and the page's `found`: what is converted is typed, what is passed on stays `unknown`. */
+interface LocationRow {
+  id: unknown;
+  reference_id: unknown;
+  name: unknown;
+  category_id: unknown;
+  address: unknown;
+  postal: unknown;
+  city: unknown;
+  country_code: unknown;
+  administrative_area: unknown;
+  additional_address_lines: unknown;
+  description: unknown;
+  phone_number: unknown;
+  additional_phone_numbers: unknown;
+  website_uri: unknown;
+  latitude: unknown;
+  longitude: unknown;
+  regular_hours: Period[];
+  special_hours: Special[];
+  more_hours: { hoursTypeId: string; periods: Period[] }[];
+  categories: { primaryCategory?: Category | null; additionalCategories?: Category[] | null } | null;
+  service_items: unknown;
+  service_area: unknown;
+  citations_status: unknown;
+  connected: unknown;
+  alpha_location_name: unknown;
+  created_at: Date | null;
+  updated_at: Date | null;
+  /** count(*) over (): a bigint, which pg reads as a string. */
+  found: string;
+}
+
 const LOCATION_COLUMNS = `id, reference_id, name, category_id, address, postal, city, country_code, administrative_area,
   additional_address_lines, description, phone_number, additional_phone_numbers, website_uri, latitude, longitude,
   regular_hours, special_hours, more_hours, categories, service_items, service_area, citations_status, connected,
@@ -177,18 +227,18 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
     locationReadLimit,
     60,
   ]);
-  if (!windows[0]!.admitted) return reply.code(429).send({ error: 429, message: 'Rate limit exceeded' });
+  if (!windows[0].admitted) return reply.code(429).send({ error: 429, message: 'Rate limit exceeded' });
   const perPage = Number(request.query.per_page ?? 10);
   const page = Number(request.query.page ?? 1);
   // The page and the number of matches in one statement, as the service reads them; the count alone past the end.
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<LocationRow>(
     `select ${LOCATION_COLUMNS}, count(*) over () as found from location where account_id = $1 order by id asc limit $2 offset $3`,
     [accountId, perPage, (page - 1) * perPage],
   );
   const found =
     rows.length > 0
       ? Number(rows[0].found)
-      : (await pool.query<{ found: number }>('select count(*)::int as found from location where account_id = $1', [accountId])).rows[0]!.found;
+      : (await pool.query<{ found: number }>('select count(*)::int as found from location where account_id = $1', [accountId])).rows[0].found;
   const data = rows.map((row) => ({
     id: row.id,
     reference_id: row.reference_id,
@@ -206,15 +256,15 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
     website_uri: row.website_uri,
     latitude: row.latitude,
     longitude: row.longitude,
-    regular_hours: (row.regular_hours as Period[]).map(period),
-    special_hours: (row.special_hours as Special[]).map((item) => ({
+    regular_hours: row.regular_hours.map(period),
+    special_hours: row.special_hours.map((item) => ({
       open_date: item.openDate,
       close_date: item.closeDate ?? null,
       is_closed: item.isClosed,
       open_time: time(item.openTime),
       close_time: time(item.closeTime),
     })),
-    more_hours: (row.more_hours as { hoursTypeId: string; periods: Period[] }[]).map((item) => ({ hoursTypeId: item.hoursTypeId, periods: item.periods.map(period) })),
+    more_hours: row.more_hours.map((item) => ({ hoursTypeId: item.hoursTypeId, periods: item.periods.map(period) })),
     categories: categories(row.categories),
     service_items: row.service_items,
     service_area: row.service_area,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { sleep } from './abort';
 import type { BenchStack } from './stack';
 
 /**
@@ -16,21 +17,8 @@ export interface CreateRecord {
   error: string | undefined;
 }
 
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 export async function createPost(stack: BenchStack, index: number, summary: string, signal: AbortSignal): Promise<CreateRecord> {
-  const target = stack.targets[index % stack.targets.length]!;
+  const target = stack.targets[index % stack.targets.length];
   const record: CreateRecord = { index, sentAt: performance.now(), answeredAt: 0, status: 0, id: undefined, error: undefined };
   try {
     const response = await fetch(`${stack.baseUrl}/post?account_id=${encodeURIComponent(target.accountId)}`, {
@@ -48,7 +36,7 @@ export async function createPost(stack: BenchStack, index: number, summary: stri
     else record.error = `HTTP ${response.status} ${text.slice(0, 200)}`;
   } catch (error) {
     record.answeredAt = performance.now();
-    record.error = signal.aborted ? 'aborted' : error instanceof Error ? `${error.message} ${String(error.cause ?? '')}` : String(error);
+    record.error = signal.aborted ? 'aborted' : error instanceof Error ? `${error.message} ${error.cause instanceof Error ? String(error.cause) : ''}` : String(error);
   }
   return record;
 }

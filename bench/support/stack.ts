@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startDatabaseServer } from '../../dev/database-server';
 import type { DemoSeed } from '../../src/demo/demo.seed';
-import { freePort } from './inspector';
-import { sleep } from './posting';
+import { sleep } from './abort';
+import { INSPECTOR_NOISE } from './inspector';
 
 /** Where the posts go: one account and one of its connected locations. */
 export interface PostTarget {
@@ -31,6 +33,8 @@ export interface BenchStack {
   owned: boolean;
   /** Pids whose CPU time is reported: the server process, and the embedded PostgreSQL's postmaster. */
   serverPid: number | undefined;
+  /** The loopback port of the server's inspector, when it was started with one. */
+  inspectorPort: number | undefined;
   postmasterPid(): number | undefined;
   /** Lines the server wrote at warn level or above (LOG_LEVEL=warn), for the report. */
   serverWarnings(): string[];
@@ -49,22 +53,6 @@ export function assertLoopback(url: string): URL {
   return parsed;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function readPostmasterPid(dataDir: string): number | undefined {
-  const file = path.join(dataDir, 'pg', 'postmaster.pid');
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
 function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
@@ -79,8 +67,10 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 const BANNER = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
 
 /**
- * Starts `node dist/src/main.js` (what `npm start` runs) on a throwaway DATA_DIR with its own embedded
- * PostgreSQL, in development so the demo organization is seeded, with post and location limits out of the way.
+ * Starts `node dist-dev/dev/main.js` (what `npm start` runs) on a throwaway DATA_DIR and a throwaway database,
+ * migrated beforehand as the tests' template is (dev/database-server.ts: on DATABASE_URL's server, else on an
+ * embedded PostgreSQL of this run), in development so the demo organization is seeded, with post and location
+ * limits out of the way.
  */
 export async function startOwnedStack(options: {
   root: string;
@@ -88,17 +78,27 @@ export async function startOwnedStack(options: {
   startTimeoutMs?: number;
   /** Write a V8 CPU profile of the server here (written when it stops); NODE_OPTIONS may not carry --cpu-prof. */
   profileDir?: string;
+  /** Start the server with `--inspect` on this loopback port (a benchmark forces its GC through it). */
+  inspectorPort?: number;
 }): Promise<BenchStack> {
+  const databaseServer = await startDatabaseServer({ databaseUrl: process.env.DATABASE_URL, directoryPrefix: 'lg-bench-pg-' });
+  const databaseName = `lg_bench_${randomBytes(6).toString('hex')}`;
+  let databaseUrl: string;
+  try {
+    databaseUrl = await databaseServer.createDatabase(databaseName, { migrate: true });
+  } catch (error) {
+    await databaseServer.stop();
+    throw error;
+  }
   const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
-  const pgPort = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Anything pointing the child elsewhere would make this stack not the throwaway one.
-  for (const name of ['DATABASE_URL', 'ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL', 'REDIS_URL', 'ROLE', 'SANDBOX', 'PUBLIC_URL']) delete env[name];
+  for (const name of ['ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL', 'REDIS_URL', 'ROLE', 'SANDBOX', 'PUBLIC_URL']) delete env[name];
   Object.assign(env, {
+    DATABASE_URL: databaseUrl,
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    EMBEDDED_PG_PORT: String(pgPort),
     NODE_ENV: 'development',
     // The providers are the sandboxes this server mounts (the default in development; said, not assumed).
     SANDBOX: 'on',
@@ -110,7 +110,8 @@ export async function startOwnedStack(options: {
     LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: String(BENCH_LOCATION_LIMIT),
   });
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(options.profileDir)}`] : [];
-  const child = spawn(process.execPath, [...profile, path.join(options.root, 'dist/src/main.js')], {
+  const inspect = options.inspectorPort === undefined ? [] : [`--inspect=127.0.0.1:${options.inspectorPort}`];
+  const child = spawn(process.execPath, [...profile, ...inspect, path.join(options.root, 'dist-dev/dev/main.js')], {
     cwd: options.root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,42 +122,38 @@ export async function startOwnedStack(options: {
   let onOutput: () => void = () => undefined;
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();
-    // Before the banner everything is kept (to explain a failed start); after it, only pino's warn+ lines.
+    // Before the banner everything is kept (to explain a failed start); after it, only pino's warn+ lines (the
+    // inspector's own lines are not the server's).
     if (!banner) output += text;
     else {
-      for (const line of text.split('\n')) if (line.trim() && warnings.length < 200) warnings.push(line);
+      for (const line of text.split('\n')) if (line.trim() && !INSPECTOR_NOISE.test(line) && warnings.length < 200) warnings.push(line);
     }
     onOutput();
   };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    const postmaster = readPostmasterPid(dataDir);
     if (child.exitCode === null && child.signalCode === null) {
-      // SIGTERM: the server drains, stops pg-boss and the embedded PostgreSQL cleanly.
+      // SIGTERM: the server drains, stops pg-boss and closes its connections.
       child.kill('SIGTERM');
       if (!(await waitForExit(child, 30_000))) {
         child.kill('SIGKILL');
         await waitForExit(child, 5_000);
       }
     }
-    // A server killed before it stopped its PostgreSQL leaves the postmaster running: stop it by its pid.
-    if (postmaster !== undefined && isAlive(postmaster)) {
-      process.kill(postmaster, 'SIGINT');
-      for (let i = 0; i < 50 && isAlive(postmaster); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-      if (isAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
-    }
+    await databaseServer.dropDatabase(databaseName).catch(() => undefined);
+    await databaseServer.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
 
   const forceStop = () => {
-    const postmaster = readPostmasterPid(dataDir);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (postmaster !== undefined && isAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    // On DATABASE_URL's server the database stays: dropping it cannot be done at once.
+    databaseServer.kill();
     rmSync(dataDir, { recursive: true, force: true });
   };
 
@@ -180,24 +177,25 @@ export async function startOwnedStack(options: {
         if (match) {
           done();
           banner = true;
-          resolve(match[1]!);
+          resolve(match[1]);
         }
       };
+      if (options.signal.aborted) return onAbort();
       options.signal.addEventListener('abort', onAbort, { once: true });
       child.once('exit', onExit);
       onOutput();
     });
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoSeed;
-    const cluster = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as { port: number; password: string };
     return {
       baseUrl,
       token: demo.token,
       targets: await connectedTargets(baseUrl, demo.token, options.signal),
-      databaseUrl: `postgres://postgres:${encodeURIComponent(cluster.password)}@127.0.0.1:${cluster.port}/listings_gateway`,
+      databaseUrl,
       locationReadLimit: BENCH_LOCATION_LIMIT,
       owned: true,
       serverPid: child.pid,
-      postmasterPid: () => readPostmasterPid(dataDir),
+      inspectorPort: options.inspectorPort,
+      postmasterPid: () => databaseServer.postmasterPid(),
       serverWarnings: () => warnings,
       stop,
       forceStop,
@@ -226,7 +224,6 @@ async function graphql<T>(baseUrl: string, token: string, query: string, variabl
   return answer.data;
 }
 
-/** A stack already running (--url/--token): the organization's connected locations are found through GraphQL. */
 /** The organization's locations, and which of them the alpha provider knows (they can receive posts). */
 async function locationsOf(baseUrl: string, token: string): Promise<{ all: number; connected: PostTarget[] }> {
   const { accounts } = await graphql<{ accounts: { id: string }[] }>(baseUrl, token, '{ accounts { id } }');
@@ -258,7 +255,8 @@ async function connectedTargets(baseUrl: string, token: string, signal: AbortSig
   }
 }
 
-export async function connectToStack(options: { url: string; token: string; databaseUrl?: string; locationReadLimit?: number }): Promise<BenchStack> {
+/** A stack already running (--url/--token): the organization's connected locations are found through GraphQL. */
+export async function connectToStack(options: { url: string; token: string; databaseUrl: string | undefined }): Promise<BenchStack> {
   const baseUrl = assertLoopback(options.url).origin;
   const targets = (await locationsOf(baseUrl, options.token)).connected;
   if (targets.length === 0) throw new Error('the organization of --token has no location connected to the alpha provider');
@@ -267,12 +265,13 @@ export async function connectToStack(options: { url: string; token: string; data
     token: options.token,
     targets,
     databaseUrl: options.databaseUrl,
-    locationReadLimit: options.locationReadLimit,
+    locationReadLimit: undefined,
     owned: false,
     serverPid: undefined,
+    inspectorPort: undefined,
     postmasterPid: () => undefined,
     serverWarnings: () => [],
-    stop: async () => undefined,
+    stop: () => Promise.resolve(),
     forceStop: () => undefined,
   };
 }

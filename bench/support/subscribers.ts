@@ -66,7 +66,7 @@ export class PhaseRecorder {
 
   record(subscriber: number, event: PostUpdatedEvent, at: number, wallClock: number): void {
     this.received += 1;
-    this.perSubscriber[subscriber]! += 1;
+    this.perSubscriber[subscriber] += 1;
     this.lastEventAt = at;
     if (event.updateTime !== null) this.commitToSubscriber.push(wallClock - Date.parse(event.updateTime));
     if (subscriber === 0 && TERMINAL_STATES.has(event.state) && !this.probeTerminal.has(event.id)) {
@@ -187,7 +187,7 @@ export class SubscriberPool {
   /** Closes every socket: politely (1000), then by force after `timeoutMs`. */
   async close(timeoutMs = 10_000): Promise<void> {
     this.closing = true;
-    await Promise.allSettled(this.clients.map((client) => client.dispose()));
+    await Promise.allSettled(this.clients.map(async (client) => client.dispose()));
     const deadline = performance.now() + timeoutMs;
     while ([...this.sockets].some((socket) => socket.readyState !== WebSocket.CLOSED) && performance.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -201,8 +201,9 @@ function describe(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (Array.isArray(error)) return JSON.stringify(error);
   if (error && typeof error === 'object' && 'code' in error) {
-    const close = error as { code: unknown; reason?: unknown };
-    return `socket closed ${String(close.code)} ${String(close.reason ?? '')}`;
+    // A close event of ws: its reason is a Buffer.
+    const close = error as { code: unknown; reason?: Buffer };
+    return `socket closed ${String(close.code)} ${close.reason?.toString() ?? ''}`;
   }
   return String(error);
 }

@@ -2,7 +2,7 @@
 export interface Principal {
   tokenId: string;
   organizationId: string;
-  /** Set for account tokens: every operation is confined to this account (the rule: src/account/account.access.ts). */
+  /** Set for account tokens: every operation is confined to this account (the rule: src/access/reach.ts). */
   accountId: string | null;
   kind: 'organization' | 'account';
   flags: { betaApi: boolean; citationsApi: boolean };

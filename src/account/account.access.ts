@@ -2,42 +2,13 @@ import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
+import { accountsWithinReach } from '../access/reach';
 import { DomainError } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
 import { findPlain } from '../shared/entity-snapshot';
 import { isId } from '../shared/ids';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
-
-/** The accounts a principal reaches, as a filter on Account. */
-export interface AccountReach {
-  organization: string;
-  /** Set for an account token: the one account it reaches. */
-  id?: string;
-}
-
-/**
- * Whose accounts a principal may act on: THE rule, written here only (product-decisions §2; the document's
- * Authentication rule 2). An organization token reaches every account of its organization; an account token its
- * own account and nothing else, whichever ids a request names. Every lookup of an account a request names goes
- * through it, so an account out of reach is "not found" exactly as an unknown one is: never "forbidden", which
- * would tell that it exists.
- */
-export function accountsWithinReach(principal: Principal): AccountReach {
-  return principal.accountId ? { organization: principal.organizationId, id: principal.accountId } : { organization: principal.organizationId };
-}
-
-/** The rule for something already in hand (an event's owner): whether its account is within the principal's reach. */
-export function isWithinReach(principal: Principal | null, owner: { organizationId: string; accountId: string }): principal is Principal {
-  if (!principal) return false;
-  const reach = accountsWithinReach(principal);
-  return owner.organizationId === reach.organization && (reach.id === undefined || owner.accountId === reach.id);
-}
-
-/** Whether the principal reaches the whole organization, so also what belongs to no account (consent sessions). */
-export function reachesWholeOrganization(principal: Principal): boolean {
-  return accountsWithinReach(principal).id === undefined;
-}
 
 /**
  * The account a request names (by our id, or by the provider's account id), when it is within the principal's
@@ -89,10 +60,10 @@ export async function findIdentityWithinReach(em: EntityManager, principal: Prin
     return em.findOne(
       AlphaIdentity,
       { organization: reach.organization, ...(subject !== undefined ? { subject } : {}) },
-      { populate: ['refreshToken'], orderBy: { updatedAt: 'desc', id: 'desc' } },
+      { orderBy: { updatedAt: 'desc', id: 'desc' } },
     );
   }
-  const own = await em.findOne(Account, reach, { populate: ['alphaIdentity', 'alphaIdentity.refreshToken'] });
+  const own = await em.findOne(Account, reach, { populate: ['alphaIdentity'] });
   const identity = own?.alphaIdentity ?? null;
   return identity && (subject === undefined || identity.subject === subject) ? identity : null;
 }

@@ -1,5 +1,5 @@
-import { MaxLength } from 'class-validator';
 import { ArgsType, Field, ID, InputType } from 'type-graphql';
+import { ArgumentRules, text } from '../graphql/argument-rules';
 
 /** How an account is found: by its id, by the caller's reference id, or both (then both must match). */
 export interface AccountLookup {
@@ -7,23 +7,25 @@ export interface AccountLookup {
   referenceId?: string | null;
 }
 
+const accountLookupRules = { referenceId: text({ max: 255 }, 'reference_id must be at most 255 characters') };
+
 @ArgsType()
+@ArgumentRules(accountLookupRules)
 export class AccountLookupArgs implements AccountLookup {
   @Field(() => ID, { nullable: true })
   id?: string | null;
 
   @Field(() => String, { nullable: true })
-  @MaxLength(255, { message: 'reference_id must be at most 255 characters' })
   referenceId?: string | null;
 }
 
 @InputType()
+@ArgumentRules(accountLookupRules)
 export class AccountLookupInput implements AccountLookup {
   @Field(() => ID, { nullable: true })
   id?: string | null;
 
   @Field(() => String, { nullable: true })
-  @MaxLength(255, { message: 'reference_id must be at most 255 characters' })
   referenceId?: string | null;
 }
 

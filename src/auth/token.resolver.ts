@@ -1,7 +1,7 @@
-import { MaxLength } from 'class-validator';
 import {
   Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root, registerEnumType,
 } from 'type-graphql';
+import { ArgumentRules, text } from '../graphql/argument-rules';
 import type { Context } from '../graphql/context';
 import { ApiToken } from './api-token.entity';
 import { createAccountToken, listAccountTokens, revokeAccountToken } from './token-management.service';
@@ -22,12 +22,12 @@ export class CreatedApiToken {
 }
 
 @ArgsType()
+@ArgumentRules({ label: text({ max: 100 }, 'label must be at most 100 characters') })
 export class CreateAccountTokenArgs {
   @Field(() => ID)
   accountId!: string;
 
   @Field(() => String, { nullable: true })
-  @MaxLength(100, { message: 'label must be at most 100 characters' })
   label?: string | null;
 }
 

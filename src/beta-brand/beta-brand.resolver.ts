@@ -1,5 +1,5 @@
 import { Arg, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { generateBetaConsentUrl } from '../connection/beta-connection.service';
+import { generateBetaConsentUrl } from '../oauth/beta-connection.service';
 import type { Context } from '../graphql/context';
 import { BetaBrand } from './beta-brand.entity';
 import { CreateBetaBrandInput, UpdateBetaBrandInput } from './beta-brand.inputs';

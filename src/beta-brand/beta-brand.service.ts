@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../errors/domain-error';
-import { requireBetaAccess, hasBetaCompany } from '../connection/beta-connection.service';
+import { requireBetaAccess, hasBetaCompany } from '../oauth/beta-connection.service';
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { changeLocked } from '../shared/row-lock';
 import { isId } from '../shared/ids';
-import { trimmedText } from '../shared/text';
 import { BetaBrand } from './beta-brand.entity';
+import { additionalCategories, brandName as brandNameRule, category, countryCode, localName, url } from './beta-brand.rules';
 import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
 
 /**
@@ -15,8 +15,6 @@ import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
  * organization token with beta API access. Changes are kept here at once (PENDING) and pushed by a job: one sync
  * job per brand at a time, which pushes until the provider holds the brand's latest (src/beta-brand/beta-brand.worker.ts).
  */
-
-const ADDITIONAL_CATEGORIES_MAX = 19;
 
 /** The fields a create or an update may carry, in GraphQL's names. */
 export interface BrandFields {
@@ -29,35 +27,6 @@ export interface BrandFields {
   ownershipType?: OwnershipType | null;
   useLocationName?: boolean | null;
   sendActionLinks?: boolean | null;
-}
-
-function countryCode(value: string): string {
-  const code = value.trim().toUpperCase();
-  if (!/^[A-Z]{2}$/.test(code)) throw DomainError.badInput('country_code must be exactly 2 letters (ISO 3166-1 alpha-2)');
-  return code;
-}
-
-function category(value: string, field: string): string {
-  return trimmedText(value, field, { min: 1, max: 100 });
-}
-
-function url(value: string | null | undefined, field: string): string | null {
-  if (value === null || value === undefined || value.trim() === '') return null;
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(value.trim());
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw DomainError.badInput(`${field} must be an http(s) URL`);
-  return value.trim();
-}
-
-function additional(values: string[]): string[] {
-  if (values.length > ADDITIONAL_CATEGORIES_MAX) {
-    throw DomainError.badInput(`additional_categories may hold at most ${ADDITIONAL_CATEGORIES_MAX} categories`);
-  }
-  return values.map((value, index) => category(value, `additional_categories[${index}]`));
 }
 
 async function findBrand(scope: RequestScope, organizationId: string, segmentId: string): Promise<BetaBrand> {
@@ -122,7 +91,7 @@ export async function createBetaBrand(scope: RequestScope, input: CreateBrandInp
       : 0;
     if (owned !== locationIds.length) throw DomainError.notFound('Location');
   }
-  const brandName = trimmedText(input.brandName, 'brand_name', { min: 1, max: 100 });
+  const brandName = brandNameRule(input.brandName);
   const now = scope.runtime.clock.now();
   return scope.em.transactional(async (em) => {
     const brand = em.create(BetaBrand, {
@@ -130,10 +99,10 @@ export async function createBetaBrand(scope: RequestScope, input: CreateBrandInp
       organization: em.getReference(Organization, principal.organizationId),
       betaCompanyId: companyId,
       brandName,
-      name: input.name ? trimmedText(input.name, 'name', { min: 1, max: 200 }) : brandName,
+      name: input.name ? localName(input.name) : brandName,
       countryCode: countryCode(input.countryCode),
       primaryCategory: category(input.primaryCategory, 'primary_category'),
-      additionalCategories: additional(input.additionalCategories ?? []),
+      additionalCategories: additionalCategories(input.additionalCategories ?? []),
       websiteUrl: url(input.websiteUrl, 'website_url'),
       appStoreUrl: url(input.appStoreUrl, 'app_store_url'),
       ownershipType: input.ownershipType,
@@ -175,10 +144,10 @@ export async function updateBetaBrand(scope: RequestScope, segmentId: string, in
     throw DomainError.badInput('primary_category is required whenever the categories change');
   }
   const changes: Partial<BetaBrand> = {};
-  if (input.brandName !== undefined) changes.brandName = trimmedText(input.brandName!, 'brand_name', { min: 1, max: 100 });
+  if (input.brandName !== undefined) changes.brandName = brandNameRule(input.brandName!);
   if (input.countryCode !== undefined) changes.countryCode = countryCode(input.countryCode!);
   if (input.primaryCategory !== undefined) changes.primaryCategory = category(input.primaryCategory!, 'primary_category');
-  if (input.additionalCategories !== undefined) changes.additionalCategories = additional(input.additionalCategories ?? []);
+  if (input.additionalCategories !== undefined) changes.additionalCategories = additionalCategories(input.additionalCategories ?? []);
   if (input.websiteUrl !== undefined) changes.websiteUrl = url(input.websiteUrl, 'website_url');
   if (input.appStoreUrl !== undefined) changes.appStoreUrl = url(input.appStoreUrl, 'app_store_url');
   if (input.ownershipType !== undefined) changes.ownershipType = input.ownershipType!;

@@ -10,7 +10,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError, loadConfig } from '../config';
-import { locateDatabase } from '../db/connect';
+import { locateDatabase } from '../db/locate-database';
 import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase } from '../db/orm';
 import { seedDemo } from '../demo/demo.seed';

@@ -1,12 +1,11 @@
-import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { Account } from '../account/account.entity';
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import { newId } from '../shared/ids';
+import { CompetitorScanStatus } from './competitor-scan.enums';
 import { ScanClient, ScanCompetitor, ScanDot, ScanPoint, ScanStrategy } from './competitor-scan.types';
-
-export type CompetitorScanStatus = 'queued' | 'running' | 'completed' | 'failed';
 
 /**
  * A competitor scan of a location: a grid of dots around it, a search for `text` at each, and what the results say
@@ -49,9 +48,9 @@ export class CompetitorScan {
   @Property({ type: 'integer' })
   rings!: number;
 
-  @Field(() => String, { description: 'queued, running, completed or failed.' })
-  @Property({ type: 'text' })
-  status: CompetitorScanStatus = 'queued';
+  @Field(() => CompetitorScanStatus)
+  @Enum({ items: () => CompetitorScanStatus, type: 'text' })
+  status: CompetitorScanStatus = CompetitorScanStatus.QUEUED;
 
   @Field({ description: 'The token that asked for it.' })
   @Property({ type: 'text' })

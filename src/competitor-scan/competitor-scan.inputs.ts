@@ -1,5 +1,5 @@
 import { ArgsType, Field, Float, ID, Int } from 'type-graphql';
-import { withConnectionArgs } from '../graphql/connection';
+import { withConnectionArgs } from '../graphql/relay-connection';
 import type { RunScanArgs, ScanLookup } from './competitor-scan.service';
 
 @ArgsType()

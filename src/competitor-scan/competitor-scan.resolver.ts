@@ -1,5 +1,5 @@
 import { Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { withLimitHeaders, type Context } from '../graphql/context';
 import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanArgs, CompetitorScansArgs, RunCompetitorScanArgs } from './competitor-scan.inputs';

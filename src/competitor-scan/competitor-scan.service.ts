@@ -1,3 +1,4 @@
+import type { ObjectQuery } from '@mikro-orm/core';
 import { requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { resolveAccountScope } from '../account/account.access';
@@ -11,15 +12,14 @@ import { findPlain } from '../shared/entity-snapshot';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { trimmedText } from '../shared/text';
-import { CompetitorScan, type CompetitorScanStatus } from './competitor-scan.entity';
+import { CompetitorScan } from './competitor-scan.entity';
+import { UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import { dotCount } from './scan.compute';
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
 export const MAX_RINGS = 3;
 export const MAX_RADIUS_KM = 50;
 
-/** The scans that still hold a place under SCANS_RUNNING_LIMIT. */
-const UNFINISHED: CompetitorScanStatus[] = ['queued', 'running'];
 /** Retry-After when the organization's running scans are at their limit: about how long a scan of 49 dots takes. */
 const SCAN_RETRY_AFTER_SECONDS = 30;
 
@@ -54,7 +54,7 @@ export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs):
   const searches = await withCountedRequest(starts, () => countRequest(scope, 'scan-searches', { weight: dotCount(args.rings) }));
   const scan = await withCountedRequest(starts, () => withCountedRequest(searches, () => queueScan(scope, principal, location, { ...args, text }, now)));
   // The headers show the limit nearer to refusing.
-  const nearer = [starts.state, searches.state].sort((a, b) => a.remaining / a.limit - b.remaining / b.limit)[0]!;
+  const nearer = [starts.state, searches.state].sort((a, b) => a.remaining / a.limit - b.remaining / b.limit)[0];
   return { result: scan, rateLimit: nearer };
 }
 
@@ -66,7 +66,7 @@ async function queueScan(scope: RequestScope, principal: Principal, location: Lo
   const { organizationId } = principal;
   return scope.em.transactional(async (em) => {
     await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`scans-running:${organizationId}`], 'all', em.getTransactionContext());
-    const running = await em.count(CompetitorScan, { organization: organizationId, status: { $in: UNFINISHED } });
+    const running = await em.count(CompetitorScan, { organization: organizationId, status: { $in: UNFINISHED_SCAN_STATUSES } });
     requireBelowOpenLimit(scope, 'scans-running', running, SCAN_RETRY_AFTER_SECONDS);
     const scan = em.create(CompetitorScan, {
       organization: em.getReference(Organization, organizationId),
@@ -97,7 +97,7 @@ export interface ScanLookup {
 /** The scan with `scanId`, or the latest of the account (for the location, or the place id, when given). 404 otherwise. */
 export async function getCompetitorScan(scope: RequestScope, lookup: ScanLookup): Promise<CompetitorScan> {
   const accountId = await resolveAccountScope(scope, lookup.accountId);
-  const where: Record<string, unknown> = { account: accountId };
+  const where: ObjectQuery<CompetitorScan> = { account: accountId };
   if (lookup.scanId) where.id = isId(lookup.scanId) ? lookup.scanId : NO_MATCH_ID;
   if (lookup.locationId) where.location = isId(lookup.locationId) ? lookup.locationId : NO_MATCH_ID;
   if (lookup.placeId) where.placeId = lookup.placeId;
@@ -109,7 +109,7 @@ export async function getCompetitorScan(scope: RequestScope, lookup: ScanLookup)
 /** Scans of the account (of one location, when given), newest first. */
 export async function listCompetitorScans(scope: RequestScope, filter: { accountId?: string | null; locationId?: string | null }, slice: SliceRequest): Promise<Slice<CompetitorScan>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
-  const where: Record<string, unknown> = { account: accountId };
+  const where: ObjectQuery<CompetitorScan> = { account: accountId };
   if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;
   const [rows, totalCount] = await Promise.all([
     findPlain(scope.em, CompetitorScan, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -8,7 +7,8 @@ import { Post } from '../post/post.entity';
 import { PostState } from '../post/post.enums';
 import type { AlphaPlace } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
-import { CompetitorScan, type CompetitorScanStatus } from './competitor-scan.entity';
+import { CompetitorScan } from './competitor-scan.entity';
+import { CompetitorScanStatus, UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
 import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
 
@@ -35,8 +35,6 @@ function scanPlaceOf(place: AlphaPlace): ScanPlace {
 /** The searched text as a category id: "coffee shop" -> coffee_shop. */
 const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '_');
 
-const UNFINISHED_SCAN: CompetitorScanStatus[] = ['queued', 'running'];
-
 /**
  * Runs a scan: a search at every dot of its grid through the alpha provider, then its figures
  * (src/competitor-scan/scan.compute.ts) stored in the document's shape. A failure is the engine's
@@ -44,10 +42,10 @@ const UNFINISHED_SCAN: CompetitorScanStatus[] = ['queued', 'running'];
  * A scan whose location is gone (its account was disconnected) went with it: nothing to do.
  */
 export async function runScan(runtime: Runtime, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
-  const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN } });
+  const em = runtime.database.orm.em.fork();
+  const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } });
   if (!scan) return;
-  await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: 'running' });
+  await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: CompetitorScanStatus.RUNNING });
   const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
   const dots = gridDots(scan.center, scan.radius, scan.rings);
   // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
@@ -71,8 +69,8 @@ export async function runScan(runtime: Runtime, payload: QueuePayloads['competit
   const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
   await em.nativeUpdate(
     CompetitorScan,
-    { id: scan.id, status: { $in: UNFINISHED_SCAN } },
-    { status: 'completed', ...figures, finishedAt: runtime.clock.now(), error: null },
+    { id: scan.id, status: { $in: UNFINISHED_SCAN_STATUSES } },
+    { status: CompetitorScanStatus.COMPLETED, ...figures, finishedAt: runtime.clock.now(), error: null },
   );
 }
 
@@ -80,10 +78,10 @@ export async function runScan(runtime: Runtime, payload: QueuePayloads['competit
 async function recordScanFailure(runtime: Runtime, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
   await runtime.database.orm.em.fork().nativeUpdate(
     CompetitorScan,
-    { id: payload.scanId, status: { $in: UNFINISHED_SCAN } },
+    { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } },
     failure.final
-      ? { status: 'failed', error: failure.message, finishedAt: runtime.clock.now() }
-      : { status: 'queued', error: `Retrying: ${failure.message}` },
+      ? { status: CompetitorScanStatus.FAILED, error: failure.message, finishedAt: runtime.clock.now() }
+      : { status: CompetitorScanStatus.QUEUED, error: `Retrying: ${failure.message}` },
   );
 }
 

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import 'reflect-metadata';
 import { loadConfig } from '../config';
-import { locateDatabase } from './connect';
+import { locateDatabase } from './locate-database';
 import { migrate, openDatabase } from './orm';
 
 async function main(): Promise<void> {

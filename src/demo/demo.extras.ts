@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { BetaBrand } from '../beta-brand/beta-brand.entity';
 import { BetaSyncStatus, OwnershipType } from '../beta-brand/beta-brand.enums';
 import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
+import { CompetitorScanStatus } from '../competitor-scan/competitor-scan.enums';
 import { scanFigures } from '../competitor-scan/competitor-scan.worker';
 import { computeScan, gridDots, type ScanPlace } from '../competitor-scan/scan.compute';
 import type { Location } from '../location/location.entity';
@@ -85,7 +86,7 @@ export function seedDemoScan(tx: EntityManager, organization: Organization, loca
     text: 'coffee shop',
     radius: 2,
     rings: 1,
-    status: 'completed',
+    status: CompetitorScanStatus.COMPLETED,
     createdBy: 'demo',
     origin: 'app',
     center,

@@ -1,5 +1,5 @@
+import type { RateLimitState } from '../errors/domain-error';
 import { limitHeaders } from '../http/limit-headers';
-import type { Limited } from '../limits/request-limits';
 import type { RequestScope } from '../request-scope';
 
 /**
@@ -16,8 +16,11 @@ export function addResponseHeaders(ctx: Context, headers: Map<string, string>): 
   for (const [name, value] of headers) ctx.responseHeaders.set(name, value);
 }
 
-/** A limited operation's result, with its limit's state sent as RateLimit headers (both transports send them). */
-export function withLimitHeaders<T>(ctx: Context, outcome: Limited<T>): T {
+/**
+ * A limited operation's result (src/limits/request-limits.ts `Limited`), with its limit's state sent as RateLimit
+ * headers (both transports send them); none when the operation counted nothing (an idempotent replay).
+ */
+export function withLimitHeaders<T>(ctx: Context, outcome: { result: T; rateLimit?: RateLimitState }): T {
   addResponseHeaders(ctx, limitHeaders(outcome));
   return outcome.result;
 }

@@ -17,7 +17,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
-import { pageSizeMaxOf } from './connection';
+import { pageSizeMaxOf } from './relay-connection';
 import { DomainError } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
 

@@ -1,12 +1,12 @@
-import { Max, Min } from 'class-validator';
 import { ArgsType, ClassType, Field, Int, ObjectType } from 'type-graphql';
-import { PageSize } from './connection';
+import { ArgumentRules, integer } from './argument-rules';
+import { PageSize } from './relay-connection';
 
 export type { Page } from '../shared/page';
 
 /**
  * Page-numbered lists: the REST lists (`page`, `per_page`, `found`) and their GraphQL twins. Cursor lists are the
- * connections of src/graphql/connection.ts.
+ * connections of src/graphql/relay-connection.ts.
  */
 
 /** Adds `page` and `perPage` to an args class of filters; `perPage` 1 to `max` (more is refused, never cut). */
@@ -14,15 +14,16 @@ export type { Page } from '../shared/page';
 export function withPageArgs<TBase extends new (...args: any[]) => object>(Base: TBase, perPage: { default: number; max: number }) {
   const range = `per_page must be between 1 and ${perPage.max}`;
   @ArgsType()
+  @ArgumentRules({
+    page: integer({ min: 1 }, 'page must be at least 1'),
+    perPage: integer({ min: 1, max: perPage.max }, range),
+  })
   class WithPageArgs extends Base {
     @Field(() => Int, { defaultValue: 1, description: '1-based.' })
-    @Min(1, { message: 'page must be at least 1' })
     page: number = 1;
 
     @Field(() => Int, { defaultValue: perPage.default, description: `1 to ${perPage.max}.` })
     @PageSize(perPage.max)
-    @Min(1, { message: range })
-    @Max(perPage.max, { message: range })
     perPage: number = perPage.default;
   }
   return WithPageArgs;

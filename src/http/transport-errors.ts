@@ -4,6 +4,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/dependency-unavailable';
 import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
 import { restErrorBody } from './error-body';
+import { limitHeaders } from './limit-headers';
 
 /**
  * Every answer the HTTP server gives outside the GraphQL and REST adapters (Fastify's and Node's own refusals,
@@ -54,7 +55,7 @@ export function handleFastifyError(
 ): FastifyReply {
   if (isDependencyUnavailable(error)) {
     request.log.warn({ err: error }, 'a dependency is unavailable');
-    return sendHttpError(request, reply, 503, UNAVAILABLE_MESSAGE, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, shapeOf(503));
+    return sendHttpError(request, reply, 503, UNAVAILABLE_MESSAGE, Object.fromEntries(limitHeaders({ retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS })), shapeOf(503));
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) request.log.error({ err: error }, 'unexpected error');

@@ -85,8 +85,11 @@ export function requireBelowOpenLimit(scope: RequestScope, name: OpenLimitName, 
   });
 }
 
-/** Runs `work` with the request counted; a failure takes the count back (refused requests are not counted). */
-export async function withCountedRequest<T>(counted: Counted<RateLimitState>, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` with the request counted (against a rate limit, a quota, or both); a failure takes the count back
+ * (refused requests are not counted).
+ */
+export async function withCountedRequest<T>(counted: Pick<Counted<unknown>, 'refund'>, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {

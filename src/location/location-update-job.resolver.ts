@@ -1,9 +1,9 @@
-import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
-import { isWithinReach } from '../account/account.access';
 import type { TopicPayloads } from '../events/topics';
 import { withLimitHeaders, type Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
+import { recordChangeFilter } from '../graphql/record-change-filter';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { loadUpdateJobForEvent } from './location.events';
 import { LocationRefArgs, LocationUpdateJobsArgs, UpdateLocationArgs } from './location.inputs';
@@ -21,11 +21,6 @@ export class UpdateLocationPayload {
 
   @Field(() => LocationUpdateJob)
   job!: LocationUpdateJob;
-}
-
-interface JobSubscriptionArgs {
-  jobId?: string | null;
-  locationId?: string | null;
 }
 
 @Resolver(() => LocationUpdateJob)
@@ -51,12 +46,7 @@ export class LocationUpdateJobResolver {
   @Subscription(() => LocationUpdateJob, {
     topics: 'location-update-job.updated',
     description: "The whole update job after each change, for the subscriber's own organization (and account, for account tokens).",
-    filter: ({ payload, args, context }: { payload: TopicPayloads['location-update-job.updated']; args: JobSubscriptionArgs; context: Context }) => {
-      if (!isWithinReach(context.principal, payload)) return false;
-      if (args.jobId && payload.id !== args.jobId) return false;
-      if (args.locationId && payload.locationId !== args.locationId) return false;
-      return true;
-    },
+    filter: recordChangeFilter('jobId'),
   })
   locationUpdateJobUpdated(
     @Root() payload: TopicPayloads['location-update-job.updated'],

@@ -45,14 +45,21 @@ function alphaTime(time: TimeOfDay | null | undefined): AlphaHoursTime {
   return { ...(hours ? { hours } : {}), ...(minutes ? { minutes } : {}) };
 }
 
+/** Our days are the provider's names (the rules admit no other, src/location/location.rules.ts). */
+function alphaDay(day: string): AlphaDay {
+  const known = ALPHA_DAYS.find((name) => name === day);
+  if (!known) throw new Error(`Not a day of the week: ${day}`);
+  return known;
+}
+
 /** A period without days is every day's (the document's create samples carry only times). */
 function alphaPeriods(periods: readonly HoursPeriod[]): AlphaTimePeriod[] {
   return periods.flatMap((period) => {
-    const days: readonly AlphaDay[] = period.openDay ? [period.openDay as AlphaDay] : ALPHA_DAYS;
+    const days: readonly AlphaDay[] = period.openDay ? [alphaDay(period.openDay)] : ALPHA_DAYS;
     return days.map((openDay) => ({
       openDay,
       openTime: alphaTime(period.openTime),
-      closeDay: (period.openDay ? (period.closeDay ?? period.openDay) : openDay) as AlphaDay,
+      closeDay: period.openDay ? alphaDay(period.closeDay ?? period.openDay) : openDay,
       closeTime: alphaTime(period.closeTime),
     }));
   });

@@ -13,10 +13,10 @@ export function announceUpdateJobChange(em: EntityManager, runtime: Runtime, job
     accountId: job.account.id,
     locationId: job.location.id,
     version: job.version,
-    snapshot: eventSnapshot(runtime, LocationUpdateJob, job),
+    snapshot: eventSnapshot(runtime.database.orm, LocationUpdateJob, job),
   }));
 }
 
 export function loadUpdateJobForEvent(runtime: Runtime, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {
-  return entityOfEvent(runtime, LocationUpdateJob, event);
+  return entityOfEvent(runtime.database.orm, LocationUpdateJob, event);
 }

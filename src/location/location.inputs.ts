@@ -1,7 +1,7 @@
-import { MaxLength, Min } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
 import { ArgsType, Field, Float, ID, InputType, Int } from 'type-graphql';
-import { withConnectionArgs } from '../graphql/connection';
+import { ArgumentRules, integer, text } from '../graphql/argument-rules';
+import { withConnectionArgs } from '../graphql/relay-connection';
 import { withPageArgs } from '../graphql/page';
 import { Categories, HoursPeriod, MoreHours, SpecialHoursInput } from './location-hours.types';
 import { LocationUpdateStatus } from './location.enums';
@@ -134,12 +134,12 @@ export class UpdateLocationInput implements LocationPatch {
 
 /** The filters of GET /location and the `locations` queries. */
 @ArgsType()
+@ArgumentRules({ storeCode: text({ max: 255 }, 'store_code must be at most 255 characters') })
 export class LocationFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Only the location with this store code (reference id).' })
-  @MaxLength(255, { message: 'store_code must be at most 255 characters' })
   storeCode?: string | null;
 }
 
@@ -147,12 +147,12 @@ export class LocationFilterArgs {
 export class LocationsArgs extends withConnectionArgs(LocationFilterArgs) {}
 
 @ArgsType()
+@ArgumentRules({ skip: integer({ min: 0 }, 'skip must be at least 0') })
 export class LocationsPageArgs extends withPageArgs(LocationFilterArgs, { default: 10, max: 250 }) {
   @Field(() => Int, {
     defaultValue: 0,
     description: 'Records of the page to leave out: the nextSkip of an answer whose page ended early (docs/locations.md).',
   })
-  @Min(0, { message: 'skip must be at least 0' })
   skip: number = 0;
 }
 

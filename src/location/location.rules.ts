@@ -6,6 +6,7 @@ import type { Categories, HoursPeriod, MoreHours, SpecialHours, TimeOfDay } from
 import type { Location } from './location.entity';
 import { LocationUpdateField } from './location.enums';
 import { isIsoDate } from '../shared/calendar';
+import { countryCode as countryCodeRule, optionalHttpUrl, ruled, URL_MAX } from '../shared/value-rules';
 
 /**
  * The rules of a location's fields, for a create and for an update alike: the document's limits (description 750
@@ -60,25 +61,12 @@ function optionalText(value: string | null | undefined, field: string, max: numb
   return trimmedText(value, field, { min: 0, max }) || null;
 }
 
-function countryCode(value: string, field = 'country_code'): string {
-  const code = value.trim().toUpperCase();
-  if (!/^[A-Z]{2}$/.test(code)) throw DomainError.badInput(`${field} must be an ISO 3166-1 alpha-2 code (two letters)`);
-  return code;
+function countryCode(value: string): string {
+  return ruled(countryCodeRule('country_code must be an ISO 3166-1 alpha-2 code (two letters)'), value);
 }
 
 function httpUrl(value: string | null | undefined, field: string): string | null {
-  if (value === null || value === undefined || value.trim() === '') return null;
-  const text = value.trim();
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || text.length > 2048) {
-    throw DomainError.badInput(`${field} must be an http(s) URL of at most 2048 characters`);
-  }
-  return text;
+  return ruled(optionalHttpUrl(`${field} must be an http(s) URL of at most ${URL_MAX} characters`), value);
 }
 
 function description(value: string | null | undefined): string | null {
@@ -232,7 +220,7 @@ const serviceAreaSchema = z.strictObject({
 });
 
 function firstIssue(error: z.ZodError, field: string): string {
-  const issue = error.issues[0]!;
+  const issue = error.issues[0];
   const path = issue.path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : `${name}.${String(part)}`), field);
   return `${path}: ${issue.message}`;
 }
@@ -250,7 +238,7 @@ export function serviceItems(values: unknown[] | null | undefined): AlphaService
   if ((values ?? []).length > SERVICE_ITEMS_MAX) throw DomainError.badInput(`service_items may hold at most ${SERVICE_ITEMS_MAX} items`);
   const parsed = z.array(serviceItemSchema).safeParse(values ?? []);
   if (!parsed.success) throw DomainError.badInput(firstIssue(parsed.error, 'service_items'));
-  const items = parsed.data as AlphaServiceItem[];
+  const items: AlphaServiceItem[] = parsed.data;
   const seen = new Set<string>();
   for (const item of items) {
     const key = serviceKey(item);
@@ -267,7 +255,7 @@ function serviceArea(value: unknown): AlphaServiceArea | null {
   if (value === null || value === undefined) return null;
   const parsed = serviceAreaSchema.safeParse(value);
   if (!parsed.success) throw DomainError.badInput(firstIssue(parsed.error, 'service_area'));
-  return parsed.data as AlphaServiceArea;
+  return parsed.data;
 }
 
 // ---- a whole location ------------------------------------------------------------------------------------------

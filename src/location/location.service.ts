@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
@@ -51,7 +51,7 @@ export async function createLocation(scope: RequestScope, args: { accountId?: st
   return { result: location, rateLimit: counted.state };
 }
 
-function locationWhere(accountId: string, filter: LocationFilterArgs): Record<string, unknown> {
+function locationWhere(accountId: string, filter: LocationFilterArgs): ObjectQuery<Location> {
   return { account: accountId, ...(filter.storeCode ? { referenceId: filter.storeCode } : {}) };
 }
 
@@ -212,7 +212,7 @@ export async function listUpdateJobs(
   args: LocationUpdateJobsArgs,
 ): Promise<Page<'updates', LocationUpdateJob>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
-  const where: Record<string, unknown> = { account: accountId };
+  const where: ObjectQuery<LocationUpdateJob> = { account: accountId };
   if (args.locationId) where.location = isId(args.locationId) ? args.locationId : NO_MATCH_ID;
   if (args.id) where.id = isId(args.id) ? args.id : NO_MATCH_ID;
   if (args.status) where.status = args.status;

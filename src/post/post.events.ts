@@ -18,10 +18,10 @@ export function announcePostChange(em: EntityManager, runtime: Runtime, post: Po
     accountId: post.account.id,
     locationId: post.location.id,
     version: post.version,
-    snapshot: eventSnapshot(runtime, Post, post),
+    snapshot: eventSnapshot(runtime.database.orm, Post, post),
   }));
 }
 
 export function loadPostForEvent(runtime: Runtime, event: TopicPayloads['post.updated']): Promise<Post> {
-  return entityOfEvent(runtime, Post, event);
+  return entityOfEvent(runtime.database.orm, Post, event);
 }

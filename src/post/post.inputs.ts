@@ -1,25 +1,28 @@
-import { IsOptional, Matches, MaxLength, ArrayMaxSize, ArrayMinSize, ValidateNested, Max, Min } from 'class-validator';
 import { GraphQLJSON } from 'graphql-scalars';
-import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
-import { withConnectionArgs } from '../graphql/connection';
+import { ArgsType, Field, ID, InputType } from 'type-graphql';
+import { ArgumentRules, list, nested, text } from '../graphql/argument-rules';
+import { withConnectionArgs } from '../graphql/relay-connection';
 import { withPageArgs } from '../graphql/page';
 import { PostParams } from './post-params.types';
 import { PostSource, PostState } from './post.enums';
 
 /** What a post is made of, for one location or a campaign. */
 @InputType('PostContentInput')
+@ArgumentRules({
+  params: nested(PostParams),
+  parameterMask: text({ max: 2000 }, 'parameterMask must be at most 2000 characters', {
+    regex: /^\s*[A-Za-z0-9_]+(\s*,\s*[A-Za-z0-9_]+)*\s*$/,
+    message: 'parameterMask must be comma-separated placeholder names',
+  }),
+})
 abstract class PostContentInput {
   @Field(() => PostParams)
-  @ValidateNested()
   params!: PostParams;
 
   @Field(() => Boolean, { nullable: true, description: "Take the call-to-action URL from the location's website." })
   useLocationWebsiteUrl?: boolean | null;
 
   @Field(() => String, { nullable: true, description: 'Comma-separated placeholder names replaced in params.summary.' })
-  @IsOptional()
-  @MaxLength(2000, { message: 'parameterMask must be at most 2000 characters' })
-  @Matches(/^\s*[A-Za-z0-9_]+(\s*,\s*[A-Za-z0-9_]+)*\s*$/, { message: 'parameterMask must be comma-separated placeholder names' })
   parameterMask?: string | null;
 
   @Field(() => GraphQLJSON, { nullable: true, description: 'Values of the placeholders named in parameterMask.' })
@@ -33,25 +36,27 @@ export class CreatePostInput extends PostContentInput {
 }
 
 @InputType()
+@ArgumentRules({
+  locationIds: list(undefined, { min: 1, max: 100 }, { min: 'locationIds must name at least one location', max: 'locationIds may name at most 100 locations' }),
+})
 export class CreatePostCampaignInput extends PostContentInput {
   @Field(() => [ID])
-  @ArrayMinSize(1, { message: 'locationIds must name at least one location' })
-  @ArrayMaxSize(100, { message: 'locationIds may name at most 100 locations' })
   locationIds!: string[];
 }
 
 @ArgsType()
+@ArgumentRules({
+  idempotencyKey: text({ max: 255 }, 'Idempotency-Key must be at most 255 characters'),
+  input: nested(CreatePostInput),
+})
 export class CreatePostArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Same key and same input within 24 h: the original post again.' })
-  @IsOptional()
-  @MaxLength(255, { message: 'Idempotency-Key must be at most 255 characters' })
   idempotencyKey?: string | null;
 
   @Field(() => CreatePostInput)
-  @ValidateNested()
   input!: CreatePostInput;
 }
 
@@ -66,6 +71,7 @@ export class PostRefArgs {
 
 /** The filters of GET /post and the `posts` query. */
 @ArgsType()
+@ArgumentRules({ q: text({ max: 200 }, 'q must be at most 200 characters') })
 export class PostFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;
@@ -80,8 +86,6 @@ export class PostFilterArgs {
   source?: PostSource | null;
 
   @Field(() => String, { nullable: true, description: 'Full-text search over the summary.' })
-  @IsOptional()
-  @MaxLength(200, { message: 'q must be at most 200 characters' })
   q?: string | null;
 }
 

@@ -1,10 +1,9 @@
-import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
-import { isWithinReach } from '../account/account.access';
-import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { PageType, type Page } from '../graphql/page';
-import { addResponseHeaders, type Context } from '../graphql/context';
-import { limitHeaders } from '../http/limit-headers';
+import { withLimitHeaders, type Context } from '../graphql/context';
+import { recordChangeFilter } from '../graphql/record-change-filter';
 import type { TopicPayloads } from '../events/topics';
 import { CreatePostArgs, CreatePostCampaignInput, PostRefArgs, PostsArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
@@ -77,9 +76,8 @@ export class PostResolver {
   @Mutation(() => CreatePostPayload, { description: 'Creates a post in SENDING; it is published by a job.' })
   async createPost(@Args() args: CreatePostArgs, @Ctx() ctx: Context): Promise<CreatePostPayload> {
     const outcome = await createPost(ctx, args);
-    addResponseHeaders(ctx, limitHeaders(outcome));
     if (outcome.replayed) ctx.responseHeaders.set('Idempotent-Replayed', 'true');
-    return outcome;
+    return withLimitHeaders(ctx, { result: outcome, rateLimit: outcome.rateLimit });
   }
 
   @Mutation(() => PostCampaign, { description: 'One post per location under one campaign id.' })
@@ -89,8 +87,7 @@ export class PostResolver {
     @Ctx() ctx: Context,
   ): Promise<PostCampaign> {
     const outcome = await createPostCampaign(ctx, { accountId, input });
-    addResponseHeaders(ctx, limitHeaders(outcome));
-    return outcome;
+    return withLimitHeaders(ctx, { result: outcome, rateLimit: outcome.rateLimit });
   }
 
   @Mutation(() => DeletePostPayload, { description: 'Deletes a post: at once, or queued when it is at the provider.' })
@@ -101,12 +98,7 @@ export class PostResolver {
   @Subscription(() => Post, {
     topics: 'post.updated',
     description: "The whole post after each change, for the subscriber's own organization (and account, for account tokens).",
-    filter: ({ payload, args, context }: { payload: TopicPayloads['post.updated']; args: { postId?: string | null; locationId?: string | null }; context: Context }) => {
-      if (!isWithinReach(context.principal, payload)) return false;
-      if (args.postId && payload.id !== args.postId) return false;
-      if (args.locationId && payload.locationId !== args.locationId) return false;
-      return true;
-    },
+    filter: recordChangeFilter('postId'),
   })
   async postUpdated(
     @Root() payload: TopicPayloads['post.updated'],

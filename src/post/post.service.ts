@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, type ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
@@ -7,8 +7,8 @@ import { resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
-import { consumeMonthlyQuota } from '../limits/rate-limiter';
-import { countRequest } from '../limits/request-limits';
+import { consumeMonthlyQuota, type Counted } from '../limits/rate-limiter';
+import { countRequest, withCountedRequest } from '../limits/request-limits';
 import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
@@ -85,31 +85,12 @@ async function countPostLimits(
   accountId: string,
   newPosts: number,
   now: Date,
-): Promise<{ rateLimit: RateLimitState; refund(): Promise<void> }> {
+): Promise<Counted<RateLimitState>> {
   const rate = await countRequest(scope, 'posts', { accountId });
-  try {
-    const quota = await consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount: newPosts, now });
-    return { rateLimit: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
-  } catch (error) {
-    await rate.refund();
-    throw error;
-  }
-}
-
-/** Runs `create` with the limits counted; takes the counts back when it fails or turns out to be a replay. */
-async function withCountedLimits<T extends { replayed?: boolean }>(
-  counted: { refund(): Promise<void> },
-  create: () => Promise<T>,
-): Promise<T> {
-  let outcome: T;
-  try {
-    outcome = await create();
-  } catch (error) {
-    await counted.refund();
-    throw error;
-  }
-  if (outcome.replayed) await counted.refund();
-  return outcome;
+  const quota = await withCountedRequest(rate, () =>
+    consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount: newPosts, now }),
+  );
+  return { state: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
 }
 
 /** What a create did: the post, whether it was an idempotent replay, and the rate limit's state (not for replays). */
@@ -148,7 +129,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
   const post = await preparePost(scope, principal, accountId, args.input.locationId, args.input, now, null);
   const counted = await countPostLimits(scope, principal, accountId, 1, now);
 
-  const outcome = await withCountedLimits(counted, () =>
+  const outcome = await withCountedRequest(counted, () =>
     scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
       if (key) {
         await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
@@ -162,9 +143,11 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
       await em.flush();
       await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
       announcePostChange(em, scope.runtime, post);
-      return { post, replayed: false, rateLimit: counted.rateLimit };
+      return { post, replayed: false, rateLimit: counted.state };
     }),
   );
+  // A replay found under the lock created nothing: it is not counted either.
+  if (outcome.replayed) await counted.refund();
   return outcome;
 }
 
@@ -184,7 +167,7 @@ export async function createPostCampaign(
   const posts: Post[] = [];
   for (const locationId of locationIds) posts.push(await preparePost(scope, principal, accountId, locationId, args.input, now, campaignId));
   const counted = await countPostLimits(scope, principal, accountId, posts.length, now);
-  await withCountedLimits(counted, () =>
+  await withCountedRequest(counted, () =>
     scope.em.transactional(async (em) => {
       for (const post of posts) em.persist(post);
       await em.flush();
@@ -192,10 +175,9 @@ export async function createPostCampaign(
         await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
         announcePostChange(em, scope.runtime, post);
       }
-      return {};
     }),
   );
-  return { campaignId, posts, rateLimit: counted.rateLimit };
+  return { campaignId, posts, rateLimit: counted.state };
 }
 
 async function findPost(em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
@@ -217,8 +199,8 @@ export async function getPost(scope: RequestScope, args: { accountId?: string | 
 /** The filters of the `posts` connection: those of GET /post, and a campaign. */
 export type PostsFilter = PostFilterArgs & { campaignId?: string | null };
 
-function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: string | null }): Record<string, unknown> {
-  const where: Record<string, unknown> = { account: accountId };
+function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: string | null }): ObjectQuery<Post> {
+  const where: ObjectQuery<Post> = { account: accountId };
   if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;
   where.state = filter.state ?? { $ne: PostState.DELETED };
   if (filter.source) where.source = filter.source;

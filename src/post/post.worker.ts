@@ -8,6 +8,7 @@ import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
 import { changeLocked } from '../shared/row-lock';
+import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange } from './post.events';
@@ -30,7 +31,7 @@ async function callOptionsOf(runtime: Runtime, accountId: string, job: JobContex
 function providerIds(alphaLocationName: string): { accountId: string; locationId: string } {
   const match = /^accounts\/([^/]+)\/locations\/([^/]+)$/.exec(alphaLocationName);
   if (!match) throw new Error(`Malformed alpha location name: ${alphaLocationName}`);
-  return { accountId: match[1]!, locationId: match[2]! };
+  return { accountId: match[1], locationId: match[2] };
 }
 
 /**
@@ -43,7 +44,7 @@ async function changePost(
   postId: string,
   change: (post: Post, em: EntityManager) => Promise<boolean> | boolean,
 ): Promise<Post | null> {
-  const changed = await changeLocked(runtime.database.orm.em.fork() as EntityManager, Post, { id: postId }, async (post, tx) => {
+  const changed = await changeLocked(runtime.database.orm.em.fork(), Post, { id: postId }, async (post, tx) => {
     const announced = await change(post, tx);
     if (announced) announcePostChange(tx, runtime, post);
   });
@@ -113,20 +114,20 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
 }
 
 export async function publishPost(runtime: Runtime, payload: QueuePayloads['post-publish'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
   if (!post || post.state !== PostState.SENDING || post.pendingAction !== 'publish') return;
   const remote = await runtime.alpha.createLocalPost({
     ...providerIds(post.location.alphaLocationName!),
-    post: post.params as AlphaLocalPost,
+    post: alphaLocalPostOf(post.params),
     requestId: post.id,
   }, await callOptionsOf(runtime, post.account.id, job));
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
 export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-check'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
@@ -134,7 +135,7 @@ export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-c
 }
 
 export async function deletePostAtProvider(runtime: Runtime, payload: QueuePayloads['post-delete'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
   try {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { completeAlphaConsent, type CallbackOutcome } from '../connection/alpha-connection.service';
-import { completeBetaConsent } from '../connection/beta-connection.service';
+import { completeAlphaConsent, type CallbackOutcome } from '../oauth/alpha-connection.service';
+import { completeBetaConsent } from '../oauth/beta-connection.service';
 import { restErrorBody } from '../http/error-body';
 import type { Runtime } from '../runtime';
 

@@ -24,6 +24,8 @@ export const query = (name: string, description?: string): ValueSource => ({ fro
 export const header = (name: string, description?: string): ValueSource => ({ from: 'header', name, description });
 export const body = (name: string, description?: string): ValueSource => ({ from: 'body', name, description });
 export const bodyFields = (fields: Record<string, string>, naming?: RestNaming): ValueSource => ({ from: 'bodyFields', fields, naming });
+/** The account_id query parameter of the account-scoped routes, described once. */
+export const accountIdQuery = query('account_id', 'required with an organization token; ignored with an account token');
 
 /**
  * One documented REST path, as data: the GraphQL operation it runs, how each variable is read, the success

@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID, Int } from 'type-graphql';
-import { withConnectionArgs } from '../graphql/connection';
+import { withConnectionArgs } from '../graphql/relay-connection';
 import { ReviewReplyState } from './review.enums';
 import type { ReviewFilter } from './review.service';
 

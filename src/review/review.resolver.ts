@@ -1,5 +1,5 @@
 import { Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
-import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/connection';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import type { Context } from '../graphql/context';
 import { Review } from './review.entity';
 import { AnswerReviewArgs, ReviewRefArgs, ReviewsArgs } from './review.inputs';

@@ -1,3 +1,4 @@
+import type { ObjectQuery } from '@mikro-orm/core';
 import { resolveAccountScope } from '../account/account.access';
 import { accountAccessToken } from '../account/alpha-tokens';
 import { DomainError } from '../errors/domain-error';
@@ -29,7 +30,7 @@ export async function listReviews(scope: RequestScope, filter: ReviewFilter, sli
   if (filter.starRating !== undefined && filter.starRating !== null && (filter.starRating < 1 || filter.starRating > 5)) {
     throw DomainError.badInput('starRating must be 1 to 5');
   }
-  const where: Record<string, unknown> = { location: location.id, deletedAt: null };
+  const where: ObjectQuery<Review> = { location: location.id, deletedAt: null };
   if (filter.starRating) where.starRating = filter.starRating;
   if (filter.replied === true) where.replyComment = { $ne: null };
   if (filter.replied === false) where.replyComment = null;

@@ -1,6 +1,5 @@
 import type { EntityClass } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Runtime } from '../runtime';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { codecOf, type EntitySnapshot } from './entity-snapshot';
 
 /**
@@ -17,8 +16,8 @@ export interface EntityEvent {
 const MAX_SNAPSHOT_BYTES = 7000;
 
 /** The snapshot of an entity for an event, or undefined when it is too large to travel. */
-export function eventSnapshot<T extends object>(runtime: Runtime, entity: EntityClass<T>, instance: T): EntitySnapshot | undefined {
-  const snapshot = codecOf(runtime.database.orm.getMetadata(), entity).encode(instance);
+export function eventSnapshot<T extends object>(orm: MikroORM, entity: EntityClass<T>, instance: T): EntitySnapshot | undefined {
+  const snapshot = codecOf(orm.getMetadata(), entity).encode(instance);
   return Buffer.byteLength(JSON.stringify(snapshot)) <= MAX_SNAPSHOT_BYTES ? snapshot : undefined;
 }
 
@@ -28,16 +27,16 @@ const fromEvent = new WeakMap<EntityEvent, Promise<unknown>>();
 const inFlight = new Map<string, Promise<unknown>>();
 
 /** The entity of an event: decoded from its snapshot, or loaded (once per id and version) when it had none. */
-export function entityOfEvent<T extends object>(runtime: Runtime, entity: EntityClass<T>, event: EntityEvent): Promise<T> {
+export function entityOfEvent<T extends object>(orm: MikroORM, entity: EntityClass<T>, event: EntityEvent): Promise<T> {
   let built = fromEvent.get(event) as Promise<T> | undefined;
   if (built) return built;
   if (event.snapshot) {
-    built = Promise.resolve(codecOf(runtime.database.orm.getMetadata(), entity).decode(event.snapshot));
+    built = Promise.resolve(codecOf(orm.getMetadata(), entity).decode(event.snapshot));
   } else {
     const key = `${entity.name}:${event.id}:${event.version}`;
     built = inFlight.get(key) as Promise<T> | undefined;
     if (!built) {
-      const em = runtime.database.orm.em.fork() as EntityManager;
+      const em = orm.em.fork() as EntityManager;
       const load = em.findOneOrFail(entity, event.id as never) as Promise<T>;
       inFlight.set(key, load);
       const forget = () => setTimeout(() => inFlight.delete(key), 1000).unref();

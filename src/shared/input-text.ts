@@ -77,6 +77,7 @@ export function findInputProblem(value: unknown, field: string, maxDepth = MAX_I
   if (entries.length > MAX_OBJECT_KEYS) return { field, kind: 'width' };
   for (const [key, item] of entries) {
     const keyProblem = textProblem(key);
+    // eslint-disable-next-line no-control-regex -- finding control characters is what this does
     if (keyProblem) return { field: child(field, key.replace(/[\u0000\ud800-\udfff]/g, '\ufffd')), ...keyProblem };
     const problem = findInputProblem(item, child(field, key), maxDepth, depth + 1);
     if (problem) return problem;

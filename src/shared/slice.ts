@@ -1,6 +1,6 @@
 /**
  * A piece of a list, as services return it: the rows, whether more follow, and how many match in all. Cursors and
- * connections are GraphQL's way of showing it (src/graphql/connection.ts); services deal in ids.
+ * connections are GraphQL's way of showing it (src/graphql/relay-connection.ts); services deal in ids.
  */
 export interface Slice<T> {
   nodes: T[];

@@ -1,20 +1,9 @@
-import { rmSync } from 'node:fs';
-import { Client } from 'pg';
+import type { DatabaseServer } from '../../dev/database-server';
 
 export default async function globalTeardown(): Promise<void> {
-  const adminUrl = process.env.TEST_PG_ADMIN_URL;
+  const server = (globalThis as Record<string, unknown>).__LG_DATABASE_SERVER__ as DatabaseServer | undefined;
   const template = process.env.TEST_PG_TEMPLATE;
-  if (adminUrl && template) {
-    const admin = new Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists ${template}`);
-    await admin.end();
-  }
-  const embedded = (globalThis as Record<string, unknown>).__LG_EMBEDDED__ as
-    | { embedded: { stop(): Promise<void> }; dataDir: string }
-    | undefined;
-  if (embedded) {
-    await embedded.embedded.stop();
-    rmSync(embedded.dataDir, { recursive: true, force: true });
-  }
+  if (!server) return;
+  if (template) await server.dropDatabase(template);
+  await server.stop();
 }

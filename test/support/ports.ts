@@ -1,17 +1,2 @@
-import { createServer } from 'node:net';
-
-/**
- * A TCP port that is free right now, chosen by the system (listening on port 0), for servers the tests cannot
- * start on port 0 themselves (PostgreSQL's port is part of its cluster's settings).
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));
-    });
-  });
-}
+// The one free-port helper lives beside the database bootstrap the tests and the benchmarks share.
+export { freePort } from '../../dev/ports';

@@ -1,4 +1,4 @@
-import { createAlphaSandboxControl, type AlphaSandboxControl } from '../../src/sandbox/alpha/alpha-sandbox.control';
+import { createAlphaSandboxControl, type AlphaSandboxControl } from '../../sandboxes/alpha/alpha-sandbox.control';
 import { http, type JsonResponse } from './http';
 
 export const TERMINAL = ['LIVE', 'SCHEDULED', 'REJECTED', 'ERROR', 'DELETED'];

@@ -15,6 +15,11 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 export interface ProcessOptions {
   /** The project directory to run in (a copy of this one, for layout tests); default this checkout. */
   root?: string;
+  /**
+   * development: what `npm start` runs (dist-dev/dev/main.js, the provider sandboxes mounted as SANDBOX says);
+   * production: the product alone (dist/src/main.js). Default development.
+   */
+  entry?: 'development' | 'production';
   /** In a process group of its own, so a test can signal the group as a terminal's Ctrl-C does. */
   detached?: boolean;
 }
@@ -45,10 +50,15 @@ export interface ServerProcess {
   exited(): Promise<number | null>;
 }
 
-/** Starts `node dist/src/main.js`, as `npm start` does after building. */
+/** The script of an entry, relative to the project's root (both are built by the global setup). */
+export function entryScript(entry: ProcessOptions['entry'] = 'development'): string {
+  return entry === 'production' ? 'dist/src/main.js' : 'dist-dev/dev/main.js';
+}
+
+/** Starts the service's process, as `npm start` (or, with entry: 'production', the production start) does after building. */
 export function startServerProcess(env: Record<string, string>, options: ProcessOptions = {}): ServerProcess {
   const root = options.root ?? ROOT;
-  const child = spawn(process.execPath, [path.join(root, 'dist/src/main.js')], {
+  const child = spawn(process.execPath, [path.join(root, entryScript(options.entry))], {
     cwd: root,
     env: childEnv(env),
     detached: options.detached ?? false,

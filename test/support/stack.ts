@@ -4,10 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/shared/clock';
 import { startStack, type Stack, type StackOptions } from '../../src/stack';
+import { databaseServerAt } from '../../dev/database-server';
+import { providerSandboxes, sandboxesWanted } from '../../dev/provider-sandboxes';
 
 export interface TestStack {
   /** http://127.0.0.1:<port> of a server on this file's own fresh database. */
@@ -22,38 +23,28 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const admin = new Client({ connectionString: process.env.TEST_PG_ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
 /** A fresh database for one test file: cloned from the migrated template, or empty (never migrated). */
 export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = databaseServerAt(process.env.TEST_PG_ADMIN_URL!);
   const name = `lg_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(options.empty ? `create database ${name}` : `create database ${name} template ${process.env.TEST_PG_TEMPLATE}`);
-  const url = new URL(process.env.TEST_PG_ADMIN_URL!);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+  const url = await server.createDatabase(name, { template: options.empty ? undefined : process.env.TEST_PG_TEMPLATE });
+  return { url, drop: () => server.dropDatabase(name) };
 }
 
 /**
- * A fresh database cloned from the migrated template, and the whole service on it, on a free port. `clock` is the
- * time the service reads (default real time); `log` receives its log lines (default: TEST_LOG_LEVEL, silent).
+ * A fresh database cloned from the migrated template, and the whole service on it, on a free port, with the provider
+ * sandboxes mounted beside it as `npm start` mounts them (unless `env` says SANDBOX: 'off' and gives provider URLs).
+ * `clock` is the time the service reads (default real time); `log` receives its log lines (default: TEST_LOG_LEVEL, silent).
  */
 export async function startTestStack(
   env: Record<string, string> = {},
   options: { clock?: Clock; log?: StackOptions['log']; /** Another stack's database, shared (left for its owner to drop). */ sharedDatabaseUrl?: string } = {},
 ): Promise<TestStack> {
   const database = options.sharedDatabaseUrl
-    ? { url: options.sharedDatabaseUrl, drop: async () => undefined }
+    ? { url: options.sharedDatabaseUrl, drop: () => Promise.resolve() }
     : await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-test-data-'));
-  const config = loadConfig({
+  const settings = {
     DATABASE_URL: database.url,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -63,13 +54,15 @@ export async function startTestStack(
     // The sandboxes are mounted only when asked for; a stack given a provider URL says SANDBOX: 'off'.
     SANDBOX: 'on',
     ...env,
-  });
-  const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log });
+  };
+  const config = loadConfig(settings);
+  const extension = sandboxesWanted(settings) ? providerSandboxes() : undefined;
+  const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log, extension });
   return {
     url: stack.url!,
     databaseUrl: database.url,
     stack,
-    em: () => stack.runtime.database.orm.em.fork() as EntityManager,
+    em: () => stack.runtime.database.orm.em.fork(),
     statementCount: () => stack.runtime.database.statementCount(),
     async close() {
       await stack.stop();

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
 import {
+  baseUrlNow,
+  type BaseUrl,
   callProvider,
   jsonRequest,
   withQuery,
@@ -121,7 +123,7 @@ export interface AlphaClient {
 
 export interface AlphaClientOptions {
   /** Root of the provider's APIs, without `/v4` or `/v1` (the sandbox: `http://127.0.0.1:4000/sandbox/alpha`). */
-  baseUrl: string;
+  baseUrl: BaseUrl;
   /** Asked before every call, so a refreshed token is picked up without rebuilding the client. */
   accessToken: () => string | Promise<string>;
   /** Per call, covering the answer's body too. Default 10000. */
@@ -135,7 +137,6 @@ export const DEFAULT_ALPHA_TIMEOUT_MS = 10_000;
 export { parseRetryAfter };
 
 export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_ALPHA_TIMEOUT_MS;
   const fetchFn = options.fetchFn ?? fetch;
 
@@ -159,7 +160,7 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     body: unknown,
     callOptions: AlphaCallOptions,
   ): Promise<HttpAnswer> {
-    const url = withQuery(`${baseUrl}/${api}/${path}`, query);
+    const url = withQuery(`${baseUrlNow(options.baseUrl)}/${api}/${path}`, query);
     const accessToken = callOptions.accessToken ?? (await options.accessToken());
     return callProvider(
       jsonRequest(method, url, accessToken, body),

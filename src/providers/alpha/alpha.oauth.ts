@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { callProvider, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type TransportFailure } from '../shared/http';
 import { unansweredMessage } from '../shared/provider-error';
-import { ALPHA_OAUTH_CLIENT_ERRORS, AlphaOAuthError, isRetryableAlphaStatus } from './alpha.errors';
+import { OAUTH_CLIENT_ERRORS, OAuthError } from '../shared/oauth-error';
+import { isRetryableAlphaStatus } from './alpha.errors';
 import { oauthErrorSchema, oauthTokenAnswerSchema, userInfoSchema } from './alpha.schemas';
 import type { AlphaOAuthTokenAnswer, AlphaUserInfo } from './alpha.types';
 
@@ -14,7 +15,7 @@ export interface AlphaOAuthCallOptions {
 
 /**
  * The alpha provider's identity provider (OAuth 2.0 authorization code with PKCE, modelled on Google's). Every call
- * either returns checked data or throws an AlphaOAuthError carrying the OAuth `error` code; none retries.
+ * either returns checked data or throws an OAuthError carrying the OAuth `error` code; none retries.
  */
 export interface AlphaOAuthClient {
   /**
@@ -42,7 +43,7 @@ export interface AlphaOAuthClient {
 
 export interface AlphaOAuthClientOptions {
   /** Root of the identity provider, without `/oauth` (the sandbox: the same base URL as the alpha API's). */
-  baseUrl: string;
+  baseUrl: BaseUrl;
   clientId: string;
   clientSecret: string;
   /** Per call, covering the answer's body too. Default 10000. */
@@ -65,7 +66,7 @@ export function alphaPkceChallenge(codeVerifier: string): string {
 }
 
 export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaOAuthClient {
-  const root = `${options.baseUrl.replace(/\/+$/, '')}/oauth`;
+  const root = () => `${baseUrlNow(options.baseUrl)}/oauth`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const fetchFn = options.fetchFn ?? fetch;
 
@@ -79,7 +80,7 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
     if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
     const request = {
       method: init.form === undefined ? ('GET' as const) : ('POST' as const),
-      url: `${root}/${endpoint}`,
+      url: `${root()}/${endpoint}`,
       headers,
       body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
     };
@@ -110,7 +111,7 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
         prompt: 'consent',
       });
       if (loginHint !== undefined) query.set('login_hint', loginHint);
-      return `${root}/authorize?${query.toString()}`;
+      return `${root()}/authorize?${query.toString()}`;
     },
 
     async exchangeCode({ code, redirectUri, codeVerifier }, callOptions) {
@@ -139,33 +140,35 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
   };
 }
 
-function transportError(failure: TransportFailure, endpoint: string, timeoutMs: number): AlphaOAuthError {
+function transportError(failure: TransportFailure, endpoint: string, timeoutMs: number): OAuthError {
   // Cancelled by the caller reads as unreachable: the OAuth errors have no code of their own for it.
   const timedOut = failure.kind === 'timeout';
-  return new AlphaOAuthError({
+  return new OAuthError({
+    provider: 'alpha',
     status: 0,
-    error: timedOut ? ALPHA_OAUTH_CLIENT_ERRORS.timeout : ALPHA_OAUTH_CLIENT_ERRORS.network,
+    error: timedOut ? OAUTH_CLIENT_ERRORS.timeout : OAUTH_CLIENT_ERRORS.network,
     description: unansweredMessage('identity provider', timedOut ? 'timeout' : 'network', `its ${endpoint} endpoint`, timeoutMs),
     retryable: true,
     cause: failure.cause,
   });
 }
 
-function answerError({ status, text }: HttpAnswer, endpoint: string): AlphaOAuthError {
+function answerError({ status, text }: HttpAnswer, endpoint: string): OAuthError {
   const retryable = isRetryableAlphaStatus(status);
   const body = oauthErrorSchema.safeParse(parseJson(text));
   if (body.success) {
-    return new AlphaOAuthError({ status, error: body.data.error, description: body.data.error_description, retryable });
+    return new OAuthError({ provider: 'alpha', status, error: body.data.error, description: body.data.error_description, retryable });
   }
   // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
-  return new AlphaOAuthError({
+  return new OAuthError({
+    provider: 'alpha',
     status,
     error:
       status === 503
         ? 'temporarily_unavailable'
         : status >= 500
           ? 'server_error'
-          : ALPHA_OAUTH_CLIENT_ERRORS.badResponse,
+          : OAUTH_CLIENT_ERRORS.badResponse,
     description: `The identity provider's ${endpoint} endpoint answered HTTP ${status} without an OAuth error${excerptSuffix(text)}`,
     retryable,
   });
@@ -176,9 +179,10 @@ function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer, endpoin
     schema,
     answer.text,
     (problems) =>
-      new AlphaOAuthError({
+      new OAuthError({
+        provider: 'alpha',
         status: answer.status,
-        error: ALPHA_OAUTH_CLIENT_ERRORS.badResponse,
+        error: OAUTH_CLIENT_ERRORS.badResponse,
         description: `The identity provider's ${endpoint} answer is not the expected shape: ${problems}`,
         retryable: false,
       }),

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson, parseRetryAfter } from '../shared/answer';
 import {
+  baseUrlNow,
+  type BaseUrl,
   callProvider,
   jsonRequest,
   withQuery,
@@ -58,7 +60,7 @@ export interface BetaClient {
 
 export interface BetaClientOptions {
   /** Root of the provider, without `/api/v1` (the sandbox: `http://127.0.0.1:4000/sandbox/beta`). */
-  baseUrl: string;
+  baseUrl: BaseUrl;
   /** Asked before every call that has no token of its own, so a refreshed token is picked up. */
   accessToken: () => string | Promise<string>;
   /** Per call, covering the answer's body too. Default 10000. */
@@ -78,7 +80,6 @@ interface Request {
 const ETAG_VALUE = /^[\x21\x23-\x7e]+$/;
 
 export function createBetaClient(options: BetaClientOptions): BetaClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_BETA_TIMEOUT_MS;
   const fetchFn = options.fetchFn ?? fetch;
 
@@ -88,7 +89,7 @@ export function createBetaClient(options: BetaClientOptions): BetaClient {
     request: Request,
     callOptions: BetaCallOptions = {},
   ): Promise<HttpAnswer> {
-    const url = withQuery(`${baseUrl}/api/v1/${path}`, request.query ?? {});
+    const url = withQuery(`${baseUrlNow(options.baseUrl)}/api/v1/${path}`, request.query ?? {});
     const accessToken = callOptions.accessToken ?? (await options.accessToken());
     const httpRequest = jsonRequest(method, url, accessToken, request.body);
     if (request.ifMatch !== undefined) httpRequest.headers['if-match'] = `"${request.ifMatch}"`;

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { callProvider, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type TransportFailure } from '../shared/http';
 import { unansweredMessage } from '../shared/provider-error';
-import { BETA_OAUTH_CLIENT_ERRORS, BetaOAuthError, isRetryableBetaStatus } from './beta.errors';
+import { OAUTH_CLIENT_ERRORS, OAuthError } from '../shared/oauth-error';
+import { isRetryableBetaStatus } from './beta.errors';
 import { oauthAppTokenAnswerSchema, oauthErrorSchema, oauthTokenAnswerSchema } from './beta.schemas';
 import { BETA_SCOPE_BUSINESS_CONNECT, type BetaOAuthAppTokenAnswer, type BetaOAuthTokenAnswer } from './beta.types';
 
@@ -13,7 +14,7 @@ export interface BetaOAuthCallOptions {
 
 /**
  * The beta provider's OAuth 2.0 endpoints (authorization code, client credentials, refresh). Every call either
- * returns checked data or throws a BetaOAuthError carrying the OAuth `error` code; none retries.
+ * returns checked data or throws an OAuthError carrying the OAuth `error` code; none retries.
  */
 export interface BetaOAuthClient {
   /** The consent page's address to send a person to; they pick the company to link there. */
@@ -34,7 +35,7 @@ export interface BetaOAuthClient {
 
 export interface BetaOAuthClientOptions {
   /** Root of the provider, without `/oauth` (the sandbox: the same base URL as the brand API's). */
-  baseUrl: string;
+  baseUrl: BaseUrl;
   clientId: string;
   clientSecret: string;
   /** Per call, covering the answer's body too. Default 10000. */
@@ -45,7 +46,7 @@ export interface BetaOAuthClientOptions {
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAuthClient {
-  const root = `${options.baseUrl.replace(/\/+$/, '')}/oauth`;
+  const root = () => `${baseUrlNow(options.baseUrl)}/oauth`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const fetchFn = options.fetchFn ?? fetch;
   // RFC 6749 section 2.3.1: each half form-encoded, then joined and base64-encoded.
@@ -57,7 +58,7 @@ export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAut
     // The client secret travels in this request: sendHttp follows no redirect that could carry it elsewhere.
     const request = {
       method: 'POST' as const,
-      url: `${root}/token`,
+      url: `${root()}/token`,
       headers: {
         accept: 'application/json',
         authorization: `Basic ${basic}`,
@@ -81,7 +82,7 @@ export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAut
         state,
         scope: BETA_SCOPE_BUSINESS_CONNECT,
       });
-      return `${root}/authorize?${query.toString()}`;
+      return `${root()}/authorize?${query.toString()}`;
     },
 
     async exchangeCode({ code, redirectUri }, callOptions) {
@@ -105,33 +106,35 @@ function formEncode(value: string): string {
   return new URLSearchParams({ v: value }).toString().slice(2);
 }
 
-function transportError(failure: TransportFailure, timeoutMs: number): BetaOAuthError {
+function transportError(failure: TransportFailure, timeoutMs: number): OAuthError {
   // Cancelled by the caller reads as unreachable: the OAuth errors have no code of their own for it.
   const timedOut = failure.kind === 'timeout';
-  return new BetaOAuthError({
+  return new OAuthError({
+    provider: 'beta',
     status: 0,
-    error: timedOut ? BETA_OAUTH_CLIENT_ERRORS.timeout : BETA_OAUTH_CLIENT_ERRORS.network,
+    error: timedOut ? OAUTH_CLIENT_ERRORS.timeout : OAUTH_CLIENT_ERRORS.network,
     description: unansweredMessage('beta provider', timedOut ? 'timeout' : 'network', 'its token endpoint', timeoutMs),
     retryable: true,
     cause: failure.cause,
   });
 }
 
-function answerError({ status, text }: HttpAnswer): BetaOAuthError {
+function answerError({ status, text }: HttpAnswer): OAuthError {
   const retryable = isRetryableBetaStatus(status);
   const body = oauthErrorSchema.safeParse(parseJson(text));
   if (body.success) {
-    return new BetaOAuthError({ status, error: body.data.error, description: body.data.error_description, retryable });
+    return new OAuthError({ provider: 'beta', status, error: body.data.error, description: body.data.error_description, retryable });
   }
   // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
-  return new BetaOAuthError({
+  return new OAuthError({
+    provider: 'beta',
     status,
     error:
       status === 503 || status === 429
         ? 'temporarily_unavailable'
         : status >= 500
           ? 'server_error'
-          : BETA_OAUTH_CLIENT_ERRORS.badResponse,
+          : OAUTH_CLIENT_ERRORS.badResponse,
     description: `The beta provider's token endpoint answered HTTP ${status} without an OAuth error${excerptSuffix(text)}`,
     retryable,
   });
@@ -142,9 +145,10 @@ function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer): z.outp
     schema,
     answer.text,
     (problems) =>
-      new BetaOAuthError({
+      new OAuthError({
+        provider: 'beta',
         status: answer.status,
-        error: BETA_OAUTH_CLIENT_ERRORS.badResponse,
+        error: OAUTH_CLIENT_ERRORS.badResponse,
         description: `The beta provider's token answer is not the expected shape: ${problems}`,
         retryable: false,
       }),

@@ -3,6 +3,17 @@
  * redirect followed. What the answer means (success, an error envelope) is for the provider's client to say.
  */
 
+/**
+ * Where a provider is: a URL, or a function asked at every call when the URL is known only later (a provider
+ * mounted on this very server is reachable once it listens).
+ */
+export type BaseUrl = string | (() => string);
+
+/** The root of a provider's URLs without a trailing slash, as known now. */
+export function baseUrlNow(baseUrl: BaseUrl): string {
+  return (typeof baseUrl === 'string' ? baseUrl : baseUrl()).replace(/\/+$/, '');
+}
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface HttpRequest {

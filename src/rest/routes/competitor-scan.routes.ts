@@ -1,5 +1,5 @@
 import { RestCompetitorScanDocument } from '../../generated/graphql';
-import { defineRoute, query } from '../route';
+import { accountIdQuery, defineRoute, query } from '../route';
 
 export const competitorScanRoutes = [
   defineRoute({
@@ -9,7 +9,7 @@ export const competitorScanRoutes = [
     tag: 'Competitor scan',
     operation: RestCompetitorScanDocument,
     variables: {
-      accountId: query('account_id', 'required with an organization token; ignored with an account token'),
+      accountId: accountIdQuery,
       scanId: query('scanId', 'this scan'),
       locationId: query('location_id', 'the latest scan of this location'),
       placeId: query('placeId', 'the latest scan of the location with this place id'),

@@ -1,8 +1,9 @@
 import type { RestRoute } from '../route';
 import { betaRoutes } from './beta.routes';
 import { businessProfileRoutes } from './business-profile.routes';
+import { citationRoutes } from './citation.routes';
 import { competitorScanRoutes } from './competitor-scan.routes';
-import { connectionRoutes } from './connection.routes';
+import { oauthRoutes } from './oauth.routes';
 import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
 import { postRoutes } from './post.routes';
@@ -12,8 +13,9 @@ import { reviewRoutes } from './review.routes';
 export const routeTable: readonly RestRoute[] = [
   ...organizationRoutes,
   ...businessProfileRoutes,
-  ...connectionRoutes,
+  ...oauthRoutes,
   ...locationRoutes,
+  ...citationRoutes,
   ...postRoutes,
   ...reviewRoutes,
   ...betaRoutes,

@@ -1,12 +1,11 @@
 import {
   RestCreateLocationDocument,
-  RestDisableCitationsDocument,
   RestLocationUpdatesDocument,
   RestLocationsDocument,
   RestUpdateLocationDocument,
 } from '../../generated/graphql';
 import { restFieldName, type RestNaming } from '../names';
-import { body, bodyFields, defineRoute, query, type RestRecord } from '../route';
+import { accountIdQuery as accountId, bodyFields, defineRoute, query, type RestRecord } from '../route';
 
 /**
  * The document's location names: snake_case, hours items in snake_case too, but the categories object and the
@@ -20,7 +19,6 @@ const locationNaming = {
 const locationRecord = { times: 'epochMs', ...locationNaming } as const satisfies Omit<RestRecord, 'at'>;
 
 const tag = 'Locations';
-const accountId = query('account_id', 'required with an organization token; ignored with an account token');
 
 /** GraphQL input field -> body name, for every field of an input (the body's names follow the naming above). */
 function fieldsOf(names: readonly string[], naming: RestNaming, typeName: string): Record<string, string> {
@@ -109,17 +107,5 @@ export const locationRoutes = [
     },
     successStatus: 200,
     payload: { times: 'epochMs', names: { 'LocationUpdateJob.accountId': 'account' }, at: 'locationUpdateJobs' },
-  }),
-  defineRoute({
-    method: 'POST',
-    path: '/citations/disable',
-    summary: 'Disables the citations of a location (only from ACTIVE, one request at a time). Needs citations API access.',
-    tag: 'Citations',
-    operation: RestDisableCitationsDocument,
-    variables: { accountId, locationId: body('location_id', 'the location whose citations to disable') },
-    successStatus: 200,
-    missingFieldsError: true,
-    payload: { times: 'epochMs', at: 'disableCitations' },
-    errors: ['MISSING_FIELDS', 'CITATIONS_API_DISABLED', 'NOT_ACTIVE', 'IN_PROGRESS', 'RATE_LIMIT_EXCEEDED'],
   }),
 ];

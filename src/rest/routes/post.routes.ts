@@ -1,5 +1,5 @@
 import { RestCreatePostDocument, RestDeletePostDocument, RestPostDocument, RestPostsDocument } from '../../generated/graphql';
-import { bodyFields, defineRoute, header, path, query, type RestRecord } from '../route';
+import { accountIdQuery as accountId, bodyFields, defineRoute, header, path, query, type RestRecord } from '../route';
 
 /**
  * The document's post record: the `Post` fields RestPostFields selects, snake_case, times in ms since the epoch,
@@ -12,7 +12,6 @@ const postRecord = {
 } as const satisfies Omit<RestRecord, 'at'>;
 
 const tag = 'Posts';
-const accountId = query('account_id', 'required with an organization token; ignored with an account token');
 
 export const postRoutes = [
   defineRoute({

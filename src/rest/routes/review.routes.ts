@@ -1,5 +1,5 @@
 import { RestAnswerReviewDocument } from '../../generated/graphql';
-import { body, defineRoute, query } from '../route';
+import { accountIdQuery, body, defineRoute } from '../route';
 
 export const reviewRoutes = [
   defineRoute({
@@ -9,7 +9,7 @@ export const reviewRoutes = [
     tag: 'Reviews',
     operation: RestAnswerReviewDocument,
     variables: {
-      accountId: query('account_id', 'required with an organization token; ignored with an account token'),
+      accountId: accountIdQuery,
       reviewId: body('review_id', 'the review’s resource name: accounts/<account>/locations/<location>/reviews/<review>'),
       answer: body('answer', 'the reply, 1 to 4096 bytes'),
     },

@@ -1,0 +1,40 @@
+/** The import rules of the repository (npm run depcheck, run by .ci/run). Type-only imports count. */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'Modules import in one direction only; a cycle, type-only imports included, ties its modules into one.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'product-stands-alone',
+      comment: 'The product (src/) never imports the provider simulators, the development entry, benchmarks or tests.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(sandboxes|dev|bench|test)/' },
+    },
+    {
+      name: 'sandboxes-take-only-wire-types',
+      comment: 'The simulators take from the product only the providers\' wire types.',
+      severity: 'error',
+      from: { path: '^sandboxes/' },
+      to: { path: '^src/', pathNot: '^src/providers/(alpha/alpha|beta/beta)\\.types\\.ts$' },
+    },
+    {
+      name: 'no-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|dist-dev|node_modules)/' },
+    // Packages' "exports" maps, as Node and TypeScript (moduleResolution nodenext) read them.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['types', 'require', 'node', 'import', 'default'], mainFields: ['types', 'typings', 'main'] },
+  },
+};

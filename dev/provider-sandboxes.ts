@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { ConfigError } from '../src/config';
+import type { ServerExtension } from '../src/stack';
+import { alphaSandboxPlugin } from '../sandboxes/alpha/alpha-sandbox';
+import { createAlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
+import { addDemoReviews } from '../sandboxes/alpha/alpha-sandbox.demo';
+import { betaSandboxPlugin } from '../sandboxes/beta/beta-sandbox';
+
+/** The one setting the development entry reads beyond the product's (src/config.ts). */
+export const SANDBOX_SETTING = 'SANDBOX';
+
+/** The variables that point the service at a real provider: the sandboxes are never mounted beside one. */
+export const PROVIDER_URL_VARIABLES = ['ALPHA_API_URL', 'ALPHA_OAUTH_URL', 'BETA_API_URL'] as const;
+
+/**
+ * Whether the development entry mounts the provider sandboxes (with their unauthenticated controls, loopback only):
+ * SANDBOX=on or off; by default only in development with no provider URL, where nothing else answers as a provider.
+ * SANDBOX=on beside a provider URL is refused: half of the flows could end at the simulator.
+ */
+export function sandboxesWanted(env: NodeJS.ProcessEnv): boolean {
+  const value = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const sandbox = value(SANDBOX_SETTING);
+  if (sandbox !== undefined && sandbox !== 'on' && sandbox !== 'off') {
+    throw new ConfigError(`Invalid configuration:\n  SANDBOX=${JSON.stringify(sandbox)}: must be "on" or "off"`);
+  }
+  const providerUrls = PROVIDER_URL_VARIABLES.filter((name) => value(name) !== undefined);
+  if (sandbox === 'on' && providerUrls.length > 0) {
+    const given = providerUrls.map((name) => `${name}=${JSON.stringify(env[name])}`).join(', ');
+    throw new ConfigError(
+      `Invalid configuration:\n  SANDBOX="on": the provider sandboxes are never mounted beside a real provider URL (${given}); set SANDBOX=off or unset ${providerUrls.join(', ')}`,
+    );
+  }
+  if (sandbox !== undefined) return sandbox === 'on';
+  return (value('NODE_ENV') ?? 'development') === 'development' && providerUrls.length === 0;
+}
+
+export interface ProviderSandboxesOptions {
+  /** Keep what the simulated providers hold between starts under the data directory, as real ones would. Default true. */
+  persist?: boolean;
+  /** Add the demo's provider data (reviews in every reply state) once the server listens. Default false. */
+  demoData?: boolean;
+}
+
+/** Both provider simulators on the service's own server, at /sandbox/alpha and /sandbox/beta. */
+export function providerSandboxes(options: ProviderSandboxesOptions = {}): ServerExtension {
+  return {
+    description: 'the sandbox',
+    async register(app, { clock, dataDir }) {
+      const stateFile = (name: string) => (options.persist === false ? undefined : path.join(dataDir, `${name}-sandbox.json`));
+      const now = () => clock.now().getTime();
+      await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: now, stateFile: stateFile('alpha') });
+      await app.register(betaSandboxPlugin, { prefix: '/sandbox/beta', clock: now, stateFile: stateFile('beta') });
+    },
+    providerUrls: (serverUrl) => ({ alpha: `${serverUrl}/sandbox/alpha`, beta: `${serverUrl}/sandbox/beta` }),
+    async started({ alphaUrl, demo, log }) {
+      if (!options.demoData || !demo) return;
+      // Before the workers start, so the demo's first import brings every reply state.
+      await addDemoReviews(createAlphaSandboxControl(alphaUrl)).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not add the demo reviews to the alpha sandbox');
+      });
+    },
+  };
+}

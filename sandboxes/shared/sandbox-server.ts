@@ -1,0 +1,99 @@
+import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+
+/** The options every sandbox plugin takes (see AlphaSandboxOptions, BetaSandboxOptions). */
+export interface SandboxPluginOptions {
+  /** Milliseconds since the epoch; drives every date and expiry the sandbox shows. Default Date.now. */
+  clock?: () => number;
+  /**
+   * A JSON file what the provider holds outlives the process in: read at registration (missing: a fresh start;
+   * unreadable: a warning, then a fresh start), written when the Fastify instance closes. Absent: memory only.
+   */
+  stateFile?: string;
+  /** Start with (and reset to) the sandbox's seeded data. Default true. */
+  seed?: boolean;
+}
+
+export interface SandboxServerOptions extends SandboxPluginOptions {
+  port?: number;
+  host?: string;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface SandboxServer {
+  /** http://host:port, without a trailing slash: the provider clients' baseUrl. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A sandbox plugin on its own server, its routes at the root. Port 0 (the default here) picks a free one; `logger`
+ * is Fastify's, off by default.
+ */
+export async function startSandboxServer(
+  plugin: FastifyPluginAsync<SandboxPluginOptions>,
+  options: SandboxServerOptions,
+): Promise<SandboxServer> {
+  const host = options.host ?? '127.0.0.1';
+  // A close ends every connection, a client's spare one too: a simulator has no request worth draining.
+  const app = Fastify({ logger: options.logger ?? false, forceCloseConnections: true });
+  await app.register(plugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed });
+  await app.listen({ port: options.port ?? 0, host });
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () => app.close(),
+  };
+}
+
+/**
+ * A sandbox's command line: PORT (default `defaultPort`), HOST (default 127.0.0.1) and STATE_FILE (optional: where
+ * what the provider holds outlives the process) from the environment. A bad value stops it with exit code 78.
+ */
+export function runSandboxFromCommandLine(sandbox: {
+  /** Starts its lines: `Alpha sandbox`. */
+  name: string;
+  defaultPort: number;
+  start(options: SandboxServerOptions): Promise<SandboxServer>;
+}): void {
+  run(sandbox).catch((error: unknown) => {
+    console.error(`${sandbox.name} failed to start:`, error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
+
+async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Promise<void> {
+  const envSchema = z.object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(sandbox.defaultPort),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    STATE_FILE: z.string().min(1).optional(),
+  });
+  const present = Object.fromEntries(
+    Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const env = envSchema.safeParse(present);
+  if (!env.success) {
+    console.error(env.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
+    process.exit(78);
+  }
+  // Warnings only: a state file set aside as unreadable must not go unnoticed.
+  const server = await sandbox.start({
+    port: env.data.PORT,
+    host: env.data.HOST,
+    stateFile: env.data.STATE_FILE,
+    logger: { level: 'warn' },
+  });
+  console.log(`${sandbox.name} listening on ${server.url} (controls under ${server.url}/_control)`);
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('Unclean stop:', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
