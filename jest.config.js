@@ -1,4 +1,3 @@
-/* global __dirname, module, process -- Node runs this file as CommonJS */
 /**
  * Two projects: `unit` runs the pure rules and computations on their own (no database, no build: seconds);
  * `integration` runs everything else against a real PostgreSQL (embedded, or DATABASE_URL) through the public

@@ -570,7 +570,7 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
   }
   for (const error of [...(bench?.pool?.errors ?? []), ...(bench?.baselineClients?.errors ?? [])].slice(0, 5)) problems.push(error);
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');

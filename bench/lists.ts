@@ -411,7 +411,7 @@ function startPlainServer(databaseUrl: string, locationReadLimit: number, signal
         child.off('exit', onExit);
         child.stdout!.off('data', onData);
         child.stdout!.resume();
-        resolve({ url: match[1], pid: child.pid, stop, kill });
+        resolve({ url: match[1]!, pid: child.pid, stop, kill });
       }
     };
     child.stdout!.on('data', onData);
@@ -613,7 +613,7 @@ function report(runs: ListRun[], options: Options, stack: BenchStack | undefined
   console.log('  those three processes only: 2.00 is the whole machine.');
 
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');
@@ -756,7 +756,7 @@ runBench({
           }
           for (const t of run.targets) run.totals.set(t.name, newTotals());
           for (let round = 1; round <= options.rounds && !signal.aborted; round += 1) {
-            const order = run.targets.map((_, index) => run.targets[(index + round - 1) % run.targets.length]);
+            const order = run.targets.map((_, index) => run.targets[(index + round - 1) % run.targets.length]!);
             const line: string[] = [];
             for (const t of order) {
               if (signal.aborted) break;

@@ -99,7 +99,7 @@ class DeliveryRecorder {
     const event = data.locationUpdateJobUpdated as JobEvent | undefined;
     if (!event || !this.accept(event)) return;
     this.received += 1;
-    this.perSubscriber[subscriber] += 1;
+    this.perSubscriber[subscriber]! += 1;
     this.lastEventAt = at;
     const stamp = stampOf(event);
     const key = `${event.id}:${event.status}`;
@@ -766,7 +766,7 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
   for (const r of fanout) if (r.shortSubscribers > 0) problems.push(`${r.name}: up to ${r.shortSubscribers} subscriber(s) missed an event${r.complete ? '' : ' (the run stopped before they could arrive)'}`);
   for (const error of [...(bench?.monitor?.errors ?? []), ...(bench?.pool?.errors ?? []), ...(bench?.baselineClients?.errors ?? [])].slice(0, 5)) problems.push(error);
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');

@@ -122,7 +122,7 @@ class Bench {
   private async createOne(index: number, prefix: string): Promise<CreateRecord> {
     const sentWallClock = Date.now();
     const record = await createPost(this.stack, index, `${prefix}#${index}`, this.signal);
-    return { ...record, target: this.stack.targets[index % this.stack.targets.length], sentWallClock };
+    return { ...record, target: this.stack.targets[index % this.stack.targets.length]!, sentWallClock };
   }
 
   private async createPosts(count: number, concurrency: number, prefix: string, rate?: number): Promise<CreateRecord[]> {
@@ -188,7 +188,7 @@ class Bench {
    * as each scenario ends, so a run stopped by the time limit still reports the scenarios it finished.
    */
   async runGroup(scenarios: Scenario[], done: (result: ScenarioResult) => void): Promise<void> {
-    const first = scenarios[0];
+    const first = scenarios[0]!;
     await this.settle();
     const pool = new SubscriberPool({ wsUrl: this.wsUrl, token: this.stack.token, count: first.subscribers, signal: this.signal });
     try {
@@ -436,7 +436,7 @@ function report(results: ScenarioResult[], options: Options, stack: BenchStack |
     for (const error of r.subscriberErrors.slice(0, 5)) problems.push(`${r.scenario.name}: ${error}`);
   }
   const warnings = stack?.serverWarnings() ?? [];
-  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0].slice(0, 300)}`);
+  if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
   if (problems.length > 0) {
     console.log('');
     console.log('Problems');

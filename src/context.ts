@@ -21,7 +21,7 @@ export async function createContext(input: ContextInput): Promise<Context> {
   // Forked on first use: a subscription that joins a running group (src/graphql/subscription-groups.ts) and a
   // token served from the cache never need one.
   let em: EntityManager | undefined;
-  const emOf = () => (em ??= input.runtime.database.orm.em.fork() as EntityManager);
+  const emOf = () => (em ??= input.runtime.database.orm.em.fork());
   const principal = await authenticate(emOf, input.authorization, input.runtime.principals);
   let loaders: Loaders | undefined;
   return {

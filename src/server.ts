@@ -122,7 +122,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   // shapes (src/rest/adapter.ts).
   app.setErrorHandler((error: FastifyError, request, reply) => handleFastifyError(error, request, reply));
   app.setNotFoundHandler((request, reply) => {
-    const pathname = request.url.split('?')[0];
+    const pathname = request.url.split('?')[0]!;
     const methods = allowed.for(pathname);
     if (methods.length > 0) {
       return sendHttpError(request, reply, 405, `${request.method} is not allowed on ${pathname}; use ${methods.join(', ')}`, {

@@ -1,6 +1,5 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config';
 import { locateDatabase } from './db/locate-database';
@@ -72,7 +71,7 @@ const DEMO_FILE = 'demo.json';
  */
 async function demoFor(config: Config, dataDir: string, database: Database): Promise<DemoSeed | undefined> {
   const file = path.resolve(dataDir, DEMO_FILE);
-  const em = database.orm.em.fork() as EntityManager;
+  const em = database.orm.em.fork();
   if ((await em.count(Organization, {})) === 0 && config.nodeEnv !== 'production') {
     const demo = await seedDemo(em);
     await fs.mkdir(dataDir, { recursive: true });
@@ -88,7 +87,7 @@ async function demoFor(config: Config, dataDir: string, database: Database): Pro
 /** One step of stopping: named for the log, run once. */
 interface StopStep {
   name: string;
-  run(): Promise<unknown> | unknown;
+  run(): unknown;
 }
 
 /**

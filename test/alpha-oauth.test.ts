@@ -58,7 +58,7 @@ function decodeEntities(text: string): string {
 function attributesOf(tag: string): Record<string, string> {
   const attributes: Record<string, string> = {};
   for (const match of tag.matchAll(/([a-zA-Z_-]+)(?:="([^"]*)")?/g)) {
-    attributes[match[1]] = decodeEntities(match[2] ?? '');
+    attributes[match[1]!] = decodeEntities(match[2] ?? '');
   }
   return attributes;
 }
@@ -66,23 +66,23 @@ function attributesOf(tag: string): Record<string, string> {
 function parseConsentPage(html: string, pageUrl: string): ConsentForm {
   const formTag = /<form\b([^>]*)>/.exec(html);
   if (!formTag) throw new Error(`no form on the page:\n${html}`);
-  const form = attributesOf(formTag[1]);
+  const form = attributesOf(formTag[1]!);
   expect(form.method).toBe('post');
-  const inputs = [...html.matchAll(/<input\b([^>]*)>/g)].map((match) => attributesOf(match[1]));
+  const inputs = [...html.matchAll(/<input\b([^>]*)>/g)].map((match) => attributesOf(match[1]!));
   return {
     action: new URL(form.action ?? '', pageUrl).toString(),
-    hidden: inputs.filter((input) => input.type === 'hidden').map((input) => [input.name, input.value]),
-    identityField: /<select\b([^>]*)>/.exec(html) ? attributesOf(/<select\b([^>]*)>/.exec(html)![1]).name : undefined,
+    hidden: inputs.filter((input) => input.type === 'hidden').map((input): [string, string] => [input.name ?? '', input.value ?? '']),
+    identityField: /<select\b([^>]*)>/.exec(html) ? attributesOf(/<select\b([^>]*)>/.exec(html)![1]!).name : undefined,
     identities: [...html.matchAll(/<option\b([^>]*)>([^<]*)<\/option>/g)].map((match) => {
-      const attributes = attributesOf(match[1]);
-      return { value: attributes.value, label: decodeEntities(match[2]), selected: 'selected' in attributes };
+      const attributes = attributesOf(match[1]!);
+      return { value: attributes.value ?? '', label: decodeEntities(match[2]!), selected: 'selected' in attributes };
     }),
     checkboxes: inputs
       .filter((input) => input.type === 'checkbox')
-      .map((input) => ({ name: input.name, value: input.value, checked: 'checked' in input })),
+      .map((input) => ({ name: input.name ?? '', value: input.value ?? '', checked: 'checked' in input })),
     buttons: [...html.matchAll(/<button\b([^>]*)>([^<]*)<\/button>/g)].map((match) => {
-      const attributes = attributesOf(match[1]);
-      return { name: attributes.name, value: attributes.value, label: match[2] };
+      const attributes = attributesOf(match[1]!);
+      return { name: attributes.name ?? '', value: attributes.value ?? '', label: match[2]! };
     }),
   };
 }
@@ -198,7 +198,7 @@ function basic(id: string, secret: string): string {
 }
 
 function jwtPayload(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 beforeAll(async () => {
@@ -948,10 +948,10 @@ describe('identities added by a control', () => {
     expect(parseConsentPage(html, url).identities.find((option) => option.selected)?.value).toBe(added.identity.sub);
 
     const tokens = await connect(added.identity.sub);
-    const [account] = (await client.listAccounts({}, { accessToken: tokens.access_token })).accounts;
-    expect(account?.name).toBe(added.accounts[0].name);
+    const account = (await client.listAccounts({}, { accessToken: tokens.access_token })).accounts[0]!;
+    expect(account.name).toBe(added.accounts[0]!.name);
     const locations = await client.listLocations(
-      { accountId: account.name.split('/')[1] },
+      { accountId: account.name.split('/')[1]! },
       { accessToken: tokens.access_token },
     );
     expect(locations.locations.map((location) => location.storeCode)).toEqual(['dave-1']);

@@ -552,7 +552,7 @@ describe('persistence in a state file', () => {
   async function start(stateFile: string, logger?: Logger) {
     const started = await restarts.start(stateFile, logger);
     return {
-      close: started.close,
+      close: () => started.close(),
       client: createAlphaClient({ baseUrl: started.url, accessToken: () => 't' }),
       control: createAlphaSandboxControl(started.url),
     };

@@ -398,7 +398,7 @@ async function linkBetaCompany(token: string, company: string): Promise<void> {
 }
 
 async function sql<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
-  return (await t.em().getConnection().execute(text, values)) as T[];
+  return await t.em().getConnection().execute<T[]>(text, values);
 }
 
 /**

@@ -534,7 +534,7 @@ describe('brands', () => {
     expect(first.brands.every((brand) => brand.state === 'PUBLISHED')).toBe(true);
     const second = await client.listBrands(ACME, { limit: 2, cursor: first.nextCursor }, { accessToken: acme });
     // A brand deleted between pages neither repeats nor shifts the next page.
-    const last = await client.getBrand(ACME, ids[4], { accessToken: acme });
+    const last = await client.getBrand(ACME, ids[4]!, { accessToken: acme });
     await client.deleteBrand(ACME, last.id, last.etag, { accessToken: acme });
     const third = await client.listBrands(ACME, { limit: 2, cursor: second.nextCursor }, { accessToken: acme });
     expect([...first.brands, ...second.brands, ...third.brands].map((brand) => brand.id)).toEqual(ids.slice(0, 4));
@@ -581,22 +581,22 @@ describe('brands', () => {
             primary: index === 0,
           }))),
       ],
-      ['brandDetails.displayNames', (value) => (value.displayNames[1].primary = true)],
-      ['brandDetails.displayNames', (value) => (value.displayNames[0].primary = false)],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = '')],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = '   ')],
-      ['brandDetails.displayNames[1].name', (value) => (value.displayNames[1].name = long)],
-      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0].name = 'bad\u0000name')],
+      ['brandDetails.displayNames', (value) => (value.displayNames[1]!.primary = true)],
+      ['brandDetails.displayNames', (value) => (value.displayNames[0]!.primary = false)],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = '')],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = '   ')],
+      ['brandDetails.displayNames[1].name', (value) => (value.displayNames[1]!.name = long)],
+      ['brandDetails.displayNames[0].name', (value) => (value.displayNames[0]!.name = 'bad\u0000name')],
       [
         'brandDetails.displayNames[0].name',
         (value) => delete (value.displayNames[0] as Partial<BetaBrandDetails['displayNames'][0]>).name,
       ],
-      ['brandDetails.displayNames[0].locale', (value) => (value.displayNames[0].locale = 'english please')],
+      ['brandDetails.displayNames[0].locale', (value) => (value.displayNames[0]!.locale = 'english please')],
       [
         'brandDetails.displayNames[0].primary',
         (value) => ((value.displayNames[0] as { primary: unknown }).primary = 'yes'),
       ],
-      ['brandDetails.displayNames[0].nickname', (value) => Object.assign(value.displayNames[0], { nickname: 'A' })],
+      ['brandDetails.displayNames[0].nickname', (value) => Object.assign(value.displayNames[0]!, { nickname: 'A' })],
       ['brandDetails.countryCodes', (value) => (value.countryCodes = [])],
       [
         'brandDetails.countryCodes',
@@ -617,8 +617,8 @@ describe('brands', () => {
         (value) => (value.categories.additional = Array.from({ length: 20 }, (_, index) => `c${index}`)),
       ],
       ['brandDetails.categories.additional[0]', (value) => (value.categories.additional = [''])],
-      ['brandDetails.urls[0].url', (value) => (value.urls![0].url = 'ftp://acme.example')],
-      ['brandDetails.urls[1].url', (value) => (value.urls![1].url = 'not a url')],
+      ['brandDetails.urls[0].url', (value) => (value.urls![0]!.url = 'ftp://acme.example')],
+      ['brandDetails.urls[1].url', (value) => (value.urls![1]!.url = 'not a url')],
       ['brandDetails.urls[0].type', (value) => ((value.urls![0] as { type: string }).type = 'SOCIAL')],
       ['brandDetails.ownershipType', (value) => ((value as { ownershipType: string }).ownershipType = 'TENANT')],
       ['brandDetails.ownershipType', (value) => delete (value as Partial<BetaBrandDetails>).ownershipType],
@@ -670,7 +670,7 @@ describe('brands', () => {
 
   it('replaces a brand only with its current etag: 412 when stale, 428 without one', async () => {
     const created = await client.createBrand(ACME, details(), { accessToken: acme });
-    const renamed = details((value) => (value.displayNames[0].name = 'Acme Roasters'));
+    const renamed = details((value) => (value.displayNames[0]!.name = 'Acme Roasters'));
     const replaced = await client.replaceBrand(ACME, created.id, renamed, created.etag, { accessToken: acme });
     expect(replaced).toMatchObject({ id: created.id, state: 'SUBMITTED', brandDetails: renamed });
     expect(replaced.etag).not.toBe(created.etag);
@@ -821,7 +821,7 @@ describe('brands', () => {
   it('rejects a display name with the reject marker or a category outside the list, with reports', async () => {
     await control.configure({ validationMs: 1_000 });
     const flagged = details((value) => {
-      value.displayNames[1].name = 'Acme [[reject]]';
+      value.displayNames[1]!.name = 'Acme [[reject]]';
       value.categories = { primary: 'spaceport', additional: ['cafe', 'moon_base'] };
     });
     const created = await client.createBrand(ACME, flagged, { accessToken: acme });
@@ -860,7 +860,7 @@ describe('brands', () => {
       ACME,
       details((value) => {
         value.categories = { primary, additional };
-        value.displayNames[0].name = 'Acme [[reject]]';
+        value.displayNames[0]!.name = 'Acme [[reject]]';
       }),
       { accessToken: acme },
     );
@@ -1002,11 +1002,11 @@ describe('scripted failures and retryability', () => {
     // The lost answer's etag is still current: a replace with the one read works.
     await control.fail({ count: 1, status: 500, method: 'PUT', when: 'after' });
     await failure(
-      client.replaceBrand(ACME, brands[0].id, details(), brands[0].etag, { accessToken: acme }),
+      client.replaceBrand(ACME, brands[0]!.id, details(), brands[0]!.etag, { accessToken: acme }),
       BetaProviderError,
     );
-    const reread = await client.getBrand(ACME, brands[0].id, { accessToken: acme });
-    expect(reread.etag).not.toBe(brands[0].etag);
+    const reread = await client.getBrand(ACME, brands[0]!.id, { accessToken: acme });
+    expect(reread.etag).not.toBe(brands[0]!.etag);
   });
 
   it('times out on configured latency, and a caller may cancel', async () => {
@@ -1041,7 +1041,7 @@ describe('scripted failures and retryability', () => {
     expect(await timedOut).toMatchObject({ status: 0, code: 'TIMEOUT', retryable: true });
     const [made] = (await until((state) => state.brands.length === 1)).brands;
     // The retry with the same requestId answers the brand the held call made.
-    expect((await client.createBrand(ACME, details(), { accessToken: acme, requestId: 'held-1' })).id).toBe(made.id);
+    expect((await client.createBrand(ACME, details(), { accessToken: acme, requestId: 'held-1' })).id).toBe(made!.id);
     expect((await control.state()).brands).toHaveLength(1);
 
     // With a status, the delay comes first and the failure has no effect; the token endpoint takes aimed delays too.

@@ -318,7 +318,7 @@ describe('consent sessions an organization can open, and the size of what they k
     const deleted = await visit(`${t.url}/oauth/alpha/callback?state=${state}&code=any`);
     expect(deleted.status).toBe(400);
     // Of the sessions of this file so far, only the ones that have not been expired for a day are left.
-    const [{ left }] = await t.em().getConnection().execute('select count(*)::int as left from oauth_session where organization_id = ?', [org.organization.id]);
+    const [{ left }] = await t.em().getConnection().execute<[{ left: number }]>('select count(*)::int as left from oauth_session where organization_id = ?', [org.organization.id]);
     expect(left).toBe(0);
   });
 

@@ -64,7 +64,7 @@ const serverErrorsOf = (pair: string) => tallies.get(pair)?.serverErrors ?? 0;
 // Waiting for the jobs, and what they left
 
 async function sql<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
-  return (await t.em().getConnection().execute(text, values)) as T[];
+  return await t.em().getConnection().execute<T[]>(text, values);
 }
 
 const queueNames = (queues: string[]) => queues.flatMap((queue) => [queue, `${queue}-dead`]);

@@ -43,7 +43,7 @@ async function accountsOf(token: string): Promise<{ id: string; name: string }[]
 }
 
 async function sql<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
-  return (await t.em().getConnection().execute(text, values)) as T[];
+  return await t.em().getConnection().execute<T[]>(text, values);
 }
 
 describe('the consent flow, as a browser follows it', () => {

@@ -145,7 +145,7 @@ describe('records that jobs write', () => {
     expect(failed.last_error.message).not.toMatch(INTERNALS);
     // Dead-lettered, and settled: the record keeps what its last attempt recorded.
     await eventually(async () => {
-      const rows = (await t.em().getConnection().execute(`select state from pgboss.job where name = 'post-publish-dead' and data->>'postId' = ?`, [failed.id])) as { state: string }[];
+      const rows = await t.em().getConnection().execute<{ state: string }[]>(`select state from pgboss.job where name = 'post-publish-dead' and data->>'postId' = ?`, [failed.id]);
       return rows.some((row) => row.state === 'completed') ? true : undefined;
     }, 20000, 'the settled dead letter');
     expect((await pollPost(t.url, fixture.token, account.account.id, failed.id)).last_error.reason).toBe('NETWORK_ERROR');

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../src/account/account.entity';
 import { QUEUES, type QueueName } from '../src/jobs/queues';
 import { Location } from '../src/location/location.entity';
@@ -146,7 +145,7 @@ beforeAll(async () => {
     });
     scanLocations.push(location.id);
   }
-  await (em as EntityManager).flush();
+  await (em).flush();
 
   // Updates need locations the provider has: created through the API, published by their jobs.
   for (let n = 1; n <= scenarios; n += 1) updateLocations.push(await publishedLocation(n));
@@ -422,7 +421,7 @@ async function scenario(queue: QueueName, kind: FaultKind, duration: Duration): 
       return outcome(segmentId, brand.betaSyncStatus, brand.syncError);
     }
     default:
-      throw new Error(`no scenario for ${queue}`);
+      throw new Error(`no scenario for ${String(queue)}`);
   }
 }
 

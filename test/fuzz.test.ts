@@ -21,7 +21,7 @@ import { errorCatalogue } from '../src/errors/domain-error';
 import { routeTable } from '../src/rest/routes';
 import type { RestRoute, ValueSource } from '../src/rest/route';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
-import { BAD_BODIES, BAD_JSON_VALUES, BAD_URL_TEXT, EXPANDING_MASK, type BadValue } from './support/fuzz-values';
+import { BAD_BODIES, BAD_JSON_VALUES, BAD_URL_TEXT, EXPANDING_MASK } from './support/fuzz-values';
 import { graphql, http } from './support/http';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -216,7 +216,7 @@ function baseline(route: RestRoute): RestRequest {
       request.body ??= {};
       if (value !== undefined) request.body[name] = JSON.stringify(value);
     } else if (value !== undefined) {
-      request[source.from === 'header' ? 'headers' : source.from][name] = encodeURIComponent(String(value));
+      request[source.from === 'header' ? 'headers' : source.from][name] = encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value));
     }
   }
   return request;
@@ -260,7 +260,7 @@ describe('fuzzing every REST route', () => {
           if (value && typeof value === 'object') {
             for (const field of nestedFieldsOf(name)) {
               for (const bad of BAD_JSON_VALUES.filter((b) => !b.heavy)) {
-                const nested = JSON.stringify({ ...(value as object), [field]: '__FUZZ_VALUE__' }).replace(MARKER, bad.json);
+                const nested = JSON.stringify({ ...(value), [field]: '__FUZZ_VALUE__' }).replace(MARKER, bad.json);
                 await check(`${label} body ${name}.${field}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: nested } }), false);
               }
             }
@@ -425,7 +425,7 @@ describe('fuzzing every GraphQL operation', () => {
     const messages: any[] = [];
     const waiters: (() => void)[] = [];
     socket.on('message', (data) => {
-      messages.push(JSON.parse(data.toString()));
+      messages.push(JSON.parse((data as Buffer).toString()));
       waiters.splice(0).forEach((wake) => wake());
     });
     const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));

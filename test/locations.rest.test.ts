@@ -52,10 +52,10 @@ async function atProvider(id: string) {
 
 /** How many publish jobs pg-boss holds for a location. */
 async function publishJobs(id: string): Promise<number> {
-  const rows = (await t.em().getConnection().execute(
+  const rows = await t.em().getConnection().execute<{ n: number }[]>(
     `select count(*)::int as n from pgboss.job where name = 'location-publish' and data->>'locationId' = ?`,
     [id],
-  )) as { n: number }[];
+  );
   return rows[0]!.n;
 }
 

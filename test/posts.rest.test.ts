@@ -38,10 +38,10 @@ afterAll(() => t.close());
 
 /** The states pg-boss holds for the jobs of one post in a queue. */
 async function jobStates(queue: string, postId: string): Promise<string[]> {
-  const rows = (await t.em().getConnection().execute(
+  const rows = await t.em().getConnection().execute<{ state: string }[]>(
     `select state from pgboss.job where name = ? and data->>'postId' = ? order by created_on`,
     [queue, postId],
-  )) as { state: string }[];
+  );
   return rows.map((row) => row.state);
 }
 
@@ -257,10 +257,10 @@ describe('Idempotency-Key', () => {
     const ids = new Set(answers.map((a) => a.body.payload.id));
     expect(ids.size).toBe(1);
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    await pollPost(t.url, token, accountId, [...ids][0]!);
+    await pollPost(t.url, token, accountId, [...ids][0]);
     const listed = await http(t.url, 'GET', `/post?account_id=${accountId}&q=Concurrent`, { token });
     expect(listed.body.payload.found).toBe(1);
-    const provider = await atProvider([...ids][0]!);
+    const provider = await atProvider([...ids][0]);
     expect(provider).toHaveLength(1);
   });
 });

@@ -78,7 +78,7 @@ function descendants(pid: number): number[] {
 
 describe('logs', () => {
   /** What a test started, undone after it whatever happened (a failed wait must not leave a server behind). */
-  const undo: (() => Promise<unknown> | unknown)[] = [];
+  const undo: (() => unknown)[] = [];
   afterEach(async () => {
     for (const step of undo.splice(0).reverse()) await step();
   });

@@ -81,7 +81,7 @@ export function fetchPattern(timelines: PostTimeline[]): FetchPattern {
     if (timeline.jobStartedOn !== undefined) batches.set(timeline.jobStartedOn, (batches.get(timeline.jobStartedOn) ?? 0) + 1);
   }
   const starts = [...batches.keys()].sort((a, b) => a - b);
-  const gaps = starts.slice(1).map((start, index) => start - starts[index]);
+  const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
   const sizes = [...batches.values()];
   return {
     fetches: starts.length,

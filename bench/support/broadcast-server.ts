@@ -77,7 +77,7 @@ function setAt(target: Record<string, unknown>, path: string[], value: unknown):
     const next = object[key];
     object = object[key] = next && typeof next === 'object' ? { ...(next as Record<string, unknown>) } : {};
   }
-  object[path[path.length - 1]] = value;
+  object[path[path.length - 1]!] = value;
 }
 
 function frameText(command: BroadcastRunCommand, tick: number, frame: number): string {

@@ -35,7 +35,7 @@ function period(day: string, open: number, close: number, minutes: string | null
  * coordinates or not, descriptions of 0 to ~300 characters with accents, quotes and an emoji).
  */
 export function locationCreateBody(run: string, index: number): Record<string, unknown> {
-  const place = CITIES[index % CITIES.length];
+  const place = CITIES[index % CITIES.length]!;
   const days = DAYS.slice(0, 5 + (index % 3));
   const specials = Array.from({ length: index % 4 }, (_, k) =>
     k % 2 === 0
@@ -50,7 +50,7 @@ export function locationCreateBody(run: string, index: number): Record<string, u
   return {
     name: `Bench Coffee ${place.city} #${index}`,
     reference_id: `bench-${run}-${index}`,
-    category_id: CATEGORIES[index % CATEGORIES.length].name,
+    category_id: CATEGORIES[index % CATEGORIES.length]!.name,
     address: `${100 + index} Main Street`,
     postal: place.postal,
     city: place.city,
@@ -72,7 +72,7 @@ export function locationCreateBody(run: string, index: number): Record<string, u
  * types), service items (0 to 4, structured and free-form, some with a price).
  */
 export function locationExtrasBody(index: number): Record<string, unknown> {
-  const primary = CATEGORIES[index % CATEGORIES.length];
+  const primary = CATEGORIES[index % CATEGORIES.length]!;
   const additional = CATEGORIES.filter((c) => c !== primary).slice(0, index % 4);
   const moreHours = ['DELIVERY', 'TAKEOUT'].slice(0, index % 3).map((type, k) => ({
     hoursTypeId: type,

@@ -32,7 +32,7 @@ async function tokenOf(request: FastifyRequest, reply: FastifyReply): Promise<To
     void reply.code(401).send(UNAUTHENTICATED);
     return undefined;
   }
-  const hash = createHash('sha256').update(match[1]).digest('hex');
+  const hash = createHash('sha256').update(match[1]!).digest('hex');
   let token = tokens.get(hash);
   if (!token || token.until < Date.now()) {
     const { rows } = await pool.query<TokenRow>(
@@ -133,7 +133,7 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
   }));
   return reply
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ success: true, payload: { found: count.rows[0].found, page, per_page: perPage, posts } }));
+    .send(JSON.stringify({ success: true, payload: { found: count.rows[0]!.found, page, per_page: perPage, posts } }));
 });
 
 // ---- GET /location ----------------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
     locationReadLimit,
     60,
   ]);
-  if (!windows[0].admitted) return reply.code(429).send({ error: 429, message: 'Rate limit exceeded' });
+  if (!windows[0]!.admitted) return reply.code(429).send({ error: 429, message: 'Rate limit exceeded' });
   const perPage = Number(request.query.per_page ?? 10);
   const page = Number(request.query.page ?? 1);
   // The page and the number of matches in one statement, as the service reads them; the count alone past the end.
@@ -237,8 +237,8 @@ app.get<{ Querystring: { account_id?: string; per_page?: string; page?: string }
   );
   const found =
     rows.length > 0
-      ? Number(rows[0].found)
-      : (await pool.query<{ found: number }>('select count(*)::int as found from location where account_id = $1', [accountId])).rows[0].found;
+      ? Number(rows[0]!.found)
+      : (await pool.query<{ found: number }>('select count(*)::int as found from location where account_id = $1', [accountId])).rows[0]!.found;
   const data = rows.map((row) => ({
     id: row.id,
     reference_id: row.reference_id,

@@ -18,7 +18,7 @@ export interface CreateRecord {
 }
 
 export async function createPost(stack: BenchStack, index: number, summary: string, signal: AbortSignal): Promise<CreateRecord> {
-  const target = stack.targets[index % stack.targets.length];
+  const target = stack.targets[index % stack.targets.length]!;
   const record: CreateRecord = { index, sentAt: performance.now(), answeredAt: 0, status: 0, id: undefined, error: undefined };
   try {
     const response = await fetch(`${stack.baseUrl}/post?account_id=${encodeURIComponent(target.accountId)}`, {

@@ -177,7 +177,7 @@ export async function startOwnedStack(options: {
         if (match) {
           done();
           banner = true;
-          resolve(match[1]);
+          resolve(match[1]!);
         }
       };
       if (options.signal.aborted) return onAbort();

@@ -56,11 +56,11 @@ export function ms(value: number | undefined, digits = 1): string {
 
 /** A plain-text table: the first row is the header; numbers line up on the right. */
 export function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
   const line = (row: string[]) =>
     row
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
       .join('  ');
   const rule = widths.map((width) => '-'.repeat(width)).join('  ');
-  return [line(rows[0]), rule, ...rows.slice(1).map(line)].join('\n');
+  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }

@@ -66,7 +66,7 @@ export class PhaseRecorder {
 
   record(subscriber: number, event: PostUpdatedEvent, at: number, wallClock: number): void {
     this.received += 1;
-    this.perSubscriber[subscriber] += 1;
+    this.perSubscriber[subscriber]! += 1;
     this.lastEventAt = at;
     if (event.updateTime !== null) this.commitToSubscriber.push(wallClock - Date.parse(event.updateTime));
     if (subscriber === 0 && TERMINAL_STATES.has(event.state) && !this.probeTerminal.has(event.id)) {

@@ -154,7 +154,7 @@ export class AlphaSandboxDirectory {
       .sort((a, b) => a.seq - b.seq);
     const page = matching.slice(0, input.pageSize);
     return matching.length > page.length
-      ? { accounts: page, nextAfterSeq: page[page.length - 1].seq }
+      ? { accounts: page, nextAfterSeq: page[page.length - 1]!.seq }
       : { accounts: page };
   }
 

@@ -368,9 +368,9 @@ export function rankPlaces(search: PlacesSearch, candidates: readonly AlphaPlace
     const distance = haversineMeters(center, place.location);
     if (distance > search.radiusMeters || !matchesQuery(place, query)) continue;
     const ranked = { place, score: placeScore(place, distance) };
-    if (best.length === search.pageSize && !before(ranked, best[best.length - 1])) continue;
+    if (best.length === search.pageSize && !before(ranked, best[best.length - 1]!)) continue;
     let at = best.length;
-    while (at > 0 && before(ranked, best[at - 1])) at -= 1;
+    while (at > 0 && before(ranked, best[at - 1]!)) at -= 1;
     best.splice(at, 0, ranked);
     if (best.length > search.pageSize) best.pop();
   }

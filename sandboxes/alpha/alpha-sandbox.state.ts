@@ -401,7 +401,7 @@ export class AlphaSandboxStore {
       .sort((a, b) => b.seq - a.seq);
     const page = matching.slice(0, input.pageSize);
     const posts = page.map((record) => this.view(record));
-    return matching.length > page.length ? { posts, nextBeforeSeq: page[page.length - 1].seq } : { posts };
+    return matching.length > page.length ? { posts, nextBeforeSeq: page[page.length - 1]!.seq } : { posts };
   }
 
   /** False when there is no such post. Its requestId is forgotten with it. */
@@ -462,7 +462,7 @@ export class AlphaSandboxStore {
     record.recentEdits = record.recentEdits.filter((at) => at > now - EDIT_WINDOW_MS);
     if (record.recentEdits.length >= this.config.locationEditsPerMinute) {
       // Free again when enough of the oldest edits have left the window for one more to fit.
-      const freeing = record.recentEdits[record.recentEdits.length - this.config.locationEditsPerMinute];
+      const freeing = record.recentEdits[record.recentEdits.length - this.config.locationEditsPerMinute]!;
       return { retryAfterMs: freeing + EDIT_WINDOW_MS - now };
     }
     record.content = change(structuredClone(record.content));
@@ -482,7 +482,7 @@ export class AlphaSandboxStore {
       .sort((a, b) => a.seq - b.seq);
     const page = matching.slice(0, input.pageSize);
     const locations = page.map(locationView);
-    return matching.length > page.length ? { locations, nextAfterSeq: page[page.length - 1].seq } : { locations };
+    return matching.length > page.length ? { locations, nextAfterSeq: page[page.length - 1]!.seq } : { locations };
   }
 
   /**

@@ -265,7 +265,7 @@ export class BetaSandboxStore {
       .sort((a, b) => a.seq - b.seq);
     const page = matching.slice(0, input.limit);
     const brands = page.map((record) => this.view(record));
-    return matching.length > page.length ? { brands, nextAfterSeq: page[page.length - 1].seq } : { brands };
+    return matching.length > page.length ? { brands, nextAfterSeq: page[page.length - 1]!.seq } : { brands };
   }
 
   /** The resources, for a state file. */

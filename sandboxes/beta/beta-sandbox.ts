@@ -218,7 +218,7 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
       const details = validateCreateBody(request.body);
       const requestId = optionalQueryString(request.query, 'requestId');
       const { brand, created } = store.createBrand(request.params.orgId, details, requestId || null);
-      const location = `${request.url.split('?')[0].replace(/\/+$/, '')}/${encodeURIComponent(brand.id)}`;
+      const location = `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${encodeURIComponent(brand.id)}`;
       return { status: created ? 201 : 200, body: brand, headers: { ...brandHeaders(brand), location } };
     }),
   );

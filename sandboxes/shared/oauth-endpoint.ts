@@ -19,7 +19,7 @@ export function prepareOAuthRoutes(app: FastifyInstance, options: { pageStyle: s
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = answerStatusOf(error);
     if (status === 500) request.log.error({ err: error }, options.failureLog);
-    if (request.url.split('?')[0].endsWith('/authorize')) {
+    if (request.url.split('?')[0]!.endsWith('/authorize')) {
       const [code, description] =
         status === 500 ? ['server_error', 'Internal error.'] : ['invalid_request', error.message];
       return sendHtml(reply, status, authorizeErrorPage(options.pageStyle, code, description, status));

@@ -110,7 +110,7 @@ export class ScriptedFailures {
         (failure.bodyContains === undefined || (options.body ?? '').includes(failure.bodyContains)),
     );
     if (index < 0) return undefined;
-    const failure = this.failures[index];
+    const failure = this.failures[index]!;
     if (failure.count <= 1) this.failures.splice(index, 1);
     else this.failures[index] = { ...failure, count: failure.count - 1 };
     return failure;

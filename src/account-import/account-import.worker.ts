@@ -43,7 +43,7 @@ async function accountExists(runtime: Runtime, accountId: string): Promise<boole
 }
 
 async function importConnectedAccount(runtime: Runtime, accountId: string, job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const account = await em.findOne(Account, accountId);
   if (!account?.alphaAccountId) return;
   const progress = { locations: 0, reviews: 0 };
@@ -157,7 +157,7 @@ async function versionsByName<T extends { version: number }>(
   name: keyof T & string,
 ): Promise<Map<string, number>> {
   const rows = await em.fork().find(entity, where, { fields: [name, 'version'] as never[] });
-  return new Map(rows.flatMap((row) => (typeof row[name] === 'string' ? [[row[name] as string, row.version] as const] : [])));
+  return new Map(rows.flatMap((row) => (typeof row[name] === 'string' ? [[row[name], row.version] as const] : [])));
 }
 
 /**
@@ -198,7 +198,7 @@ async function upsertLocation(em: EntityManager, account: Account, remote: Alpha
  * CLI's demo seed, before the job tables exist). A duplicate job is harmless: an import can run twice.
  */
 async function enqueueOwedImports(runtime: Runtime): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const waiting = await em.find(Account, { syncStatus: AccountSyncStatus.QUEUED, alphaAccountId: { $ne: null } }, { fields: ['id'], limit: 1000 });
   if (waiting.length === 0) return;
   await em.transactional(async (tx) => {

@@ -40,7 +40,7 @@ const MAX_PUSHES = 5;
  * (src/jobs/failure-policy.ts): FAILED with the reason when final.
  */
 export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(BetaBrand, payload.brandId);
   // Anything not SYNCED is this job's to push.
   if (!stored || (stored.betaSyncStatus === BetaSyncStatus.SYNCED && !stored.deletedAt)) return;
@@ -95,7 +95,7 @@ async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: Beta
  */
 async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
+  await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
     if (!failure.final) {
       brand.syncError = `Retrying: ${failure.message}`;
       return;

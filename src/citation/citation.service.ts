@@ -34,7 +34,7 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
       [CitationsStatus.DISABLED, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
     );
     if (disabled.length === 0) {
-      const [current] = await scope.em.getConnection().execute<{ citations_status: string }[]>(
+      const [current] = await scope.em.getConnection().execute<{ citations_status: CitationsStatus }[]>(
         `select citations_status from "${table}" where id = ?`,
         [location.id],
       );

@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     const database = await openDatabase(location.url);
     try {
       await migrate(database);
-      const result = await command(database.orm.em.fork() as EntityManager, argv.slice(name.split(' ').length));
+      const result = await command(database.orm.em.fork(), argv.slice(name.split(' ').length));
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return 0;
     } finally {

@@ -54,7 +54,7 @@ export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs):
   const searches = await withCountedRequest(starts, () => countRequest(scope, 'scan-searches', { weight: dotCount(args.rings) }));
   const scan = await withCountedRequest(starts, () => withCountedRequest(searches, () => queueScan(scope, principal, location, { ...args, text }, now)));
   // The headers show the limit nearer to refusing.
-  const nearer = [starts.state, searches.state].sort((a, b) => a.remaining / a.limit - b.remaining / b.limit)[0];
+  const nearer = searches.state.remaining / searches.state.limit < starts.state.remaining / starts.state.limit ? searches.state : starts.state;
   return { result: scan, rateLimit: nearer };
 }
 

@@ -1,5 +1,5 @@
 import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { EventBus } from './event-bus';
 import type { Topic, TopicPayloads } from './topics';
 
@@ -26,7 +26,7 @@ const watchedEventManagers = new WeakSet<EventManager>();
 
 function rootOf(transaction: object): object {
   let root = transaction as { parentTransaction?: object };
-  while (root.parentTransaction) root = root.parentTransaction as { parentTransaction?: object };
+  while (root.parentTransaction) root = root.parentTransaction;
   return root;
 }
 
@@ -35,13 +35,15 @@ function watch(eventManager: EventManager): void {
   watchedEventManagers.add(eventManager);
   eventManager.registerSubscriber({
     // Commit hooks run for the root transaction only: a savepoint's announcements wait for the outermost commit.
-    afterTransactionCommit: async ({ transaction }: TransactionEventArgs) => {
+    afterTransactionCommit: async (args: TransactionEventArgs) => {
+      const transaction = args.transaction as Knex.Transaction | undefined;
       const pending = transaction ? pendingByTransaction.get(transaction) : undefined;
       if (!pending) return;
       pendingByTransaction.delete(transaction!);
       for (const announcement of [...pending.changes, ...pending.wakes.values()]) await announcement.publish();
     },
-    afterTransactionRollback: ({ transaction }: TransactionEventArgs) => {
+    afterTransactionRollback: (args: TransactionEventArgs) => {
+      const transaction = args.transaction as Knex.Transaction | undefined;
       if (transaction) pendingByTransaction.delete(transaction);
     },
   });
@@ -59,7 +61,7 @@ export function announceOnCommit<T extends Topic>(
   payload: () => TopicPayloads[T],
   options: { wakeKey?: string } = {},
 ): void {
-  const transaction = em.getTransactionContext();
+  const transaction = em.getTransactionContext<Knex.Transaction>();
   if (!transaction) throw new Error(`announceOnCommit(${topic}) must run inside a transaction`);
   watch(em.getEventManager());
   const root = rootOf(transaction);

@@ -48,7 +48,7 @@ export class LocalListeners {
     let set = this.byTopic.get(topic);
     if (!set) this.byTopic.set(topic, (set = new Set()));
     set.add(listener as Listener<Topic>);
-    return () => set!.delete(listener as Listener<Topic>);
+    return () => set.delete(listener as Listener<Topic>);
   }
 
   dispatch(topic: Topic, payload: unknown, log: FastifyBaseLogger): void {

@@ -10,7 +10,7 @@ import { TOPICS, type TopicPayloads } from './topics';
 const target = new EventTarget();
 // One listener per subscriber is the design, not a leak: thousands of dashboards may subscribe.
 setMaxListeners(0, target);
-export const subscriptionPubSub = createPubSub<{ [K in keyof TopicPayloads]: [TopicPayloads[K]] }>({ eventTarget: target as never });
+export const subscriptionPubSub = createPubSub<{ [K in keyof TopicPayloads]: [TopicPayloads[K]] }>({ eventTarget: target });
 
 export function bridgeEventsToSubscriptions(events: EventBus): () => void {
   const unsubscribers = TOPICS.map((topic) => events.subscribe(topic, (payload) => subscriptionPubSub.publish(topic, payload as never)));

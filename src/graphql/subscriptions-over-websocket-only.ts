@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
-import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { OperationTypeNode, type GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError } from '../errors/domain-error';
 import type { Context } from './context';
 import { toGraphQLError } from './errors';
@@ -27,7 +27,7 @@ export function subscriptionsOverWebSocketOnlyPlugin(options: {
     async requestDidStart() {
       return {
         async didResolveOperation(requestContext) {
-          if (requestContext.operation?.operation !== 'subscription') return;
+          if (requestContext.operation?.operation !== OperationTypeNode.SUBSCRIPTION) return;
           answerAsJson(requestContext);
           throw refusal();
         },
@@ -35,7 +35,7 @@ export function subscriptionsOverWebSocketOnlyPlugin(options: {
           // Apollo refuses every operation but a query over GET itself (405, "use POST") before any plugin's
           // didResolveOperation; a subscription is refused over POST too, so GET gets the same answer as POST.
           const { request, response, operation } = requestContext;
-          if (request.http?.method !== 'GET' || operation?.operation !== 'subscription') return;
+          if (request.http?.method !== 'GET' || operation?.operation !== OperationTypeNode.SUBSCRIPTION) return;
           response.http.status = 400;
           response.http.headers.delete('allow');
           answerAsJson(requestContext);

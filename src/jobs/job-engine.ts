@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config';
@@ -81,13 +81,12 @@ class IdleWait {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
-        self.release = undefined;
+        this.release = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.release = done;
     });
   }
@@ -180,12 +179,12 @@ export class JobEngine {
    * time of the runtime's clock.
    */
   async enqueue<Q extends QueueName>(em: EntityManager, queue: Q, payload: QueuePayloads[Q], options: { startAfter?: Date } = {}): Promise<string> {
-    const trx = em.getTransactionContext();
+    const trx = em.getTransactionContext<Knex.Transaction>();
     if (!trx) throw new Error(`enqueue(${queue}) must run inside a transaction`);
     const db = {
       executeSql: async (text: string, values: unknown[]) => {
         const { sql, bindings } = toKnexBindings(text, values);
-        const result = (await em.getConnection().execute(sql, bindings as never[], 'all', trx)) as unknown;
+        const result = (await em.getConnection().execute(sql, bindings, 'all', trx)) as unknown;
         return { rows: Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []) };
       },
     };
@@ -202,7 +201,7 @@ export class JobEngine {
   }
 
   private wakeLocal(queue: string): void {
-    this.loops.get(queue as QueueName)?.idle.wake();
+    this.loops.get(queue)?.idle.wake();
   }
 
   /**

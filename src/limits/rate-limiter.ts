@@ -39,7 +39,7 @@ export interface Counted<T> {
 export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();
   const weight = rule.weight ?? 1;
-  const [window] = (await connection.execute('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight])) as WindowRow[];
+  const [window] = await connection.execute<WindowRow[]>('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight]);
   const { admitted, counted, oldest, checked_at: checkedAt, event_id: eventId } = window!;
   const resetSeconds = oldest
     ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(checkedAt).getTime()) / 1000))
@@ -73,13 +73,13 @@ export async function consumeMonthlyQuota(
   const rows =
     rule.amount > rule.quota
       ? []
-      : ((await connection.execute(
+      : (await connection.execute<{ used: number }[]>(
           `insert into usage_counter as c (bucket, period, used) values (?, ?, ?)
              on conflict (bucket, period) do update set used = c.used + excluded.used
              where c.used + excluded.used <= ?
            returning used`,
           [rule.bucket, period, rule.amount, rule.quota],
-        )) as { used: number }[]);
+        ));
   if (rows.length === 0) {
     const retryAfter = secondsToNextMonth(rule.now);
     throw new DomainError('QUOTA_REACHED', `Monthly quota of ${rule.quota} posts reached`, {

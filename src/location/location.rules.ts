@@ -220,7 +220,8 @@ const serviceAreaSchema = z.strictObject({
 });
 
 function firstIssue(error: z.ZodError, field: string): string {
-  const issue = error.issues[0];
+  // zod reports at least one issue on a failed parse.
+  const issue = error.issues[0]!;
   const path = issue.path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : `${name}.${String(part)}`), field);
   return `${path}: ${issue.message}`;
 }

@@ -25,7 +25,7 @@ const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
  * was disconnected) ends the job.
  */
 export async function publishLocation(runtime: Runtime, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!stored || stored.connected || !stored.account.alphaAccountId) return;
   const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, stored.account.id) };
@@ -57,7 +57,7 @@ export async function publishLocation(runtime: Runtime, payload: QueuePayloads['
  */
 async function recordPublishFailure(runtime: Runtime, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
   if (!failure.final) return;
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Location, { id: payload.locationId, connected: false, providerError: null }, (current) => {
+  await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current) => {
     current.providerError = failureOf(failure);
   });
 }
@@ -71,7 +71,7 @@ async function changeUnfinishedJob(
   jobId: string,
   change: (job: LocationUpdateJob, tx: EntityManager) => void | Promise<void>,
 ): Promise<void> {
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, LocationUpdateJob, { id: jobId }, async (current, tx) => {
+  await changeLocked(runtime.database.orm.em.fork(), LocationUpdateJob, { id: jobId }, async (current, tx) => {
     if (!UNFINISHED.includes(current.status)) return;
     await change(current, tx);
     announceUpdateJobChange(tx, runtime, current);
@@ -84,7 +84,7 @@ async function changeUnfinishedJob(
  * the job stays RUNNING while it is retried. Sending the same change twice is harmless.
  */
 export async function runLocationUpdate(runtime: Runtime, payload: QueuePayloads['location-update'], job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const update = await em.findOne(LocationUpdateJob, payload.jobId, { populate: ['location'] });
   if (!update || !UNFINISHED.includes(update.status)) return;
   const now = () => runtime.clock.now();
@@ -129,7 +129,7 @@ async function recordUpdateFailure(runtime: Runtime, payload: QueuePayloads['loc
  * duplicate job is harmless: a publish of a connected location does nothing.
  */
 async function enqueueUnpublishedLocations(runtime: Runtime): Promise<number> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   const waiting = await em.find(
     Location,
     { connected: false, providerError: null, account: { alphaAccountId: { $ne: null } } },

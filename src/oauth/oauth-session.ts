@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { DomainError } from '../errors/domain-error';
 import { requireBelowOpenLimit } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
@@ -38,17 +38,17 @@ export async function startSession(
   const state = randomBytes(32).toString('base64url');
   await scope.em.transactional(async (em) => {
     const connection = em.getConnection();
-    const context = em.getTransactionContext();
+    const context = em.getTransactionContext<Knex.Transaction>();
     // Concurrent starts of one organization and provider count one after the other, so the limit holds exactly.
     await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [`consent-sessions:${input.organizationId}:${input.provider}`], 'all', context);
     await deleteExpiredSessions(em, input.now);
-    const [open] = (await connection.execute(
+    const [open] = await connection.execute<{ open: number; first_expiry: Date | string | null }[]>(
       `select count(*)::int as open, min(expires_at) as first_expiry from oauth_session
         where organization_id = ? and provider = ? and status = ? and expires_at > ?`,
       [input.organizationId, input.provider, OAuthSessionStatus.PENDING, input.now],
       'all',
       context,
-    )) as { open: number; first_expiry: Date | string | null }[];
+    );
     const firstExpiry = open!.first_expiry ? new Date(open!.first_expiry).getTime() : input.now.getTime();
     requireBelowOpenLimit(scope, 'consent-sessions', open!.open, (firstExpiry - input.now.getTime()) / 1000);
     em.create(OAuthSession, {

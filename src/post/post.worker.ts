@@ -31,7 +31,7 @@ async function callOptionsOf(runtime: Runtime, accountId: string, job: JobContex
 function providerIds(alphaLocationName: string): { accountId: string; locationId: string } {
   const match = /^accounts\/([^/]+)\/locations\/([^/]+)$/.exec(alphaLocationName);
   if (!match) throw new Error(`Malformed alpha location name: ${alphaLocationName}`);
-  return { accountId: match[1], locationId: match[2] };
+  return { accountId: match[1]!, locationId: match[2]! };
 }
 
 /**

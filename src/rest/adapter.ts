@@ -3,7 +3,6 @@ import {
   execute,
   Kind,
   type ExecutionResult,
-  type GraphQLError,
   type GraphQLSchema,
   type OperationDefinitionNode,
   validate,
@@ -59,7 +58,10 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
       method: route.method,
       url: route.path,
       // Fastify's own refusals of this route's requests (a body that is not JSON) in the route's shapes too.
-      errorHandler: (error, request, reply) => handleFastifyError(error, request, reply, (status) => route.errorShapes?.[status]),
+      errorHandler: (error, request, reply) => {
+        // The answer is sent here; the reply it gives back (a thenable) is not the handler's to return.
+        void handleFastifyError(error, request, reply, (status) => route.errorShapes?.[status]);
+      },
       handler: async (request, reply) => {
         let ctx: Context | undefined;
         try {
@@ -86,7 +88,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const body = envelop(route, payload);
           return send(reply, route.successStatus, body, ctx.responseHeaders);
         } catch (error) {
-          const classified = classifyError(error as GraphQLError, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
+          const classified = classifyError(error, { hideSuggestions: deps.runtime.config.nodeEnv === 'production' });
           if (classified.masked) logMasked(request.log, classified, error, 'a REST route');
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
@@ -141,6 +143,6 @@ function envelop(route: RestRoute, payload: unknown): Record<string, unknown> {
  */
 function prepareExecution(schema: GraphQLSchema, route: RestRoute): (context: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult> {
   const compiled = compileQuery(schema, route.operation);
-  if (isCompiledQuery(compiled)) return async (context, variables) => compiled.query(undefined, context, variables) as ExecutionResult | Promise<ExecutionResult>;
+  if (isCompiledQuery(compiled)) return async (context, variables) => compiled.query(undefined, context, variables);
   return async (contextValue, variableValues) => execute({ schema, document: route.operation, contextValue, variableValues });
 }

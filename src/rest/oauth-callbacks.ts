@@ -14,7 +14,7 @@ export function registerOAuthCallbacks(app: FastifyInstance, runtime: Runtime): 
   const callback = (provider: 'alpha' | 'beta', complete: Complete) =>
     app.get(`/oauth/${provider}/callback`, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
-      const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
+      const text = (name: string) => (typeof query[name] === 'string' ? (query[name]) : undefined);
       const outcome = await complete({ state: text('state'), code: text('code'), error: text('error'), scope: text('scope') }, request.log);
       // Every outcome leaves a line (failures have theirs, with the cause, from the flow's boundary).
       request.log.info({ provider, outcome: 'redirect' in outcome ? outcome.outcome : 'refused: no such consent' }, `${provider} consent callback`);

@@ -46,7 +46,7 @@ export interface CompiledRecord {
 }
 
 function orNull(schema: JsonSchema): JsonSchema {
-  if (Array.isArray(schema.enum)) return { ...schema, enum: [...schema.enum, null] };
+  if (Array.isArray(schema.enum)) return { ...schema, enum: [...(schema.enum as unknown[]), null] };
   if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
   if (schema.type === undefined) return schema;
   return { anyOf: [schema, { type: 'null' }] };
@@ -117,7 +117,7 @@ class RecordCompiler {
     const nullable = getNullableType(type);
     if (isListType(nullable)) {
       const item = this.shape(nullable.ofType, selectionSet, coordinate, verbatim);
-      return { present: (value) => (value as unknown[]).map(item.present), schema: { type: 'array', items: item.schema } };
+      return { present: (value) => (value as unknown[]).map((member) => item.present(member)), schema: { type: 'array', items: item.schema } };
     }
     if (isEnumType(nullable)) {
       if (verbatim) return { present: (value) => value, schema: { enum: nullable.getValues().map((v) => v.name) } };
@@ -224,7 +224,7 @@ export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rul
         : { oneOf: branches.map((branch) => withoutNull(branch.shape.schema)) },
     itemFields(list) {
       const members = withoutNull(branches[0]!.shape.schema).properties as Record<string, JsonSchema> | undefined;
-      const items = members?.[list] ? (withoutNull(members[list]!).items as JsonSchema | undefined) : undefined;
+      const items = members?.[list] ? (withoutNull(members[list]).items as JsonSchema | undefined) : undefined;
       const properties = items?.properties as Record<string, unknown> | undefined;
       return properties ? Object.keys(properties) : undefined;
     },

@@ -31,6 +31,9 @@ export const accountIdQuery = query('account_id', 'required with an organization
  * One documented REST path, as data: the GraphQL operation it runs, how each variable is read, the success
  * status, and the presenter that turns the GraphQL result into the documented snake_case record.
  */
+// A route table holds routes of every operation: `any` here is "some operation's types" (the variables appear in
+// `derive`'s parameter, so no other default would accept them all). defineRoute checks each route against its own.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface RestRoute<TData = any, TVariables extends Record<string, unknown> = any> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Fastify path syntax: `/post/:id`. */

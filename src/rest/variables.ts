@@ -39,7 +39,9 @@ export type VariableReader = (request: FastifyRequest) => Record<string, unknown
 /** A path, query or header value as one text: a query parameter sent several times is refused, never one of them picked. */
 function singleText(value: unknown, name: string): string | undefined {
   if (Array.isArray(value)) throw DomainError.badInput(`${name} must be sent once (it was sent ${value.length} times)`);
-  return value === undefined || value === null ? undefined : String(value);
+  if (value === undefined || value === null) return undefined;
+  // Fastify gives path, query and header values as text; anything else (a parsed object) is written as JSON.
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /**
@@ -293,7 +295,7 @@ function missingFields(variables: readonly PreparedVariable[], values: Record<st
 export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operation: OperationDefinitionNode): VariableReader {
   const variables: PreparedVariable[] = (operation.variableDefinitions ?? []).flatMap((definition) => {
     const name = definition.variable.name.value;
-    const source = route.variables[name] as ValueSource | undefined;
+    const source = route.variables[name];
     if (!source) return [];
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (!type) throw new Error(`Route ${route.method} ${route.path}: no input type for $${name}`);

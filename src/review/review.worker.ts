@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -24,7 +23,7 @@ function checkDelayMs(attempt: number): number {
 }
 
 function loadPending(runtime: Runtime, reviewId: string): Promise<Review | null> {
-  const em = runtime.database.orm.em.fork() as EntityManager;
+  const em = runtime.database.orm.em.fork();
   return em.findOne(Review, { id: reviewId, deletedAt: null, replyState: ReviewReplyState.PENDING });
 }
 
@@ -49,7 +48,7 @@ export async function sendReviewReply(runtime: Runtime, payload: QueuePayloads['
     if (!isGone(error)) throw error;
     return markDeleted(runtime, review.id);
   }
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
+  await changeLocked(runtime.database.orm.em.fork(), Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
     current.replyUpdateTime = new Date(reply.updateTime);
     // The provider may have decided already: the first look is at once.
     await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
@@ -71,7 +70,7 @@ export async function checkReviewReply(runtime: Runtime, payload: QueuePayloads[
     return markDeleted(runtime, review.id);
   }
   const state = remote.reviewReply ? replyStateOf(remote.reviewReply.state) : null;
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
+  await changeLocked(runtime.database.orm.em.fork(), Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
     if (state === ReviewReplyState.PENDING) {
       await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: payload.attempt + 1 }, {
         startAfter: new Date(runtime.clock.now().getTime() + checkDelayMs(payload.attempt)),
@@ -88,7 +87,7 @@ export async function checkReviewReply(runtime: Runtime, payload: QueuePayloads[
 /** A reply whose send or check failed for good is FAILED, with the reason; a new reply may then be sent. */
 async function recordReplyFailure(runtime: Runtime, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
-  await changeLocked(runtime.database.orm.em.fork() as EntityManager, Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current) => {
+  await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current) => {
     current.replyState = ReviewReplyState.FAILED;
     current.replyError = { status: failure.status, reason: failure.reason, message: failure.message };
   });

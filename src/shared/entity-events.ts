@@ -1,5 +1,5 @@
 import type { EntityClass } from '@mikro-orm/core';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { codecOf, type EntitySnapshot } from './entity-snapshot';
 
 /**
@@ -36,7 +36,7 @@ export function entityOfEvent<T extends object>(orm: MikroORM, entity: EntityCla
     const key = `${entity.name}:${event.id}:${event.version}`;
     built = inFlight.get(key) as Promise<T> | undefined;
     if (!built) {
-      const em = orm.em.fork() as EntityManager;
+      const em = orm.em.fork();
       const load = em.findOneOrFail(entity, event.id as never) as Promise<T>;
       inFlight.set(key, load);
       const forget = () => setTimeout(() => inFlight.delete(key), 1000).unref();

@@ -19,31 +19,31 @@ export function snapshotCodec<T extends object>(metadata: MetadataStorage, entit
   const meta = metadata.get<T>(entity.name);
   const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
   const scalars = meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop));
-  const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name as string));
+  const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name));
   const relations = meta.props
     .filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop))
-    .map((prop) => ({ name: prop.name as string, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
+    .map((prop) => ({ name: prop.name, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
 
   // Decoded instances are of the entity's class (its prototype) without its constructor (whose defaults, a new id
   // and the current time, are not the snapshot's) and without the ORM's accessors, which are for managed entities:
   // a prototype in between shadows them with plain writable properties, so decoding is plain assignment.
   const plainPrototype = Object.create(
-    meta.prototype as object,
+    meta.prototype,
     Object.fromEntries(
-      [...scalars.map((prop) => prop.name as string), ...relations.map((relation) => relation.name)].map((name) => [
+      [...scalars.map((prop) => prop.name), ...relations.map((relation) => relation.name)].map((name) => [
         name,
         { value: undefined, writable: true, enumerable: false, configurable: true },
       ]),
     ),
   ) as object;
   return {
-    fields: [...scalars.map((prop) => prop.name as string), ...relations.map((relation) => relation.name)],
+    fields: [...scalars.map((prop) => prop.name), ...relations.map((relation) => relation.name)],
     encode(instance) {
       const record = instance as Record<string, unknown>;
       const snapshot: EntitySnapshot = {};
       for (const prop of scalars) {
-        const value = record[prop.name as string];
-        snapshot[prop.name as string] = value instanceof Date ? value.toISOString() : (value ?? null);
+        const value = record[prop.name];
+        snapshot[prop.name] = value instanceof Date ? value.toISOString() : (value ?? null);
       }
       for (const relation of relations) {
         const target = record[relation.name] as Record<string, unknown> | null | undefined;
@@ -54,7 +54,7 @@ export function snapshotCodec<T extends object>(metadata: MetadataStorage, entit
     decode(snapshot) {
       const instance = Object.create(plainPrototype) as Record<string, unknown>;
       for (const prop of scalars) {
-        const name = prop.name as string;
+        const name = prop.name;
         const value = snapshot[name] ?? null;
         instance[name] = dates.has(name) && typeof value === 'string' ? new Date(value) : value;
       }
@@ -72,7 +72,7 @@ const codecs = new WeakMap<MetadataStorage, Map<string, ReturnType<typeof snapsh
 /** The codec of an entity, built once per ORM (its metadata). */
 export function codecOf<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): ReturnType<typeof snapshotCodec<T>> {
   let byName = codecs.get(metadata);
-  if (!byName) codecs.set(metadata, (byName = new Map()));
+  if (!byName) codecs.set(metadata, (byName = new Map<string, ReturnType<typeof snapshotCodec>>()));
   let codec = byName.get(entity.name);
   if (!codec) byName.set(entity.name, (codec = snapshotCodec(metadata, entity) as ReturnType<typeof snapshotCodec>));
   return codec as ReturnType<typeof snapshotCodec<T>>;
@@ -129,7 +129,7 @@ function preparedRead<T extends object>(
   shapeKey: string,
 ): PreparedRead | null {
   let byShape = preparedReads.get(em.getMetadata());
-  if (!byShape) preparedReads.set(em.getMetadata(), (byShape = new Map()));
+  if (!byShape) preparedReads.set(em.getMetadata(), (byShape = new Map<string, PreparedRead | null>()));
   const key = `${entity.name}|${shapeKey}`;
   if (byShape.has(key)) return byShape.get(key)!;
   const nonce = Math.random().toString(36).slice(2);
@@ -208,7 +208,7 @@ async function readRows<T extends object>(
     const { maxBytes, sizeProperty } = options.byteBudget;
     read = { ...read, sql: withinBytes(read.sql, em, entity, options.orderBy, sizeProperty), bindings: [...read.bindings, maxBytes] };
   }
-  const rows = (await em.getConnection().execute(read.sql, read.bindings as never[], 'all')) as Record<string, unknown>[];
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all');
   const meta = em.getMetadata().get<T>(entity.name);
   const driver = em.getDriver() as unknown as {
     mapResult(row: Record<string, unknown>, meta: unknown, populate: unknown[], qb: unknown): Record<string, unknown> | null;

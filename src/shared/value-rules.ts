@@ -48,6 +48,6 @@ export function countryCode(message: string) {
 /** The value a rule makes of `value`, or a BAD_USER_INPUT error with the rule's message. */
 export function ruled<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw DomainError.badInput(result.error.issues[0].message);
+  if (!result.success) throw DomainError.badInput(result.error.issues[0]!.message);
   return result.data;
 }

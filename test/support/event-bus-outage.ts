@@ -270,9 +270,9 @@ export function eventBusOutageSuite(title: string, makeOutage: () => Promise<Bus
       }, 30000, 'the bus to hold one connection of each kind').catch((error: Error) => {
         throw new Error(`${error.message}: ${figures.connections}`);
       });
-      const stuck = (await t.em().getConnection().execute(
+      const stuck = await t.em().getConnection().execute<{ n: string }[]>(
         `select (select count(*) from post where state in ('SENDING', 'PROCESSING')) + (select count(*) from location_update_job where status in ('QUEUED', 'RUNNING')) as n`,
-      )) as { n: string }[];
+      );
       figures.stuck = Number(stuck[0]!.n);
       expect(figures.stuck).toBe(0);
       expect(requestErrors(log.lines)).toEqual([]);

@@ -129,7 +129,7 @@ export async function until<T>(check: () => Promise<T | undefined>, what: string
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `; last error: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `; last error: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
 }

@@ -29,7 +29,7 @@ function compile(document: OpenApiDocument): DocumentedOperation[] {
       const responses = new Map<string, ValidateFunction>();
       for (const [status, response] of Object.entries(operation.responses)) {
         const schema = response.content?.['application/json']?.schema;
-        if (schema) responses.set(status, ajv.compile(schema as object));
+        if (schema) responses.set(status, ajv.compile(schema));
       }
       operations.push({ pattern, method: method.toUpperCase(), label: `${method.toUpperCase()} ${template}`, responses });
     }

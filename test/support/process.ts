@@ -69,8 +69,8 @@ export function startServerProcess(env: Record<string, string>, options: Process
     output += chunk.toString();
     listeners.forEach((listener) => listener());
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,

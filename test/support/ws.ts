@@ -127,7 +127,7 @@ export async function subscribe<T = any>(
         if (result.errors) errors.push(...result.errors);
         const probeId = result.data ? probeIdOf(result.data) : undefined;
         if (probeId) probesSeen.add(probeId);
-        else if (result.data) events.push(result.data as T);
+        else if (result.data) events.push(result.data);
         notify();
       },
       error: (error) => {

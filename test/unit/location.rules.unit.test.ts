@@ -374,7 +374,7 @@ describe('an update', () => {
 
   describe('of more hours', () => {
     it('stores the hours type in upper case', () => {
-      expect(update({ moreHours: [{ hoursTypeId: 'delivery', periods: [period({ hours: '11' }, { hours: '14' })] }] }).changes.moreHours![0].hoursTypeId).toBe('DELIVERY');
+      expect(update({ moreHours: [{ hoursTypeId: 'delivery', periods: [period({ hours: '11' }, { hours: '14' })] }] }).changes.moreHours![0]!.hoursTypeId).toBe('DELIVERY');
     });
 
     it('holds at most 20 kinds, whose periods follow the period rules', () => {

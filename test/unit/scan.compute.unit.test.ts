@@ -26,7 +26,7 @@ describe('the grid', () => {
   it.each([0, 1, 2, 3])('of %i rings has dotCount dots, numbered from the centre outwards', (rings) => {
     const dots = gridDots({ lat: 48.8566, lng: 2.3522 }, 3, rings);
     // 1 + 4·r·(r + 1): 1, 9, 25, 49.
-    expect(dots).toHaveLength([1, 9, 25, 49][rings]);
+    expect(dots).toHaveLength([1, 9, 25, 49][rings]!);
     expect(dotCount(rings)).toBe(dots.length);
     expect(dots.map((dot) => dot.dotId)).toEqual(dots.map((_, index) => `dot-${index}`));
     // Ring k holds 8k dots, in order.
@@ -41,14 +41,14 @@ describe('the grid', () => {
     const offsets = dots.slice(1).map((dot) => [Math.round(dot.lat / step), Math.round((dot.lng - 10) / step)]);
     // NW, N, NE, E, SE, S, SW, W as (north, east) steps.
     expect(offsets).toEqual([[1, -1], [1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1]]);
-    expect(dots[2].lat).toBeCloseTo(step, 6);
+    expect(dots[2]!.lat).toBeCloseTo(step, 6);
   });
 
   it('is square on the ground: longitude steps widen by 1/cos(latitude)', () => {
     // At 60° north cos = 1/2, so one step east is twice as many degrees as one step north. Two rings over 4 km: 2 km steps.
     const dots = gridDots({ lat: 60, lng: 0 }, 4, 2);
-    const north = dots[2]; // ring 1, (1, 0)
-    const east = dots[4]; // ring 1, (0, 1)
+    const north = dots[2]!; // ring 1, (1, 0)
+    const east = dots[4]!; // ring 1, (0, 1)
     expect((north.lat - 60) * KM_PER_DEGREE).toBeCloseTo(2, 3);
     expect(east.lng / (north.lat - 60)).toBeCloseTo(2, 4);
     expect(east.lat).toBe(60);
@@ -153,7 +153,7 @@ describe('a scan', () => {
 
   it('breaks ties by centre rank, then by name', () => {
     // Each competitor appears once: y and x at the centre (y 2nd, x 3rd), then m and k elsewhere, ordered by name.
-    const [k, m, x, y] = ['k', 'm', 'x', 'y'].map((id) => place(id));
+    const [k, m, x, y] = [place('k'), place('m'), place('x'), place('y')];
     const scan = computeScan([at(centre, a, y, x), at(ringDot(1), m, k)], 'a');
     expect(scan.competitors.map(({ place: p }) => p.placeId)).toEqual(['y', 'x', 'k', 'm']);
   });
