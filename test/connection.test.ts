@@ -265,6 +265,46 @@ describe('connect', () => {
   });
 });
 
+describe('a consent whose access token is about to lapse', () => {
+  it('is refreshed before connect uses it, keeping its refresh token; a refresh the provider refuses asks for a new consent', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const sandbox = sandboxOf(t.url);
+    const consent = await runConsent(t.url, fixture.token, { state: 'dana', person: 'alpha-user-carol' });
+    const tokens = async () =>
+      (await sql<{ access_token: string; refresh_token: string }>('select access_token, refresh_token from alpha_identity where organization_id = ?', [fixture.organization.id]))[0]!;
+    const before = await tokens();
+    const issued = (await sandbox.state()).oauth;
+    // Inside the refresh margin (60 s): the next call refreshes first instead of starting with a token about to lapse.
+    const lapseSoon = () => sql(`update alpha_identity set access_token_expires_at = now() + interval '30 seconds' where organization_id = ?`, [fixture.organization.id]);
+    await lapseSoon();
+
+    const connected = await connect(t.url, fixture.token, consent.landed, '3003');
+    expect(query(connected.body.url).get('status')).toBe('success');
+    const accountId = query(connected.body.url).get('alpha_profile_id')!;
+    expect((await importEnded(t.url, fixture.token, accountId)).syncStatus).toBe('SUCCEEDED');
+    const after = await tokens();
+    expect(after.access_token).not.toBe(before.access_token);
+    // One new access token from the refresh grant; no new refresh token: the one of the consent is kept.
+    const refreshed = (await sandbox.state()).oauth;
+    expect(refreshed.accessTokens.issued).toBeGreaterThan(issued.accessTokens.issued);
+    expect(refreshed.refreshTokens.issued).toBe(issued.refreshTokens.issued);
+    expect(refreshed.refreshTokens.active).toBe(issued.refreshTokens.active);
+
+    // A second consent to connect another account; then the provider forgets every grant: the refresh is refused,
+    // and the caller is told to consent again.
+    const second = await runConsent(t.url, fixture.token, { state: 'dana-2', person: 'alpha-user-carol' });
+    await sandbox.reset();
+    await lapseSoon();
+    const refused = await connect(t.url, fixture.token, second.landed, '3004');
+    expect(Object.fromEntries(query(refused.body.url))).toEqual({
+      status: 'error',
+      error_message: 'The alpha provider no longer accepts this consent: reconnect the account',
+      state: 'dana-2',
+    });
+    expect((await accountsOf(fixture.token)).map(({ id }) => id)).toEqual([accountId]);
+  });
+});
+
 describe('disconnect and reconnect', () => {
   it('disconnects with its four effects, after which the account cannot be reconnected', async () => {
     const fixture = await createOrganizationFixture(t.em(), { accounts: 0 });
