@@ -49,6 +49,11 @@ const configSchema = z.object({
   BETA_API_URL: z.string().url().optional(),
   BETA_CLIENT_ID: z.string().min(1).default('listings-gateway-beta-sandbox'),
   BETA_CLIENT_SECRET: z.string().min(1).default('beta-sandbox-secret'),
+  METRICS: z
+    .string()
+    .regex(/^(on|off|[1-9][0-9]{0,4})$/, 'must be on, off, or a port number (a separate listener for /metrics)')
+    .default('on'),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -107,6 +112,13 @@ export interface Config {
   };
   /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
   tokenCacheSeconds: number;
+  /**
+   * Prometheus metrics at GET /metrics: off; on the API's port; or on a port of their own (same HOST). With a
+   * token set, a scrape must send it as a bearer token; in production without one, only loopback scrapes are
+   * answered on the API's port (src/http/metrics-route.ts).
+   */
+  metrics: { mode: 'off' } | { mode: 'on' } | { mode: 'port'; port: number };
+  metricsToken: string | undefined;
   /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
   tokenEncryptionKey: Buffer | undefined;
   /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
@@ -179,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       locationPageBytes: raw.LOCATION_PAGE_MAX_BYTES,
     },
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
+    metrics: raw.METRICS === 'off' || raw.METRICS === 'on' ? { mode: raw.METRICS } : { mode: 'port', port: Number(raw.METRICS) },
+    metricsToken: raw.METRICS_TOKEN,
     tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
     alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
     alphaClientId: raw.ALPHA_CLIENT_ID,

@@ -7,6 +7,7 @@ import type { AlphaClient } from './providers/alpha/alpha.client';
 import type { AlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import type { BetaClient } from './providers/beta/beta.client';
 import type { BetaOAuthClient } from './providers/beta/beta.oauth';
+import type { Metrics } from './observability/metrics';
 import type { Clock } from './shared/clock';
 import type { SecretBox } from './shared/secret-box';
 
@@ -32,4 +33,6 @@ export interface Runtime {
   clock: Clock;
   /** Principals of recently seen tokens (src/auth/principal-cache.ts). */
   principals: PrincipalCache;
+  /** Prometheus metrics; undefined with METRICS=off (nothing is counted). */
+  metrics: Metrics | undefined;
 }

@@ -18,6 +18,10 @@ import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
 import { limitHeaders } from './http/limit-headers';
+import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
+import { graphqlMetricsPlugin } from './graphql/metrics-plugin';
+import { registerMetricsRoute } from './http/metrics-route';
+import { runWithOrigin } from './observability/origin';
 import { RequestLogController } from './http/request-log';
 import { closeUnusedConnectionsOnClose } from './http/unused-connections';
 import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
@@ -74,8 +78,9 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   let stopping = false;
   const app = Fastify({
     loggerInstance: options.log,
-    // Request ids let one request's log lines be found together.
-    requestIdHeader: 'x-request-id',
+    // Request ids let one request's log lines be found together: the caller's when acceptable, else a UUID.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     // One line per request: at debug in development (a terminal is for reading), info elsewhere.
     logController: new RequestLogController(config.isDevelopment ? 'debug' : 'info'),
     // Fastify's own 503 while closing is not in a documented shape: the onRequest hook below answers instead.
@@ -113,6 +118,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       // In production the schema is for callers with a token (the IDE sends one).
       requestGuardsPlugin({ schemaNeedsToken: production }),
       subscriptionsOverWebSocketOnlyPlugin({ publicUrl: () => runtime.publicUrl(), formatError: (error) => formatGraphQLError(error, errorOptions) }),
+      ...(runtime.metrics ? [graphqlMetricsPlugin(runtime.metrics) as ApolloServerPlugin<Context>] : []),
     ],
   });
   await apollo.start();
@@ -132,7 +138,21 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     return sendHttpError(request, reply, 404, `No route ${request.method} ${pathname}`);
   });
 
+  const { metrics } = runtime;
+  if (metrics) {
+    // By Fastify's route template (an unmatched path is `unmatched`): bounded, never a path with ids in it.
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.httpRequests.inc({ method: request.method, route, status_code: String(reply.statusCode) });
+      metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    });
+    if (config.metrics.mode === 'on') registerMetricsRoute(app, metrics, { token: config.metricsToken, loopbackOnly: production });
+  }
+  // The request's origin for everything it runs (the jobs it enqueues name it): the rest of the lifecycle runs inside.
+  app.addHook('onRequest', (request, _reply, done) => runWithOrigin({ requestId: request.id }, done));
   app.addHook('onRequest', async (request, reply) => {
+    // First: every answer carries the request's id, refusals by Fastify itself and errors included.
+    reply.header(REQUEST_ID_HEADER, request.id);
     if (stopping) {
       return sendHttpError(request, reply, 503, 'The server is stopping; retry shortly', {
         connection: 'close',
@@ -180,6 +200,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     hideSuggestions,
     events: runtime.events,
     authenticate: (authorization) => authenticate(() => database.orm.em.fork(), authorization, runtime.principals),
+    metrics: runtime.metrics,
     createContext: (authorization) => createContext({ runtime, authorization, log: app.log, source: 'app' }),
   });
 

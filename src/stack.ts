@@ -3,7 +3,10 @@ import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config';
 import { locateDatabase } from './db/locate-database';
-import { migrate, openDatabase, type Database } from './db/orm';
+import Fastify from 'fastify';
+import { migrate, openDatabase, poolSnapshot, type Database } from './db/orm';
+import { Metrics } from './observability/metrics';
+import { registerMetricsRoute } from './http/metrics-route';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
 import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
@@ -131,15 +134,16 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const database = await openDatabase(location.url, { clock, log });
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
+    const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database) });
     const demo =
       options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, location.dataDir, database);
-    const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log });
+    const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log, metrics });
     steps.push({ name: 'the event bus', run: () => events.close() });
     const unbridge = bridgeEventsToSubscriptions(events);
     steps.push({ name: 'the subscription bridge', run: unbridge });
     const principals = new PrincipalCache(events, clock, config.tokenCacheSeconds * 1000);
     steps.push({ name: 'the token cache', run: () => principals.close() });
-    const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock });
+    const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock, metrics });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
     // Where this server listens, once it does: a mounted provider's URLs and the default public URL derive from it.
@@ -166,16 +170,24 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       jobs,
       clock,
       principals,
-      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs }),
+      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, observe: metrics?.providerObserver('alpha') }),
       alphaOAuth: createAlphaOAuthClient({
         baseUrl: config.alphaOAuthUrl ?? alphaBaseUrl,
         clientId: config.alphaClientId,
         clientSecret: config.alphaClientSecret,
         timeoutMs,
+        observe: metrics?.providerObserver('alpha-oauth'),
       }),
       // Beta calls always carry a company's token (from its consent): the client has no token of its own.
-      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs }),
-      betaOAuth: createBetaOAuthClient({ baseUrl: betaBaseUrl, clientId: config.betaClientId, clientSecret: config.betaClientSecret, timeoutMs }),
+      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs, observe: metrics?.providerObserver('beta') }),
+      betaOAuth: createBetaOAuthClient({
+        baseUrl: betaBaseUrl,
+        clientId: config.betaClientId,
+        clientSecret: config.betaClientSecret,
+        timeoutMs,
+        observe: metrics?.providerObserver('beta-oauth'),
+      }),
+      metrics,
       secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
       publicUrl: () => configuredPublicUrl ?? listening('PUBLIC_URL (needed where this process does not serve HTTP)'),
     };
@@ -194,6 +206,13 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       url = address.replace('[::1]', 'localhost');
       serverUrl = url;
       await extension?.started?.({ serverUrl: url, alphaUrl: alphaUrlNow(), demo, log });
+    }
+    if (metrics && config.metrics.mode === 'port') {
+      // A listener of its own: the API's port may face the internet, this one need not.
+      const metricsServer = Fastify({ loggerInstance: log });
+      registerMetricsRoute(metricsServer, metrics, { token: config.metricsToken, loopbackOnly: false });
+      steps.push({ name: 'the metrics listener', run: () => metricsServer.close() });
+      await metricsServer.listen({ port: config.metrics.port, host: config.host });
     }
     if (config.role !== 'api') {
       await registerPostWorkers(runtime);

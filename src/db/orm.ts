@@ -1,3 +1,4 @@
+import type { PoolSnapshot } from '../observability/metrics';
 import { ChangeSetType, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
@@ -110,4 +111,10 @@ export async function openDatabase(clientUrl: string, options: { clock?: Clock; 
 export async function migrate(database: Database): Promise<string[]> {
   const applied = await database.orm.getMigrator().up();
   return applied.map((migration) => migration.name);
+}
+
+/** The ORM pool's connections now (knex's tarn pool), for the metrics scrape; undefined before the pool exists. */
+export function poolSnapshot(database: Database): PoolSnapshot | undefined {
+  const { pool } = database.orm.em.getConnection().getKnex().client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number } };
+  return pool ? { inUse: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() } : undefined;
 }

@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { createPostgresEventBus, type EventBus } from './event-bus';
+import type { Metrics } from '../observability/metrics';
+import type { EventBusObserver } from './event-codec';
 import { createRedisEventBus } from './redis-event-bus';
 
 /**
@@ -10,11 +12,18 @@ export async function createEventBus(options: {
   databaseUrl: string;
   redisUrl?: string;
   log: FastifyBaseLogger;
+  metrics?: Metrics;
 }): Promise<EventBus> {
+  const { metrics } = options;
+  const observerFor = (backend: string): EventBusObserver | undefined =>
+    metrics && {
+      lag: (seconds) => metrics.eventBusLag.observe({ backend }, seconds),
+      reconnected: () => metrics.eventBusReconnects.inc({ backend }),
+    };
   if (options.redisUrl) {
     options.log.info('event bus: Redis pub/sub');
-    return createRedisEventBus(options.redisUrl, options.log);
+    return createRedisEventBus(options.redisUrl, options.log, { observer: observerFor('redis') });
   }
   options.log.info('event bus: PostgreSQL LISTEN/NOTIFY');
-  return createPostgresEventBus(options.databaseUrl, options.log);
+  return createPostgresEventBus(options.databaseUrl, options.log, observerFor('postgres'));
 }

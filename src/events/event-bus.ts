@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { EVENT_CHANNEL, encodeEvent, LocalListeners, type Listener } from './event-codec';
+import { EVENT_CHANNEL, encodeEvent, LocalListeners, type EventBusObserver, type Listener } from './event-codec';
 import type { Topic, TopicPayloads } from './topics';
 
 export type { Listener } from './event-codec';
@@ -81,8 +81,8 @@ function backoffMs(attempt: number): number {
  * attempts fail: a session that fails while it is being opened is ended and reported to the one loop that opened
  * it, never taken for the loss of an open one.
  */
-export async function createPostgresEventBus(databaseUrl: string, log: FastifyBaseLogger): Promise<EventBus> {
-  const listeners = new LocalListeners();
+export async function createPostgresEventBus(databaseUrl: string, log: FastifyBaseLogger, observer?: EventBusObserver): Promise<EventBus> {
+  const listeners = new LocalListeners(observer);
   let closed = false;
 
   // Waits between attempts; close() ends them at once.
@@ -153,6 +153,7 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
           }
           listener = client;
           listenerLost = false;
+          observer?.reconnected();
           log.info('event listen connection restored');
           return;
         } catch (error) {

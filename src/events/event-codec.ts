@@ -17,8 +17,24 @@ export const EVENT_CHANNEL = 'listings_gateway_events';
  */
 export const MAX_EVENT_BYTES = 7999;
 
+/** What an event bus reports of its own working (metrics): how late events arrive, how often it reconnects. */
+export interface EventBusObserver {
+  lag(seconds: number): void;
+  reconnected(): void;
+}
+
+/**
+ * When each received event's payload was published (ms since the epoch, the publishing process's clock): kept
+ * beside the payload object, which reaches subscription filters unchanged, so fan-out delays can be measured.
+ */
+const sentAtOfPayload = new WeakMap<object, number>();
+
+export function eventSentAt(payload: object): number | undefined {
+  return sentAtOfPayload.get(payload);
+}
+
 export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]): string {
-  const raw = JSON.stringify({ topic, payload });
+  const raw = JSON.stringify({ topic, payload, sentAt: Date.now() });
   const bytes = Buffer.byteLength(raw);
   if (bytes > MAX_EVENT_BYTES) {
     throw new Error(`event ${topic} is ${bytes} bytes encoded; events must stay within ${MAX_EVENT_BYTES} bytes`);
@@ -27,11 +43,11 @@ export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]
 }
 
 /** The event in a raw message, or undefined (logged) when it is not one of ours: never throws. */
-export function decodeEvent(raw: string | undefined, log: FastifyBaseLogger): { topic: Topic; payload: unknown } | undefined {
+export function decodeEvent(raw: string | undefined, log: FastifyBaseLogger): { topic: Topic; payload: object; sentAt: number | undefined } | undefined {
   try {
-    const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown };
+    const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown; sentAt?: unknown };
     if (isTopic(message.topic) && typeof message.payload === 'object' && message.payload !== null) {
-      return { topic: message.topic, payload: message.payload };
+      return { topic: message.topic, payload: message.payload, sentAt: typeof message.sentAt === 'number' ? message.sentAt : undefined };
     }
   } catch {
     // fall through: logged below
@@ -43,6 +59,8 @@ export function decodeEvent(raw: string | undefined, log: FastifyBaseLogger): { 
 /** This process's listeners by topic. A failing listener is logged and never stops the others. */
 export class LocalListeners {
   private readonly byTopic = new Map<Topic, Set<Listener<Topic>>>();
+
+  constructor(private readonly observer?: EventBusObserver) {}
 
   add<T extends Topic>(topic: T, listener: Listener<T>): () => void {
     let set = this.byTopic.get(topic);
@@ -64,6 +82,12 @@ export class LocalListeners {
   /** Decodes one raw message and hands it to the listeners of its topic. */
   receive(raw: string | undefined, log: FastifyBaseLogger): void {
     const decoded = decodeEvent(raw, log);
-    if (decoded) this.dispatch(decoded.topic, decoded.payload, log);
+    if (!decoded) return;
+    if (decoded.sentAt !== undefined) {
+      sentAtOfPayload.set(decoded.payload, decoded.sentAt);
+      // Clocks of two machines may differ a little: a negative lag is counted as none.
+      this.observer?.lag(Math.max(0, Date.now() - decoded.sentAt) / 1000);
+    }
+    this.dispatch(decoded.topic, decoded.payload, log);
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { createClient } from 'redis';
 import { announcer, type EventBus } from './event-bus';
-import { EVENT_CHANNEL, encodeEvent, LocalListeners } from './event-codec';
+import { EVENT_CHANNEL, encodeEvent, LocalListeners, type EventBusObserver } from './event-codec';
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -11,6 +11,8 @@ export interface RedisEventBusOptions {
    * so deployments sharing one Redis must differ here; the tests use it to stay apart from anything else.
    */
   channel?: string;
+  /** Told of lag and reconnections (metrics). */
+  observer?: EventBusObserver;
 }
 
 /**
@@ -23,7 +25,7 @@ export async function createRedisEventBus(
   options: RedisEventBusOptions = {},
 ): Promise<EventBus> {
   const channel = options.channel ?? EVENT_CHANNEL;
-  const listeners = new LocalListeners();
+  const listeners = new LocalListeners(options.observer);
   let started = false;
   const publisher = createClient({
     url: redisUrl,
@@ -47,6 +49,8 @@ export async function createRedisEventBus(
     // reconnects); at start-up it stops the process.
     client.on('error', (error: unknown) => log[started ? 'warn' : 'error']({ err: error }, `event ${role} connection failed`));
     client.on('reconnecting', () => log.warn(`event ${role} connection lost; reconnecting to Redis`));
+    // 'ready' follows every connection: the ones after start-up are reconnections.
+    client.on('ready', () => started && options.observer?.reconnected());
   }
 
   const connected = await Promise.allSettled([publisher.connect(), subscriber.connect()]);

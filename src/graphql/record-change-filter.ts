@@ -1,4 +1,6 @@
 import { isWithinReach } from '../access/reach';
+import { eventSentAt } from '../events/event-codec';
+import type { Topic } from '../events/topics';
 import type { Context } from './context';
 
 /** What a record's change event carries to be filtered on: the record's id and whose it is. */
@@ -12,10 +14,13 @@ interface RecordChangeEvent {
 /**
  * The `filter` of a subscription to a record's changes: an event reaches a subscriber within its reach (its
  * organization, and its account for account tokens), of the record the argument `idArg` names and of the location
- * `locationId` names, when given.
+ * `locationId` names, when given. Where metrics are on, each event's delay from its publishing to this filter (the
+ * step before its result is executed and sent to the group's sockets) is observed, by topic.
  */
-export function recordChangeFilter<IdArg extends string>(idArg: IdArg) {
+export function recordChangeFilter<IdArg extends string>(topic: Topic, idArg: IdArg) {
   return ({ payload, args, context }: { payload: RecordChangeEvent; args: Partial<Record<IdArg | 'locationId', string | null>>; context: Context }): boolean => {
+    const sentAt = eventSentAt(payload);
+    if (sentAt !== undefined) context.runtime.metrics?.fanoutDelay.observe({ topic }, Math.max(0, Date.now() - sentAt) / 1000);
     if (!isWithinReach(context.principal, payload)) return false;
     const id = args[idArg];
     if (id && payload.id !== id) return false;

@@ -3,20 +3,25 @@ import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
+  Kind,
+  OperationTypeNode,
   parse,
   specifiedRules,
   subscribe,
   validate,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
+  type FieldNode,
   type GraphQLSchema,
 } from 'graphql';
-import { CloseCode, type Context as WsContext } from 'graphql-ws';
+import { CloseCode, type Context as WsContext, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
 import { visibilityKey, type Principal } from '../access/principal';
 import type { EventBus } from '../events/event-bus';
+import { errorCodeLabel, type Metrics } from '../observability/metrics';
 import type { Context } from './context';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE } from '../errors/dependency-unavailable';
 import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
@@ -38,6 +43,8 @@ export interface WebSocketDependencies {
   log: FastifyBaseLogger;
   /** Production hides graphql-js's "Did you mean" hints (they name schema fields). */
   hideSuggestions: boolean;
+  /** Sockets, subscriptions and operations are counted here when set. */
+  metrics?: Metrics;
 }
 
 const validationRules = [...specifiedRules, ...requestValidationRules];
@@ -73,6 +80,21 @@ function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_V
  */
 export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
   const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
+  const { metrics } = deps;
+  // Running subscriptions by socket and id, with their root field: counted while they run.
+  const runningSubscriptions = new WeakMap<WsContext, Map<string, string>>();
+  const subscriptionEnded = (ctx: WsContext, id: string) => {
+    const field = runningSubscriptions.get(ctx)?.get(id);
+    if (field === undefined) return;
+    runningSubscriptions.get(ctx)!.delete(id);
+    metrics?.subscriptions.dec({ field });
+  };
+  if (metrics) {
+    wss.on('connection', (socket) => {
+      metrics.websocketSockets.inc();
+      socket.once('close', () => metrics.websocketSockets.dec());
+    });
+  }
   const authorizations = new WeakMap<WsContext, unknown>();
   // Sockets per token, so a revocation (in any process) ends the subscriptions running on it at once.
   const socketsByToken = new Map<string, Set<WebSocket>>();
@@ -102,6 +124,45 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
     if (checkedDocuments.size >= MAX_CHECKED_DOCUMENTS) checkedDocuments.delete(checkedDocuments.keys().next().value!);
     checkedDocuments.set(query, checked);
     return checked;
+  };
+
+  /** An operation of a socket checked and given its context: graphql-ws's execution arguments, or the errors that refuse it. */
+  const setUp = async (ctx: WsContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
+    const checked = checkDocument(payload.query);
+    if ('errors' in checked) return [...checked.errors];
+    const { document } = checked;
+    const problem = variablesProblem(payload.variables);
+    if (problem) return [toGraphQLError(problem)];
+    const operation = getOperationAST(document, payload.operationName);
+    if (!operation) {
+      return [toGraphQLError(DomainError.badInput('Unable to identify the operation to run'))];
+    }
+    // Variables that do not fit their types refuse the operation before it starts, as over HTTP (a 400): an
+    // `error` message like a validation failure's, never a result. (execute and subscribe coerce them again.)
+    const coerced = getVariableValues(deps.schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
+    if (coerced.errors) return [...coerced.errors];
+    let contextValue;
+    try {
+      contextValue = await deps.createContext(authorizations.get(ctx));
+    } catch (error) {
+      // Reported through the formatter, which masks and logs it; the socket stays usable.
+      return [new GraphQLError(INTERNAL_ERROR_MESSAGE, { originalError: error instanceof Error ? error : new Error(String(error)) })];
+    }
+    if (!contextValue.principal) {
+      socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
+      return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
+    }
+    groupKeys.set(
+      contextValue,
+      JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, visibilityKey(contextValue.principal)]),
+    );
+    return {
+      schema: deps.schema,
+      document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue,
+    };
   };
 
   const cleanup = useServer(
@@ -138,43 +199,27 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
         authorizations.set(ctx, authorization);
         return true;
       },
-      onSubscribe: async (ctx, _id, payload) => {
-        const checked = checkDocument(payload.query);
-        if ('errors' in checked) return [...checked.errors];
-        const { document } = checked;
-        const problem = variablesProblem(payload.variables);
-        if (problem) return [toGraphQLError(problem)];
-        const operation = getOperationAST(document, payload.operationName);
-        if (!operation) {
-          return [toGraphQLError(DomainError.badInput('Unable to identify the operation to run'))];
+      onSubscribe: async (ctx, id, payload) => {
+        const started = performance.now();
+        const answer = await setUp(ctx, payload);
+        if (metrics) {
+          const operation = Array.isArray(answer) ? undefined : getOperationAST(answer.document, answer.operationName);
+          const errorCode = errorCodeLabel(Array.isArray(answer) ? answer[0] : undefined);
+          metrics.countOperation({ name: payload.operationName ?? operation?.name?.value, type: operation?.operation ?? 'unknown', transport: 'websocket', errorCode, started });
+          if (operation && operation.operation === OperationTypeNode.SUBSCRIPTION) {
+            const field = operation.selectionSet.selections.find((selection): selection is FieldNode => selection.kind === Kind.FIELD)?.name.value ?? 'unknown';
+            let running = runningSubscriptions.get(ctx);
+            if (!running) {
+              runningSubscriptions.set(ctx, (running = new Map<string, string>()));
+              socketOf(ctx).once('close', () => [...running!.keys()].forEach((runningId) => subscriptionEnded(ctx, runningId)));
+            }
+            running.set(id, field);
+            metrics.subscriptions.inc({ field });
+          }
         }
-        // Variables that do not fit their types refuse the operation before it starts, as over HTTP (a 400): an
-        // `error` message like a validation failure's, never a result. (execute and subscribe coerce them again.)
-        const coerced = getVariableValues(deps.schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
-        if (coerced.errors) return [...coerced.errors];
-        let contextValue;
-        try {
-          contextValue = await deps.createContext(authorizations.get(ctx));
-        } catch (error) {
-          // Reported through the formatter, which masks and logs it; the socket stays usable.
-          return [new GraphQLError(INTERNAL_ERROR_MESSAGE, { originalError: error instanceof Error ? error : new Error(String(error)) })];
-        }
-        if (!contextValue.principal) {
-          socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
-          return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
-        }
-        groupKeys.set(
-          contextValue,
-          JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, visibilityKey(contextValue.principal)]),
-        );
-        return {
-          schema: deps.schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue,
-        };
+        return answer;
       },
+      onComplete: (ctx, id) => subscriptionEnded(ctx, id),
       subscribe: (args) => {
         const key = args.contextValue ? groupKeys.get(args.contextValue) : undefined;
         return key === undefined ? subscribe(args) : groups.subscribe(key, args);

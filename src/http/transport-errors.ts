@@ -5,6 +5,7 @@ import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_S
 import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
 import { restErrorBody } from './error-body';
 import { limitHeaders } from './limit-headers';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 
 /**
  * Every answer the HTTP server gives outside the GraphQL and REST adapters (Fastify's and Node's own refusals,
@@ -35,7 +36,8 @@ export function sendHttpError(
   // The catalogue's status: a refusal it has no code for (an unusual 4xx) answers as the code it maps to, so the
   // status and the body's `error` always agree.
   const rendered = errorBody(request.url, errorCodeForStatus(status), message, shape);
-  return reply.code(rendered.status).headers(headers).type('application/json; charset=utf-8').send(rendered.body);
+  // Also here: a refusal before the hooks ran (frameworkErrors) still names its request.
+  return reply.code(rendered.status).headers({ ...headers, [REQUEST_ID_HEADER]: request.id }).type('application/json; charset=utf-8').send(rendered.body);
 }
 
 /** Fastify's messages of its 4xx refusals are written for clients; a 5xx never shows its internals. */
@@ -87,6 +89,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const body = JSON.stringify(restErrorBody(errorCodeForStatus(status), message).body);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `${REQUEST_ID_HEADER}: ${newRequestId()}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

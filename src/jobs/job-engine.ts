@@ -3,6 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import { announceOnCommit } from '../events/announce-on-commit';
+import type { Metrics } from '../observability/metrics';
+import { currentOrigin, originIn, runWithOrigin } from '../observability/origin';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
 import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
@@ -126,6 +128,7 @@ export class JobEngine {
     private readonly config: Config['jobs'],
     private readonly log: FastifyBaseLogger,
     private readonly clock: Clock,
+    private readonly metrics: Metrics | undefined,
   ) {}
 
   static async start(options: {
@@ -134,6 +137,7 @@ export class JobEngine {
     config: Config['jobs'];
     log: FastifyBaseLogger;
     clock: Clock;
+    metrics?: Metrics;
   }): Promise<JobEngine> {
     const boss = new PgBoss({
       connectionString: options.databaseUrl,
@@ -168,7 +172,7 @@ export class JobEngine {
       await boss.stop({ graceful: false, wait: true });
       throw error;
     }
-    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock);
+    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock, options.metrics);
     engine.unsubscribeWake = options.events.subscribe('jobs.enqueued', ({ queue }) => engine.wakeLocal(queue));
     return engine;
   }
@@ -192,9 +196,13 @@ export class JobEngine {
     const startAfter = options.startAfter
       ? new Date(Date.now() + Math.max(0, options.startAfter.getTime() - this.clock.now().getTime()))
       : undefined;
-    const id = await this.boss.send(queue, payload, { db, ...(startAfter ? { startAfter } : {}) });
+    // The request (or job) that caused this one: its id goes on the job's log lines.
+    const origin = currentOrigin();
+    const id = await this.boss.send(queue, origin ? { ...payload, origin } : payload, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
     if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
+    // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).
+    this.metrics?.jobsCreated.inc({ queue });
     // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
     if (!options.startAfter) announceOnCommit(em, this.events, 'jobs.enqueued', () => ({ queue }), { wakeKey: queue });
     return id;
@@ -258,10 +266,22 @@ export class JobEngine {
   private async track(queue: string, job: PgBoss.JobWithMetadata<unknown>, process: JobProcessor): Promise<void> {
     const running: RunningJob = { queue, id: job.id, controller: new AbortController() };
     this.running.add(running);
+    const { metrics } = this;
+    const started = performance.now();
+    if (metrics) {
+      // From when it could start (created, or the time it was put off to: a schedule or a retry's backoff).
+      const couldStart = Math.max(job.createdOn.getTime(), job.startAfter.getTime());
+      metrics.jobWait.observe({ queue }, Math.max(0, Date.now() - couldStart) / 1000);
+      metrics.jobsActive.inc({ queue });
+    }
     try {
       await process(job, running);
     } finally {
       this.running.delete(running);
+      if (metrics) {
+        metrics.jobsActive.dec({ queue });
+        metrics.jobRun.observe({ queue }, (performance.now() - started) / 1000);
+      }
     }
   }
 
@@ -278,7 +298,8 @@ export class JobEngine {
 
   private async runJob<Q extends QueueName>(worker: Worker<Q>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
     const { queue } = worker;
-    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
+    const origin = originIn(job.data);
+    const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount, ...(origin ? { reqId: origin.requestId } : {}) });
     const context = this.contextOf(job, running, log);
     // Payloads come back from the database as `unknown`: checked once here, typed from here on. A malformed one
     // can never run: it goes straight to the dead letters (nothing to record: its record cannot be named).
@@ -289,7 +310,7 @@ export class JobEngine {
     }
     const payload = job.data;
     try {
-      await worker.run(payload, context);
+      await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
     } catch (error) {
       if (this.abandoned.has(running)) {
         log.debug({ err: error }, 'abandoned job ended after the stop');
@@ -310,10 +331,13 @@ export class JobEngine {
         settle = 'fail';
       }
       await this.settle(queue, job.id, settle, failure.message, log, { lastAttempt: context.isLastAttempt });
+      this.metrics?.countJob(queue, failure.final || context.isLastAttempt ? 'failed' : 'retried');
       return;
     }
     if (this.abandoned.has(running)) return;
     await this.settle(queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
+    this.metrics?.countJob(queue, 'completed');
+    log.debug('job done');
   }
 
   /** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */
@@ -340,6 +364,7 @@ export class JobEngine {
       if (isQueuePayload(worker.queue, job.data)) {
         await worker.recordFailure?.(job.data, RETRIES_EXHAUSTED, this.contextOf(job, running, log));
         log.warn({ data: job.data }, 'a job ran out of retries; its record is settled as failed');
+        this.metrics?.countJob(worker.queue, 'dead_lettered');
       } else {
         log.error({ data: job.data }, 'dead letter with a malformed payload: nothing to settle');
       }

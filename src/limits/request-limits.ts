@@ -2,7 +2,7 @@ import { requirePrincipal } from '../access/guards';
 import type { Config } from '../config';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import { consumeRateLimit, type Counted } from './rate-limiter';
+import { consumeMonthlyQuota, consumeRateLimit, type Counted } from './rate-limiter';
 
 /**
  * The rate limits of the documented operations, in one table: what each counts (per account, organization or
@@ -51,7 +51,22 @@ export function countRequest(
     limit: rule.limit(scope.runtime.config.limits),
     windowSeconds: rule.windowSeconds,
     weight: target.weight ?? 1,
-  });
+  }).catch(countedRefusal(scope, name));
+}
+
+/** An organization's monthly post quota, counted like a rate limit (QUOTA_REACHED over it). */
+export function countMonthlyPosts(scope: RequestScope, organizationId: string, amount: number, now: Date): Promise<Counted<{ used: number }>> {
+  return consumeMonthlyQuota(scope.em, { bucket: `posts:${organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount, now }).catch(
+    countedRefusal(scope, 'posts-per-month'),
+  );
+}
+
+/** Passes a failure on, counting a refusal by a limit (metrics) on its way. */
+function countedRefusal(scope: RequestScope, limit: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof DomainError && (error.code === 'RATE_LIMIT_EXCEEDED' || error.code === 'QUOTA_REACHED')) scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
+    throw error;
+  };
 }
 
 /**
@@ -79,6 +94,7 @@ export function requireBelowOpenLimit(scope: RequestScope, name: OpenLimitName, 
   const limit = openLimit(scope, name);
   if (open < limit) return;
   const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+  scope.runtime.metrics?.rateLimitRefusals.inc({ limit: name });
   throw new DomainError('RATE_LIMIT_EXCEEDED', `${open} ${OPEN_LIMITS[name].what}, the most allowed at once (${limit}): try again when one ends`, {
     payload: { allowed: false, limit, remaining: 0, retryAfter },
     retryAfterSeconds: retryAfter,

@@ -7,8 +7,8 @@ import { resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
-import { consumeMonthlyQuota, type Counted } from '../limits/rate-limiter';
-import { countRequest, withCountedRequest } from '../limits/request-limits';
+import type { Counted } from '../limits/rate-limiter';
+import { countMonthlyPosts, countRequest, withCountedRequest } from '../limits/request-limits';
 import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
@@ -88,7 +88,7 @@ async function countPostLimits(
 ): Promise<Counted<RateLimitState>> {
   const rate = await countRequest(scope, 'posts', { accountId });
   const quota = await withCountedRequest(rate, () =>
-    consumeMonthlyQuota(scope.em, { bucket: `posts:${principal.organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount: newPosts, now }),
+    countMonthlyPosts(scope, principal.organizationId, newPosts, now),
   );
   return { state: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
 }

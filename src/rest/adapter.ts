@@ -53,6 +53,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
     const selectFields = fieldSelector(route, record);
     const run = prepareExecution(deps.schema, route);
+    const operationName = operation.name?.value;
 
     app.route({
       method: route.method,
@@ -64,6 +65,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
       },
       handler: async (request, reply) => {
         let ctx: Context | undefined;
+        const started = performance.now();
+        let errorCode = 'none';
         try {
           ctx = await createContext({
             runtime: deps.runtime,
@@ -93,8 +96,11 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const code = classified.code === 'GRAPHQL_PARSE_FAILED' || classified.code === 'GRAPHQL_VALIDATION_FAILED'
             ? 'BAD_USER_INPUT'
             : classified.code;
+          errorCode = code;
           const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[catalogueEntry(code).status]);
           return send(reply, rendered.status, rendered.body, new Map([...(ctx?.responseHeaders ?? []), ...limitHeaders(classified.data)]));
+        } finally {
+          deps.runtime.metrics?.countOperation({ name: operationName, type: operation.operation, transport: 'rest', errorCode, started });
         }
       },
     });

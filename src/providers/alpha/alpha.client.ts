@@ -4,6 +4,8 @@ import {
   baseUrlNow,
   type BaseUrl,
   callProvider,
+  pathTemplate,
+  type ProviderCallObserver,
   jsonRequest,
   withQuery,
   type HttpAnswer,
@@ -128,6 +130,8 @@ export interface AlphaClientOptions {
   accessToken: () => string | Promise<string>;
   /** Per call, covering the answer's body too. Default 10000. */
   timeoutMs?: number;
+  /** Told of every call as it ends (metrics). */
+  observe?: ProviderCallObserver;
   fetchFn?: typeof fetch;
 }
 
@@ -163,8 +167,8 @@ export function createAlphaClient(options: AlphaClientOptions): AlphaClient {
     const url = withQuery(`${baseUrlNow(options.baseUrl)}/${api}/${path}`, query);
     const accessToken = callOptions.accessToken ?? (await options.accessToken());
     return callProvider(
-      jsonRequest(method, url, accessToken, body),
-      { fetchFn, timeoutMs, signal: callOptions.signal },
+      jsonRequest(method, url, accessToken, body, `${method} ${api}/${pathTemplate(path)}`),
+      { fetchFn, timeoutMs, signal: callOptions.signal, observe: options.observe },
       { transport: (failure) => transportError(failure, timeoutMs, `${method} ${path}`), answer: answerError },
     );
   }

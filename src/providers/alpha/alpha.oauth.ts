@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type ProviderCallObserver, type TransportFailure } from '../shared/http';
 import { unansweredMessage } from '../shared/provider-error';
 import { OAUTH_CLIENT_ERRORS, OAuthError } from '../shared/oauth-error';
 import { isRetryableAlphaStatus } from './alpha.errors';
@@ -48,6 +48,8 @@ export interface AlphaOAuthClientOptions {
   clientSecret: string;
   /** Per call, covering the answer's body too. Default 10000. */
   timeoutMs?: number;
+  /** Told of every call as it ends (metrics). */
+  observe?: ProviderCallObserver;
   fetchFn?: typeof fetch;
 }
 
@@ -78,15 +80,17 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
+    const method = init.form === undefined ? ('GET' as const) : ('POST' as const);
     const request = {
-      method: init.form === undefined ? ('GET' as const) : ('POST' as const),
+      method,
       url: `${root()}/${endpoint}`,
+      operation: `${method} ${endpoint}`,
       headers,
       body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
     };
     return callProvider(
       request,
-      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { fetchFn, timeoutMs, signal: callOptions.signal, observe: options.observe },
       {
         transport: (failure) => transportError(failure, endpoint, timeoutMs),
         answer: (answer) => answerError(answer, endpoint),

@@ -4,6 +4,8 @@ import {
   baseUrlNow,
   type BaseUrl,
   callProvider,
+  pathTemplate,
+  type ProviderCallObserver,
   jsonRequest,
   withQuery,
   type HttpAnswer,
@@ -65,6 +67,8 @@ export interface BetaClientOptions {
   accessToken: () => string | Promise<string>;
   /** Per call, covering the answer's body too. Default 10000. */
   timeoutMs?: number;
+  /** Told of every call as it ends (metrics). */
+  observe?: ProviderCallObserver;
   fetchFn?: typeof fetch;
 }
 
@@ -91,11 +95,11 @@ export function createBetaClient(options: BetaClientOptions): BetaClient {
   ): Promise<HttpAnswer> {
     const url = withQuery(`${baseUrlNow(options.baseUrl)}/api/v1/${path}`, request.query ?? {});
     const accessToken = callOptions.accessToken ?? (await options.accessToken());
-    const httpRequest = jsonRequest(method, url, accessToken, request.body);
+    const httpRequest = jsonRequest(method, url, accessToken, request.body, `${method} ${pathTemplate(path)}`);
     if (request.ifMatch !== undefined) httpRequest.headers['if-match'] = `"${request.ifMatch}"`;
     return callProvider(
       httpRequest,
-      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { fetchFn, timeoutMs, signal: callOptions.signal, observe: options.observe },
       { transport: (failure) => transportError(failure, timeoutMs, `${method} ${path}`), answer: answerError },
     );
   }

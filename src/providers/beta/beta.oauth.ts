@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type TransportFailure } from '../shared/http';
+import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type ProviderCallObserver, type TransportFailure } from '../shared/http';
 import { unansweredMessage } from '../shared/provider-error';
 import { OAUTH_CLIENT_ERRORS, OAuthError } from '../shared/oauth-error';
 import { isRetryableBetaStatus } from './beta.errors';
@@ -40,6 +40,8 @@ export interface BetaOAuthClientOptions {
   clientSecret: string;
   /** Per call, covering the answer's body too. Default 10000. */
   timeoutMs?: number;
+  /** Told of every call as it ends (metrics). */
+  observe?: ProviderCallObserver;
   fetchFn?: typeof fetch;
 }
 
@@ -59,6 +61,7 @@ export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAut
     const request = {
       method: 'POST' as const,
       url: `${root()}/token`,
+      operation: 'POST token',
       headers: {
         accept: 'application/json',
         authorization: `Basic ${basic}`,
@@ -68,7 +71,7 @@ export function createBetaOAuthClient(options: BetaOAuthClientOptions): BetaOAut
     };
     return callProvider(
       request,
-      { fetchFn, timeoutMs, signal: callOptions.signal },
+      { fetchFn, timeoutMs, signal: callOptions.signal, observe: options.observe },
       { transport: (failure) => transportError(failure, timeoutMs), answer: answerError },
     );
   }

@@ -19,6 +19,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface HttpRequest {
   method: HttpMethod;
   url: string;
+  /** What the call is, as a bounded name (method and path template): for metrics, never with an id in it. */
+  operation: string;
   headers: Record<string, string>;
   body?: string;
 }
@@ -36,6 +38,22 @@ export interface HttpCallOptions {
   timeoutMs: number;
   /** The caller's: cancels the call. */
   signal?: AbortSignal;
+  /** Told of every call as it ends (metrics). */
+  observe?: ProviderCallObserver;
+}
+
+/** One call as metrics see it: `status` is the HTTP status, or the transport failure's kind. */
+export type ProviderCallObserver = (call: { operation: string; status: string; seconds: number }) => void;
+
+/**
+ * A path's template as an operation name: the provider APIs name resources as collection/id pairs
+ * (`accounts/1/locations/2/localPosts`), so every second segment is an id and becomes `{id}`.
+ */
+export function pathTemplate(path: string): string {
+  return path
+    .split('/')
+    .map((segment, index) => (index % 2 === 1 ? '{id}' : segment))
+    .join('/');
 }
 
 /** cancelled: by the caller's signal; timeout: by our timer; network: anything else before a whole answer. */
@@ -63,6 +81,8 @@ export async function sendHttp(request: HttpRequest, options: HttpCallOptions): 
   callerSignal?.addEventListener('abort', cancel, { once: true });
   if (callerSignal?.aborted) controller.abort();
   const { signal } = controller;
+  const started = performance.now();
+  let status = 'network';
   try {
     // A redirect is not part of these APIs, and following one could carry a token or a secret elsewhere.
     const response = await options.fetchFn(request.url, {
@@ -73,13 +93,16 @@ export async function sendHttp(request: HttpRequest, options: HttpCallOptions): 
       redirect: 'manual',
     });
     const text = await response.text();
+    status = String(response.status);
     return { status: response.status, text, headers: response.headers };
   } catch (error) {
     const kind = callerSignal?.aborted ? 'cancelled' : signal.aborted ? 'timeout' : 'network';
+    status = kind;
     throw new TransportFailure(kind, error);
   } finally {
     clearTimeout(timer);
     callerSignal?.removeEventListener('abort', cancel);
+    options.observe?.({ operation: request.operation, status, seconds: (performance.now() - started) / 1000 });
   }
 }
 
@@ -108,11 +131,11 @@ export async function callProvider(
 }
 
 /** A JSON API call with a bearer token; `body`, when given, is sent as JSON. */
-export function jsonRequest(method: HttpMethod, url: string, accessToken: string, body: unknown): HttpRequest {
+export function jsonRequest(method: HttpMethod, url: string, accessToken: string, body: unknown, operation: string): HttpRequest {
   const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' };
-  if (body === undefined) return { method, url, headers };
+  if (body === undefined) return { method, url, operation, headers };
   headers['content-type'] = 'application/json';
-  return { method, url, headers, body: JSON.stringify(body) };
+  return { method, url, operation, headers, body: JSON.stringify(body) };
 }
 
 /** `base` with the query's defined values, or `base` alone when there are none. */

@@ -1,0 +1,190 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ProviderCallObserver } from '../providers/shared/http';
+
+/**
+ * The process's Prometheus metrics: one registry per running stack (two stacks in one process, as the tests run
+ * them, never mix their counts), built once at start-up and handed to the parts that count (src/stack.ts). Names
+ * follow Prometheus conventions (`lg_` prefix, base units, `_total` counters); every label has a bounded set of
+ * values, never an id: routes are Fastify's templates, operations the schema's or the clients' own bounded names.
+ * docs/operations.md lists every family.
+ */
+
+/** Request and job durations: 5 ms to 30 s. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Queue waits run longer (scheduled posts, retries with backoff): up to an hour. */
+const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
+/** Event delivery: sub-millisecond on one machine, seconds when a bus is struggling. */
+const DELIVERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+
+/** At most this many distinct GraphQL operation names are labelled as sent; later ones count as `other`. */
+export const MAX_OPERATION_NAMES = 200;
+const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** The code label of an operation's first error (`none` when it had none). */
+export function errorCodeLabel(error: { extensions?: Record<string, unknown> } | undefined): string {
+  if (!error) return 'none';
+  const code = error.extensions?.code;
+  return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
+}
+
+export type JobOutcome = 'completed' | 'retried' | 'failed' | 'dead_lettered';
+
+/** What the database pool reports when scraped. */
+export interface PoolSnapshot {
+  inUse: number;
+  idle: number;
+  waiting: number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly operationNames = new Set<string>();
+
+  readonly httpRequests = new Counter({
+    name: 'lg_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'lg_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer being sent, by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly graphqlOperations = new Counter({
+    name: 'lg_graphql_operations_total',
+    help: 'GraphQL operations run, by operation name, type, transport (http, rest, websocket) and first error code (none when it succeeded)',
+    labelNames: ['operation', 'type', 'transport', 'error_code'] as const,
+    registers: [this.registry],
+  });
+  readonly graphqlDuration = new Histogram({
+    name: 'lg_graphql_operation_duration_seconds',
+    help: 'Time to run a GraphQL operation (parse to result; for a subscription, its setup), by operation name, type and transport',
+    labelNames: ['operation', 'type', 'transport'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly jobsCreated = new Counter({ name: 'lg_jobs_created_total', help: 'Jobs enqueued, by queue', labelNames: ['queue'] as const, registers: [this.registry] });
+  readonly jobsEnded = new Counter({
+    name: 'lg_job_attempts_total',
+    help: 'Job attempts ended, by queue and outcome: completed, retried (failed, to be tried again), failed (failed for good), dead_lettered (settled from the dead-letter queue)',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly jobsActive = new Gauge({ name: 'lg_jobs_active', help: 'Jobs running now in this process, by queue', labelNames: ['queue'] as const, registers: [this.registry] });
+  readonly jobWait = new Histogram({
+    name: 'lg_job_wait_seconds',
+    help: 'Time a job waited from when it could start (created, or its start time) to when a worker took it, by queue',
+    labelNames: ['queue'] as const,
+    buckets: WAIT_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly jobRun = new Histogram({
+    name: 'lg_job_run_seconds',
+    help: 'Time a job attempt ran, by queue',
+    labelNames: ['queue'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly providerCalls = new Counter({
+    name: 'lg_provider_requests_total',
+    help: 'Calls to the providers, by provider, operation (method and path template) and status (the HTTP status, or timeout, network, cancelled)',
+    labelNames: ['provider', 'operation', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly providerDuration = new Histogram({
+    name: 'lg_provider_request_duration_seconds',
+    help: 'Time of a call to a provider, answer body included, by provider and operation',
+    labelNames: ['provider', 'operation'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly websocketSockets = new Gauge({ name: 'lg_websocket_sockets', help: 'graphql-ws sockets open now', registers: [this.registry] });
+  readonly subscriptions = new Gauge({
+    name: 'lg_graphql_subscriptions',
+    help: 'GraphQL subscriptions running now, by root field',
+    labelNames: ['field'] as const,
+    registers: [this.registry],
+  });
+  readonly fanoutDelay = new Histogram({
+    name: 'lg_subscription_fanout_delay_seconds',
+    help: "Time from a change's event being published (just after its commit) to its delivery to a subscription group, by topic",
+    labelNames: ['topic'] as const,
+    buckets: DELIVERY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly eventBusReconnects = new Counter({
+    name: 'lg_event_bus_reconnects_total',
+    help: 'Event bus connections re-opened after a loss, by backend',
+    labelNames: ['backend'] as const,
+    registers: [this.registry],
+  });
+  readonly eventBusLag = new Histogram({
+    name: 'lg_event_bus_lag_seconds',
+    help: 'Time from an event being published (in any process) to its arrival in this process, by backend',
+    labelNames: ['backend'] as const,
+    buckets: DELIVERY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitRefusals = new Counter({
+    name: 'lg_rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit, quota or open-work limit, by limit',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { pool?: () => PoolSnapshot | undefined } = {}) {
+    const { pool } = options;
+    new Gauge({
+      name: 'lg_db_pool_connections',
+      help: "The ORM's database connections, by state: in_use, idle, waiting (requests waiting for a connection)",
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const now = pool?.();
+        if (!now) return;
+        this.set({ state: 'in_use' }, now.inUse);
+        this.set({ state: 'idle' }, now.idle);
+        this.set({ state: 'waiting' }, now.waiting);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'lg_' });
+  }
+
+  /** The label for a GraphQL operation's name: the client's when it is a plain name and one of the first MAX_OPERATION_NAMES. */
+  operationLabel(name: string | null | undefined): string {
+    if (!name) return 'anonymous';
+    if (!OPERATION_NAME.test(name)) return 'other';
+    if (this.operationNames.has(name)) return name;
+    if (this.operationNames.size >= MAX_OPERATION_NAMES) return 'other';
+    this.operationNames.add(name);
+    return name;
+  }
+
+  /** One GraphQL operation run: `started` is its performance.now() at the start. */
+  countOperation(run: { name: string | null | undefined; type: string; transport: 'http' | 'rest' | 'websocket'; errorCode: string; started: number }): void {
+    const operation = this.operationLabel(run.name);
+    this.graphqlOperations.inc({ operation, type: run.type, transport: run.transport, error_code: run.errorCode });
+    this.graphqlDuration.observe({ operation, type: run.type, transport: run.transport }, (performance.now() - run.started) / 1000);
+  }
+
+  /** What a provider's client reports of each call (src/providers/shared/http.ts). */
+  providerObserver(provider: string): ProviderCallObserver {
+    return ({ operation, status, seconds }) => {
+      this.providerCalls.inc({ provider, operation, status });
+      this.providerDuration.observe({ provider, operation }, seconds);
+    };
+  }
+
+  countJob(queue: string, outcome: JobOutcome): void {
+    this.jobsEnded.inc({ queue, outcome });
+  }
+}

@@ -1,0 +1,28 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * Where a piece of work started: the request whose id its log lines carry (as `reqId`, the key Fastify uses). Set for a request's whole lifecycle
+ * (src/server.ts), kept in every job the request enqueues (src/jobs/job-engine.ts), and set again while such a job
+ * runs, so that jobs the job enqueues carry it on.
+ */
+export interface Origin {
+  requestId: string;
+}
+
+const storage = new AsyncLocalStorage<Origin>();
+
+export function runWithOrigin<T>(origin: Origin, run: () => T): T {
+  return storage.run(origin, run);
+}
+
+export function currentOrigin(): Origin | undefined {
+  return storage.getStore();
+}
+
+/** The origin kept in a job's data, when there is a well-formed one. */
+export function originIn(data: unknown): Origin | undefined {
+  if (typeof data !== 'object' || data === null || !('origin' in data)) return undefined;
+  const { origin } = data;
+  if (typeof origin !== 'object' || origin === null || !('requestId' in origin)) return undefined;
+  return typeof origin.requestId === 'string' ? { requestId: origin.requestId } : undefined;
+}
