@@ -202,11 +202,12 @@ export function captureLog(): CapturedLog {
 }
 
 /**
- * The log lines of requests logged as errors: those of a request (Fastify gives them a reqId) and the masked errors
+ * The log lines of requests logged as errors: those of a request (Fastify gives them a reqId; a job's lines carry
+ * the reqId of the request that caused it too, but also its queue: they are not the request's) and the masked errors
  * of GraphQL operations (logged by the formatter, which has no request). A 503 is a warning; a 500 is one of these.
  */
 export function requestErrors(lines: LogLine[]): LogLine[] {
-  return lines.filter((line) => line.level >= ERROR && (line.reqId !== undefined || line.msg.startsWith('unexpected error in')));
+  return lines.filter((line) => line.level >= ERROR && ((line.reqId !== undefined && line.queue === undefined) || line.msg.startsWith('unexpected error in')));
 }
 
 /** Request errors as short text, for the test's output when there are any: where the cause of a 500 is read. */
