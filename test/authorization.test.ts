@@ -1,6 +1,7 @@
 import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 import { randomBytes } from 'node:crypto';
 import { routeTable } from '../src/rest/routes';
+import { AsyncWorkKind, AsyncWorkStatus } from '../src/jobs/work-ledger';
 import { newId } from '../src/shared/ids';
 import { formOf, submit, visit } from './support/browser';
 import { connect, connectAlice, importEnded, runConsent } from './support/consent';
@@ -42,6 +43,8 @@ interface Ids {
   postId: string;
   campaignId: string;
   updateJobId: string;
+  /** A unit of asynchronous work (docs/async-work.md). */
+  workId: string;
   reviewId: string;
   reviewName: string;
   scanId: string;
@@ -96,6 +99,16 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
     { document: 'query ($r: String) { account(referenceId: $r) { id name referenceId } }', variables: (ids) => ({ r: ids.accountReferenceId }) },
   ],
   accounts: [{ document: 'query { accounts { id name } }', variables: () => ({}) }],
+  asyncWork: [
+    {
+      document: 'query ($a: ID) { asyncWork(accountId: $a, first: 50) { totalCount edges { node { id kind subjectId accountId } } } }',
+      variables: (ids) => ({ a: ids.scopeAccountId }),
+    },
+  ],
+  asyncWorkCounts: [{ document: 'query ($a: ID) { asyncWorkCounts(accountId: $a) { kind status count } }', variables: (ids) => ({ a: ids.scopeAccountId }) }],
+  asyncWorkItem: [{ document: 'query ($id: ID!) { asyncWorkItem(id: $id) { id kind subjectId } }', variables: (ids) => ({ id: ids.workId }) }],
+  providerHealth: [{ document: 'query { providerHealth { provider calls } }', variables: () => ({}) }],
+  retryAsyncWork: [{ document: 'mutation ($id: ID!) { retryAsyncWork(id: $id) { id status } }', variables: (ids) => ({ id: ids.workId }) }],
   apiTokens: [{ document: 'query ($a: ID) { apiTokens(accountId: $a) { id accountId } }', variables: (ids) => ({ a: ids.accountId }) }],
   betaBrand: [{ document: 'query ($s: String!) { betaBrand(segmentId: $s) { segmentId brandName } }', variables: (ids) => ({ s: ids.segmentId }) }],
   betaBrands: [{ document: 'query { betaBrands { segmentId brandName } }', variables: () => ({}) }],
@@ -328,6 +341,7 @@ interface SubscriptionCase {
 }
 
 const POST_UPDATED = 'subscription ($p: ID, $l: ID) { postUpdated(postId: $p, locationId: $l) { id version state accountId params { summary } } }';
+const WORK_UPDATED = 'subscription ($a: ID) { asyncWorkUpdated(accountId: $a) { id version status accountId subjectId } }';
 const JOB_UPDATED = 'subscription ($j: ID, $l: ID) { locationUpdateJobUpdated(jobId: $j, locationId: $l) { id version status accountId } }';
 
 const SUBSCRIPTION_CASES: Record<string, SubscriptionCase[]> = {
@@ -336,12 +350,51 @@ const SUBSCRIPTION_CASES: Record<string, SubscriptionCase[]> = {
     { document: POST_UPDATED, variables: (ids) => ({ l: ids.locationId }), probe: (own, v) => postProbeOf(own, v) },
     { document: POST_UPDATED, variables: () => ({}), probe: (own, v) => postProbeOf(own, v) },
   ],
+  asyncWorkUpdated: [
+    { document: WORK_UPDATED, variables: (ids) => ({ a: ids.scopeAccountId }), probe: (own, v) => workProbeOf(own, v) },
+    { document: WORK_UPDATED, variables: () => ({}), probe: (own, v) => workProbeOf(own, v) },
+  ],
   locationUpdateJobUpdated: [
     { document: JOB_UPDATED, variables: (ids) => ({ j: ids.updateJobId }), probe: (own, v) => jobProbeOf(own, v) },
     { document: JOB_UPDATED, variables: (ids) => ({ l: ids.locationId }), probe: (own, v) => jobProbeOf(own, v) },
     { document: JOB_UPDATED, variables: () => ({}), probe: (own, v) => jobProbeOf(own, v) },
   ],
 };
+
+/**
+ * A probe of asyncWorkUpdated: a unit of work at version 0 (no real one has it) of the intruder's own organization,
+ * sent as of its own account and as of the account the subscription names: an organization token's filter lets the
+ * second through, an account token's (which ignores the argument) the first; the recorder needs one.
+ */
+function workProbeOf(own: Own, variables: Record<string, unknown>): Probe {
+  return {
+    async send() {
+      const id = newId();
+      const now = new Date().toISOString();
+      const accounts = [...new Set([own.accountId, (variables.a as string | undefined) ?? own.accountId])];
+      for (const accountId of accounts) {
+        await t.stack.runtime.events.publish('async-work.updated', {
+          id,
+          organizationId: own.organizationId,
+          accountId,
+          kind: AsyncWorkKind.POST_PUBLISH,
+          status: AsyncWorkStatus.QUEUED,
+          subjectId: newId(),
+          attempts: 0,
+          maxAttempts: 1,
+          error: null,
+          progress: null,
+          createdAt: now,
+          startedAt: null,
+          endedAt: null,
+          updatedAt: now,
+          version: 0,
+        });
+      }
+      return id;
+    },
+  };
+}
 
 function postProbeOf(own: Own, variables: Record<string, unknown>): Probe {
   return postProbe(t.stack.runtime.events, {
@@ -614,6 +667,7 @@ beforeAll(async () => {
     postId,
     campaignId: campaign.createPostCampaign.campaignId,
     updateJobId,
+    workId: (await sql<{ id: string }>('select id from async_work where account_id = ? order by id desc limit 1', [accountId]))[0]!.id,
     reviewId: review.id,
     reviewName: review.name,
     scanId: scan.runCompetitorScan.id,
@@ -636,6 +690,7 @@ beforeAll(async () => {
     postId: newId(),
     campaignId: newId(),
     updateJobId: newId(),
+    workId: newId(),
     reviewId: newId(),
     reviewName: `accounts/${8000 + (randomBytes(2).readUInt16BE(0) % 1000)}/locations/${hex()}/reviews/${hex()}`,
     scanId: newId(),

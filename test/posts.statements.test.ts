@@ -37,7 +37,7 @@ async function statementsOf(action: () => Promise<unknown>, stack: TestStack): P
 }
 
 describe('SQL statements per post', () => {
-  it('creates a post in at most 9 statements, and publishes it in at most 6', async () => {
+  it('creates a post in at most 9 statements, and publishes it in at most 8', async () => {
     // The first request warms the token cache and the ORM; the measured ones are steady state.
     expect((await createPost('warm-up')).status).toBe(202);
     const plain: number[] = [];
@@ -63,9 +63,11 @@ describe('SQL statements per post', () => {
     console.log(
       `statements: create ${plain.join(', ')} (with an Idempotency-Key ${keyed}, its replay ${replay}); publish ${perPublish.toFixed(1)} per post (pg-boss's own not counted)`,
     );
+    // The async-work ledger (docs/async-work.md) writes one statement with each job enqueued (its row, in the same
+    // transaction) and two as a job runs (taken, ended): bounded here with the rest.
     for (const count of plain) expect(count).toBeLessThanOrEqual(9);
-    expect(keyed).toBeLessThanOrEqual(12);
+    expect(keyed).toBeLessThanOrEqual(13);
     expect(replay).toBeLessThanOrEqual(4);
-    expect(perPublish).toBeLessThanOrEqual(6);
+    expect(perPublish).toBeLessThanOrEqual(8);
   }, 60000);
 });

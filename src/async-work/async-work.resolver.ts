@@ -62,7 +62,9 @@ export class AsyncWorkResolver {
     topics: 'async-work.updated',
     description: 'Every change of asynchronous work within reach (of these kinds, of this account, when given).',
     filter: recordChangeFilter<TopicPayloads['async-work.updated'], AsyncWorkUpdatedArgs>('async-work.updated', {
-      matches: (work, args) => (!args.accountId || work.accountId === args.accountId) && (!args.kinds?.length || args.kinds.includes(work.kind)),
+      // An account token hears its own account's work whatever accountId names (reach has checked that).
+      matches: (work, args, principal) =>
+        (!args.accountId || principal.accountId !== null || work.accountId === args.accountId) && (!args.kinds?.length || args.kinds.includes(work.kind)),
     }),
   })
   asyncWorkUpdated(@Root() payload: TopicPayloads['async-work.updated'], @Args() _args: AsyncWorkUpdatedArgs, @Ctx() ctx: Context): AsyncWorkView {

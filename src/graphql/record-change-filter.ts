@@ -1,3 +1,4 @@
+import type { Principal } from '../access/principal';
 import { isWithinReach } from '../access/reach';
 import { eventSentAt } from '../events/event-codec';
 import type { Topic } from '../events/topics';
@@ -20,7 +21,7 @@ interface RecordChangeEvent {
  */
 export function recordChangeFilter<Event extends RecordChangeEvent, Args extends object = Record<string, unknown>>(
   topic: Topic,
-  options: { idArg?: keyof Args & string; matches?: (payload: Event, args: Args) => boolean } = {},
+  options: { idArg?: keyof Args & string; matches?: (payload: Event, args: Args, principal: Principal) => boolean } = {},
 ) {
   return ({ payload, args, context }: { payload: Event; args: Args & { locationId?: string | null }; context: Context }): boolean => {
     const sentAt = eventSentAt(payload);
@@ -29,6 +30,6 @@ export function recordChangeFilter<Event extends RecordChangeEvent, Args extends
     const id = options.idArg ? (args[options.idArg] as unknown) : undefined;
     if (id && payload.id !== id) return false;
     if (args.locationId && payload.locationId !== args.locationId) return false;
-    return options.matches?.(payload, args) ?? true;
+    return options.matches?.(payload, args, context.principal) ?? true;
   };
 }

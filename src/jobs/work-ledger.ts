@@ -31,17 +31,31 @@ export enum AsyncWorkStatus {
   DEAD_LETTERED = 'DEAD_LETTERED',
 }
 
-/** The tables whose rows work is about, and how each names its organization and account. */
+/**
+ * The tables whose rows work is about, and how each names its organization and account: a FROM clause giving
+ * `organization_id` and `account_id` of the row `?` (the work's row is inserted from it, in one statement).
+ */
 const OWNERS = {
-  post: 'select organization_id, account_id from "post" where id = ?',
+  post: 'from "post" where id = ?',
   // A location names its organization through its account.
-  location: 'select a.organization_id, l.account_id from "location" l join "account" a on a.id = l.account_id where l.id = ?',
-  location_update_job: 'select organization_id, account_id from "location_update_job" where id = ?',
-  account: 'select organization_id, id as account_id from "account" where id = ?',
-  competitor_scan: 'select organization_id, account_id from "competitor_scan" where id = ?',
-  beta_brand: 'select organization_id, null::uuid as account_id from "beta_brand" where id = ?',
-  review: 'select organization_id, account_id from "review" where id = ?',
+  location: 'from "location" l join "account" a on a.id = l.account_id where l.id = ?',
+  location_update_job: 'from "location_update_job" where id = ?',
+  account: 'from "account" where id = ?',
+  competitor_scan: 'from "competitor_scan" where id = ?',
+  beta_brand: 'from "beta_brand" where id = ?',
+  review: 'from "review" where id = ?',
 } as const;
+
+/** The owner columns of each table, as the insert selects them. */
+const OWNER_COLUMNS: Record<keyof typeof OWNERS, string> = {
+  post: 'organization_id, account_id',
+  location: 'a.organization_id, l.account_id',
+  location_update_job: 'organization_id, account_id',
+  account: 'organization_id, id',
+  competitor_scan: 'organization_id, account_id',
+  beta_brand: 'organization_id, null::uuid',
+  review: 'organization_id, account_id',
+};
 
 type Owner = keyof typeof OWNERS;
 
@@ -116,14 +130,14 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
 export async function recordQueued<Q extends QueueName>(execute: Execute, queue: Q, payload: QueuePayloads[Q], maxAttempts: number): Promise<AsyncWorkSnapshot | undefined> {
   const work = WORK_OF_QUEUE[queue];
   const subjectId = work.subject(payload);
-  const [owner] = await execute(OWNERS[work.owner], [subjectId]);
-  if (!owner) return undefined;
   const [row] = await execute(
     `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)
-     values (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, now(), now(), 1) ${RETURNING}`,
-    [newId(), owner.organization_id, owner.account_id ?? null, work.kind, AsyncWorkStatus.QUEUED, subjectId, queue, JSON.stringify(payload), maxAttempts],
+     select ?::uuid, ${OWNER_COLUMNS[work.owner]}, ?::text, ?::text, ?::uuid, ?::text, ?::jsonb, 0, ?::int, now(), now(), 1
+     ${OWNERS[work.owner]} ${RETURNING}`,
+    [newId(), work.kind, AsyncWorkStatus.QUEUED, subjectId, queue, JSON.stringify(payload), maxAttempts, subjectId],
   );
-  return snapshotOf(row!);
+  if (!row) return undefined;
+  return snapshotOf(row);
 }
 
 /** A recorded change of a unit of work. */
