@@ -165,6 +165,9 @@ async function providerCallHeld(): Promise<void> {
   await eventually(async () => ((await sandboxOf(t.url).state()).held > 0 ? true : undefined), 10_000, 'a provider call to be held');
 }
 
+/** What the page makes a browser load from a URL (its icon is inline). */
+const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!).filter((url) => !url.startsWith('data:'));
+
 describe('GET /dashboard', () => {
   it('answers the page to anyone (it holds no data), with a policy that lets it load and reach only this server', async () => {
     const answer = await fetch(`${t.url}/dashboard`, { headers: { accept: 'text/html' } });
@@ -174,17 +177,17 @@ describe('GET /dashboard', () => {
     const html = await answer.text();
     // No token in a page of the test environment (development only), nor any other data.
     expect(html).not.toContain('data-demo-token');
-    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    const assets = assetsOf(html);
     expect(assets).toEqual([expect.stringMatching(/^\/dashboard\/assets\/dashboard-\w+\.css$/), expect.stringMatching(/^\/dashboard\/assets\/dashboard-\w+\.js$/)]);
   });
 
   it('serves its hashed assets for a year, brotli-compressed to a browser, 304 when unchanged, 404 for any other name', async () => {
     const html = await (await fetch(`${t.url}/dashboard`)).text();
-    for (const [, asset] of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
+    for (const asset of assetsOf(html)) {
       const url = `${t.url}${asset}`;
       const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
       expect(plain.status).toBe(200);
-      expect(plain.headers.get('content-type')).toMatch(asset!.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+      expect(plain.headers.get('content-type')).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
       expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       const bytes = Buffer.from(await plain.arrayBuffer());
       const br = await fetch(url, { headers: { 'accept-encoding': 'gzip, deflate, br' } });

@@ -44,6 +44,7 @@ function pageHtml(manifest: Manifest, demoToken: string | undefined): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Listings Gateway · operations</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSET_PATH}${manifest.stylesheet}">
 <script type="module" src="${ASSET_PATH}${manifest.script}"></script>
 </head>
