@@ -9,6 +9,7 @@ import { Migration20261124120000_ReviewReplies } from './Migration20261124120000
 import { Migration20261125000000_WorkBounds } from './Migration20261125000000_WorkBounds';
 import { Migration20261125000100_LocationRecordBytes } from './Migration20261125000100_LocationRecordBytes';
 import { Migration20261126000000_CompetitorScanStatus } from './Migration20261126000000_CompetitorScanStatus';
+import { Migration20261126010000_AsyncWork } from './Migration20261126010000_AsyncWork';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -22,4 +23,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261125000000_WorkBounds', class: Migration20261125000000_WorkBounds },
   { name: 'Migration20261125000100_LocationRecordBytes', class: Migration20261125000100_LocationRecordBytes },
   { name: 'Migration20261126000000_CompetitorScanStatus', class: Migration20261126000000_CompetitorScanStatus },
+  { name: 'Migration20261126010000_AsyncWork', class: Migration20261126010000_AsyncWork },
 ];

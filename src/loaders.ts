@@ -2,17 +2,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type DataLoader from 'dataloader';
 import { accountsByOrganizationLoader } from './account/account.loaders';
 import { locationCountByAccountLoader } from './location/location.loaders';
+import { workSubjectLoader, type WorkSubjectKey } from './async-work/async-work.loaders';
 import type { Account } from './account/account.entity';
 
 /** The per-request DataLoaders. Each is created on first use, so a request pays only for what it follows. */
 export interface Loaders {
   readonly locationCountByAccount: DataLoader<string, number>;
   readonly accountsByOrganization: DataLoader<string, Account[]>;
+  readonly workSubjects: DataLoader<WorkSubjectKey, object | null, string>;
 }
 
 const factories: { [K in keyof Loaders]: (em: EntityManager) => Loaders[K] } = {
   locationCountByAccount: locationCountByAccountLoader,
   accountsByOrganization: accountsByOrganizationLoader,
+  workSubjects: workSubjectLoader,
 };
 
 export function createLoaders(em: EntityManager): Loaders {

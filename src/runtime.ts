@@ -8,6 +8,7 @@ import type { AlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import type { BetaClient } from './providers/beta/beta.client';
 import type { BetaOAuthClient } from './providers/beta/beta.oauth';
 import type { Metrics } from './observability/metrics';
+import type { ProviderHealthWindow } from './observability/provider-health';
 import type { Clock } from './shared/clock';
 import type { SecretBox } from './shared/secret-box';
 
@@ -35,4 +36,6 @@ export interface Runtime {
   principals: PrincipalCache;
   /** Prometheus metrics; undefined with METRICS=off (nothing is counted). */
   metrics: Metrics | undefined;
+  /** This process's recent provider calls, for the dashboard. */
+  providerHealth: ProviderHealthWindow;
 }

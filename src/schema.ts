@@ -3,6 +3,16 @@ import { GraphQLScalarType, type GraphQLSchema } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { AccountResolver } from './account/account.resolver';
+import {
+  AccountWorkResolver,
+  AsyncWorkResolver,
+  BetaBrandWorkResolver,
+  CompetitorScanWorkResolver,
+  LocationUpdateWorkResolver,
+  LocationWorkResolver,
+  PostWorkResolver,
+  ReviewWorkResolver,
+} from './async-work/async-work.resolver';
 import { OrganizationAccountsResolver } from './account/organization-accounts.resolver';
 import { TokenResolver } from './auth/token.resolver';
 import { BetaBrandResolver } from './beta-brand/beta-brand.resolver';
@@ -33,6 +43,14 @@ export const resolvers = [
   CompetitorScanResolver,
   TokenResolver,
   PostResolver,
+  AsyncWorkResolver,
+  PostWorkResolver,
+  LocationWorkResolver,
+  LocationUpdateWorkResolver,
+  AccountWorkResolver,
+  CompetitorScanWorkResolver,
+  BetaBrandWorkResolver,
+  ReviewWorkResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -6,6 +6,7 @@ import { locateDatabase } from './db/locate-database';
 import Fastify from 'fastify';
 import { migrate, openDatabase, poolSnapshot, type Database } from './db/orm';
 import { Metrics } from './observability/metrics';
+import { observeAll, ProviderHealthWindow } from './observability/provider-health';
 import { registerMetricsRoute } from './http/metrics-route';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
 import { createEventBus } from './events/create-event-bus';
@@ -137,6 +138,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
     const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database) });
+    const providerHealth = new ProviderHealthWindow();
     const demo =
       options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, location.dataDir, database);
     const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log, metrics });
@@ -145,7 +147,15 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the subscription bridge', run: unbridge });
     const principals = new PrincipalCache(events, clock, config.tokenCacheSeconds * 1000);
     steps.push({ name: 'the token cache', run: () => principals.close() });
-    const jobs = await JobEngine.start({ databaseUrl: location.url, events, config: config.jobs, log, clock, metrics });
+    const jobs = await JobEngine.start({
+      databaseUrl: location.url,
+      events,
+      config: config.jobs,
+      log,
+      clock,
+      metrics,
+      ledger: (sql, values) => database.orm.em.getConnection().execute(sql, values),
+    });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
 
     // Where this server listens, once it does: a mounted provider's URLs and the default public URL derive from it.
@@ -172,24 +182,25 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       jobs,
       clock,
       principals,
-      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, observe: metrics?.providerObserver('alpha') }),
+      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, observe: observeAll(metrics?.providerObserver('alpha'), providerHealth.observer('alpha')) }),
       alphaOAuth: createAlphaOAuthClient({
         baseUrl: config.alphaOAuthUrl ?? alphaBaseUrl,
         clientId: config.alphaClientId,
         clientSecret: config.alphaClientSecret,
         timeoutMs,
-        observe: metrics?.providerObserver('alpha-oauth'),
+        observe: observeAll(metrics?.providerObserver('alpha-oauth'), providerHealth.observer('alpha-oauth')),
       }),
       // Beta calls always carry a company's token (from its consent): the client has no token of its own.
-      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs, observe: metrics?.providerObserver('beta') }),
+      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs, observe: observeAll(metrics?.providerObserver('beta'), providerHealth.observer('beta')) }),
       betaOAuth: createBetaOAuthClient({
         baseUrl: betaBaseUrl,
         clientId: config.betaClientId,
         clientSecret: config.betaClientSecret,
         timeoutMs,
-        observe: metrics?.providerObserver('beta-oauth'),
+        observe: observeAll(metrics?.providerObserver('beta-oauth'), providerHealth.observer('beta-oauth')),
       }),
       metrics,
+      providerHealth,
       secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
       publicUrl: () => configuredPublicUrl ?? listening('PUBLIC_URL (needed where this process does not serve HTTP)'),
     };

@@ -19,7 +19,7 @@ export function accountsWithinReach(principal: Principal): AccountReach {
 }
 
 /** The rule for something already in hand (an event's owner): whether its account is within the principal's reach. */
-export function isWithinReach(principal: Principal | null, owner: { organizationId: string; accountId: string }): principal is Principal {
+export function isWithinReach(principal: Principal | null, owner: { organizationId: string; accountId: string | null }): principal is Principal {
   if (!principal) return false;
   const reach = accountsWithinReach(principal);
   return owner.organizationId === reach.organization && (reach.id === undefined || owner.accountId === reach.id);

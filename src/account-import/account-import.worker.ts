@@ -214,3 +214,9 @@ export async function registerAccountWorkers(runtime: Runtime): Promise<void> {
   }));
   await enqueueOwedImports(runtime);
 }
+
+/** An account whose import ran out of retries, QUEUED to import again. False when it is not FAILED any more. */
+export async function reopenImport(tx: EntityManager, _runtime: Runtime, { accountId }: QueuePayloads['account-import']): Promise<boolean> {
+  const updated = await tx.nativeUpdate(Account, { id: accountId, syncStatus: AccountSyncStatus.FAILED }, { syncStatus: AccountSyncStatus.QUEUED, syncError: null });
+  return updated > 0;
+}

@@ -1,6 +1,9 @@
 import { requirePrincipal } from '../access/guards';
 import { resolveAccountScope } from '../account/account.access';
+import type { Knex } from '@mikro-orm/postgresql';
 import { DomainError } from '../errors/domain-error';
+import { announceOnCommit } from '../events/announce-on-commit';
+import { AsyncWorkKind, recordDone, type Execute } from '../jobs/work-ledger';
 import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
 import { findLocationOfAccount } from '../location/location.service';
 import { Location } from '../location/location.entity';
@@ -27,24 +30,26 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
   const accountId = await resolveAccountScope(scope, args.accountId);
   const location = await findLocationOfAccount(scope.em, accountId, args.locationId);
   const counted = await countRequest(scope, 'citations', { accountId });
-  const result = await withCountedRequest(counted, async () => {
+  const result = await withCountedRequest(counted, () => scope.em.transactional(async (tx) => {
+    const trx = tx.getTransactionContext<Knex.Transaction>();
+    const execute: Execute = (sql, values) => tx.getConnection().execute(sql, values, 'all', trx);
     const table = scope.em.getMetadata().get(Location.name).tableName;
-    const disabled = await scope.em.getConnection().execute<{ id: string }[]>(
+    const disabled = await execute(
       `update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ? returning id`,
       [CitationsStatus.DISABLED, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
     );
     if (disabled.length === 0) {
-      const [current] = await scope.em.getConnection().execute<{ citations_status: CitationsStatus }[]>(
-        `select citations_status from "${table}" where id = ?`,
-        [location.id],
-      );
+      const [current] = (await execute(`select citations_status from "${table}" where id = ?`, [location.id])) as { citations_status: CitationsStatus }[];
       if (!current) throw DomainError.notFound('Location');
       if (current.citations_status === CitationsStatus.DISABLING) {
         throw new DomainError('IN_PROGRESS', 'A citations request for this location is in progress');
       }
       throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current.citations_status})`);
     }
+    // Work done in the request: it shows in the async-work view as done (docs/async-work.md).
+    const work = await recordDone(execute, { kind: AsyncWorkKind.CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
+    announceOnCommit(tx, scope.runtime.events, 'async-work.updated', () => work);
     return { message: 'Citations disabled', locationId: location.id, removed: true };
-  });
+  }));
   return { result, rateLimit: counted.state };
 }

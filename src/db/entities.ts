@@ -1,4 +1,5 @@
 import { Account } from '../account/account.entity';
+import { AsyncWorkRecord } from '../async-work/async-work.entity';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { BillingSubscription } from '../billing/billing-subscription.entity';
 import { BetaBrand } from '../beta-brand/beta-brand.entity';
@@ -33,4 +34,5 @@ export const entities = [
   IdempotencyKey,
   RateLimitEvent,
   UsageCounter,
+  AsyncWorkRecord,
 ];

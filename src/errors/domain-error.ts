@@ -48,6 +48,8 @@ export const errorCatalogue = {
   NOT_ACTIVE: { status: 409, shape: 'coded' },
   /** Another citations request for the location is running. */
   IN_PROGRESS: { status: 409, shape: 'coded' },
+  /** Only work whose retries ran out (DEAD_LETTERED) of a kind that can start again may be retried. */
+  NOT_RETRYABLE: { status: 409, shape: 'generic' },
   PAYLOAD_TOO_LARGE: { status: 413, shape: 'generic' },
   URI_TOO_LONG: { status: 414, shape: 'generic' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, shape: 'generic' },

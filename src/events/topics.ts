@@ -1,3 +1,4 @@
+import type { AsyncWorkSnapshot } from '../jobs/work-ledger';
 import type { EntityEvent } from '../shared/entity-events';
 
 /**
@@ -9,6 +10,8 @@ export interface TopicPayloads {
   'post.updated': EntityEvent & { organizationId: string; accountId: string; locationId: string };
   /** A location update job changed (created, started, finished); as posts, with the job as of this change. */
   'location-update-job.updated': EntityEvent & { organizationId: string; accountId: string; locationId: string };
+  /** A unit of asynchronous work changed (queued, taken, retried, ended): its row as of this change. */
+  'async-work.updated': AsyncWorkSnapshot;
   /** Jobs were enqueued: workers in every process wake instead of waiting for their next poll. */
   'jobs.enqueued': { queue: string };
   /** A token was revoked: every process closes the WebSockets opened with it, ending their subscriptions. */
@@ -17,7 +20,7 @@ export interface TopicPayloads {
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'jobs.enqueued', 'token.revoked'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { Metrics } from '../observability/metrics';
 import { currentOrigin, originIn, runWithOrigin } from '../observability/origin';
+import { AsyncWorkStatus, recordChange, recordQueued, workIdIn, type Execute, type WorkChange } from './work-ledger';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
 import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
@@ -129,6 +130,7 @@ export class JobEngine {
     private readonly log: FastifyBaseLogger,
     private readonly clock: Clock,
     private readonly metrics: Metrics | undefined,
+    private readonly ledger: Execute,
   ) {}
 
   static async start(options: {
@@ -138,6 +140,8 @@ export class JobEngine {
     log: FastifyBaseLogger;
     clock: Clock;
     metrics?: Metrics;
+    /** Runs a statement on its own (autocommit): how the engine records a unit of work's changes. */
+    ledger: Execute;
   }): Promise<JobEngine> {
     const boss = new PgBoss({
       connectionString: options.databaseUrl,
@@ -172,7 +176,7 @@ export class JobEngine {
       await boss.stop({ graceful: false, wait: true });
       throw error;
     }
-    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock, options.metrics);
+    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock, options.metrics, options.ledger);
     engine.unsubscribeWake = options.events.subscribe('jobs.enqueued', ({ queue }) => engine.wakeLocal(queue));
     return engine;
   }
@@ -182,9 +186,15 @@ export class JobEngine {
    * commits, the queue's workers in every process are woken (once per queue and transaction). `startAfter` is a
    * time of the runtime's clock.
    */
-  async enqueue<Q extends QueueName>(em: EntityManager, queue: Q, payload: QueuePayloads[Q], options: { startAfter?: Date } = {}): Promise<string> {
+  async enqueue<Q extends QueueName>(
+    em: EntityManager,
+    queue: Q,
+    payload: QueuePayloads[Q],
+    options: { startAfter?: Date; /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */ workId?: string } = {},
+  ): Promise<string> {
     const trx = em.getTransactionContext<Knex.Transaction>();
     if (!trx) throw new Error(`enqueue(${queue}) must run inside a transaction`);
+    const execute: Execute = (sql, values) => em.getConnection().execute(sql, values, 'all', trx);
     const db = {
       executeSql: async (text: string, values: unknown[]) => {
         const { sql, bindings } = toKnexBindings(text, values);
@@ -198,11 +208,17 @@ export class JobEngine {
       : undefined;
     // The request (or job) that caused this one: its id goes on the job's log lines.
     const origin = currentOrigin();
-    const id = await this.boss.send(queue, origin ? { ...payload, origin } : payload, { db, ...(startAfter ? { startAfter } : {}) });
+    // Its unit of work (docs/async-work.md), in the same transaction: no job without its row.
+    const work = options.workId
+      ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
+      : await recordQueued(execute, queue, payload, this.config.retryLimit + 1);
+    const data = { ...payload, ...(origin ? { origin } : {}), ...(work ? { workId: work.id } : {}) };
+    const id = await this.boss.send(queue, data, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
     if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
     // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).
     this.metrics?.jobsCreated.inc({ queue });
+    if (work) announceOnCommit(em, this.events, 'async-work.updated', () => work);
     // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
     if (!options.startAfter) announceOnCommit(em, this.events, 'jobs.enqueued', () => ({ queue }), { wakeKey: queue });
     return id;
@@ -309,6 +325,8 @@ export class JobEngine {
       return;
     }
     const payload = job.data;
+    const workId = workIdIn(job.data);
+    await this.noteWork(workId, { status: AsyncWorkStatus.RUNNING }, log);
     try {
       await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
     } catch (error) {
@@ -332,12 +350,29 @@ export class JobEngine {
       }
       await this.settle(queue, job.id, settle, failure.message, log, { lastAttempt: context.isLastAttempt });
       this.metrics?.countJob(queue, failure.final || context.isLastAttempt ? 'failed' : 'retried');
+      // A last attempt that is not final goes to the dead letters, whose settling records DEAD_LETTERED.
+      await this.noteWork(workId, { status: failure.final ? AsyncWorkStatus.FAILED : AsyncWorkStatus.RETRYING, error: failure.message }, log);
       return;
     }
     if (this.abandoned.has(running)) return;
     await this.settle(queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
     this.metrics?.countJob(queue, 'completed');
+    await this.noteWork(workId, { status: AsyncWorkStatus.SUCCEEDED }, log);
     log.debug('job done');
+  }
+
+  /**
+   * Records a change of a job's unit of work and announces it. Never fails the job: the ledger is a view, and a
+   * change it misses (the database away for a moment) is logged; the next change of that work writes its state.
+   */
+  private async noteWork(workId: string | undefined, change: WorkChange, log: FastifyBaseLogger): Promise<void> {
+    if (!workId) return;
+    try {
+      const work = await recordChange(this.ledger, workId, change);
+      if (work) await this.events.announce('async-work.updated', work);
+    } catch (error) {
+      log.warn({ err: error, workId, status: change.status }, 'could not record a change of the job\'s unit of work');
+    }
   }
 
   /** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */
@@ -365,6 +400,7 @@ export class JobEngine {
         await worker.recordFailure?.(job.data, RETRIES_EXHAUSTED, this.contextOf(job, running, log));
         log.warn({ data: job.data }, 'a job ran out of retries; its record is settled as failed');
         this.metrics?.countJob(worker.queue, 'dead_lettered');
+        await this.noteWork(workIdIn(job.data), { status: AsyncWorkStatus.DEAD_LETTERED }, log);
       } else {
         log.error({ data: job.data }, 'dead letter with a malformed payload: nothing to settle');
       }

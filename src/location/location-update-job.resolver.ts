@@ -46,7 +46,7 @@ export class LocationUpdateJobResolver {
   @Subscription(() => LocationUpdateJob, {
     topics: 'location-update-job.updated',
     description: "The whole update job after each change, for the subscriber's own organization (and account, for account tokens).",
-    filter: recordChangeFilter('location-update-job.updated', 'jobId'),
+    filter: recordChangeFilter('location-update-job.updated', { idArg: 'jobId' }),
   })
   locationUpdateJobUpdated(
     @Root() payload: TopicPayloads['location-update-job.updated'],

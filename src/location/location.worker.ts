@@ -4,6 +4,7 @@ import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
 import type { Runtime } from '../runtime';
+import { DomainError } from '../errors/domain-error';
 import { changeLocked, lockRow } from '../shared/row-lock';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
@@ -155,4 +156,31 @@ export async function registerLocationWorkers(runtime: Runtime): Promise<void> {
     recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
   }));
   await enqueueUnpublishedLocations(runtime);
+}
+
+/** A location the provider never took (its publish ran out of retries), made ready to publish again. */
+export async function reopenLocationPublish(tx: EntityManager, _runtime: Runtime, { locationId }: QueuePayloads['location-publish']): Promise<boolean> {
+  const location = await lockRow(tx, Location, { id: locationId });
+  if (!location || location.connected) return false;
+  location.providerError = null;
+  await tx.flush();
+  return true;
+}
+
+/**
+ * A FAILED update job made QUEUED again, to be sent once more. LOCATION_UPDATE_IN_PROGRESS when another update of
+ * the location is unfinished (one at a time per location); false when the job did not fail.
+ */
+export async function reopenLocationUpdate(tx: EntityManager, runtime: Runtime, { jobId }: QueuePayloads['location-update']): Promise<boolean> {
+  const job = await lockRow(tx, LocationUpdateJob, { id: jobId });
+  if (!job || job.status !== LocationUpdateStatus.FAILED) return false;
+  const busy = await tx.count(LocationUpdateJob, { location: job.location.id, status: { $in: UNFINISHED } });
+  if (busy > 0) throw new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');
+  job.status = LocationUpdateStatus.QUEUED;
+  job.error = null;
+  job.startedAt = null;
+  job.finishedAt = null;
+  await tx.flush();
+  announceUpdateJobChange(tx, runtime, job);
+  return true;
 }

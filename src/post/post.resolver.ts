@@ -98,7 +98,7 @@ export class PostResolver {
   @Subscription(() => Post, {
     topics: 'post.updated',
     description: "The whole post after each change, for the subscriber's own organization (and account, for account tokens).",
-    filter: recordChangeFilter('post.updated', 'postId'),
+    filter: recordChangeFilter('post.updated', { idArg: 'postId' }),
   })
   async postUpdated(
     @Root() payload: TopicPayloads['post.updated'],

@@ -7,7 +7,7 @@ import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked, lockRow } from '../shared/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
@@ -169,4 +169,20 @@ export async function registerPostWorkers(runtime: Runtime): Promise<void> {
     run: (payload, job) => deletePostAtProvider(runtime, payload, job),
     recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
   }));
+}
+
+/**
+ * A post whose publish ran out of retries, made ready to publish again (a retry from the async-work view): ERROR
+ * and never published -> SENDING, in the caller's transaction. False when the post has moved on (deleted,
+ * published meanwhile): nothing to retry.
+ */
+export async function reopenPublish(tx: EntityManager, runtime: Runtime, { postId }: QueuePayloads['post-publish']): Promise<boolean> {
+  const post = await lockRow(tx, Post, { id: postId });
+  if (!post || post.state !== PostState.ERROR || post.providerName !== null) return false;
+  post.state = PostState.SENDING;
+  post.pendingAction = 'publish';
+  post.lastError = null;
+  await tx.flush();
+  announcePostChange(tx, runtime, post);
+  return true;
 }

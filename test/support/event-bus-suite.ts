@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { EventBus } from '../../src/events/event-bus';
 import { TOPICS, type Topic, type TopicPayloads } from '../../src/events/topics';
+import { AsyncWorkKind, AsyncWorkStatus } from '../../src/jobs/work-ledger';
 
 /**
  * One specification for every event bus backend: each backend's test file describes how to open a bus as a
@@ -64,6 +65,23 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
       updatedAt: null,
       version: n,
     },
+  }),
+  'async-work.updated': (n) => ({
+    id: `work-${n}`,
+    organizationId: 'org-1',
+    accountId: null,
+    kind: AsyncWorkKind.BETA_BRAND_SYNC,
+    status: AsyncWorkStatus.RETRYING,
+    subjectId: `brand-${n}`,
+    attempts: n,
+    maxAttempts: 6,
+    error: 'The beta provider answered 503 — réessayer',
+    progress: null,
+    createdAt: '2026-01-02T03:04:05.000Z',
+    startedAt: '2026-01-02T03:04:06.000Z',
+    endedAt: null,
+    updatedAt: '2026-01-02T03:04:06.000Z',
+    version: n,
   }),
   'location-update-job.updated': (n) => ({
     id: `job-${n}`,

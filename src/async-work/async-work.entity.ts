@@ -1,0 +1,70 @@
+import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Account } from '../account/account.entity';
+import { Organization } from '../organization/organization.entity';
+import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+
+/**
+ * One unit of asynchronous work and how it stands (docs/async-work.md): written by the job engine as its job is
+ * enqueued, taken, retried, finished or dead-lettered (src/jobs/work-ledger.ts), read here to list and count it.
+ */
+@Entity({ tableName: 'async_work' })
+@Index({ properties: ['organization', 'id'] })
+@Index({ properties: ['account', 'id'] })
+export class AsyncWorkRecord {
+  [OptionalProps]?: 'attempts' | 'error' | 'progress' | 'payload' | 'queue' | 'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt' | 'version';
+
+  /** A UUID v7: ordered by creation, so the newest-first list is ordered by id. */
+  @PrimaryKey({ type: 'uuid' })
+  id!: string;
+
+  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
+  organization!: Organization;
+
+  @ManyToOne(() => Account, { deleteRule: 'cascade', nullable: true })
+  account!: Account | null;
+
+  @Enum({ items: () => AsyncWorkKind, type: 'text' })
+  kind!: AsyncWorkKind;
+
+  @Enum({ items: () => AsyncWorkStatus, type: 'text' })
+  status!: AsyncWorkStatus;
+
+  /** The record the work is about (its table follows from the kind). */
+  @Property({ type: 'uuid' })
+  subjectId!: string;
+
+  /** The job's queue and payload, kept to enqueue it again on a retry; null for work done in a request. */
+  @Property({ type: 'text', nullable: true })
+  queue: string | null = null;
+
+  @Property({ type: 'json', nullable: true })
+  payload: Record<string, unknown> | null = null;
+
+  @Property({ type: 'integer' })
+  attempts: number = 0;
+
+  @Property({ type: 'integer' })
+  maxAttempts!: number;
+
+  /** The last failure's documented text. */
+  @Property({ type: 'text', nullable: true })
+  error: string | null = null;
+
+  @Property({ type: 'real', nullable: true })
+  progress: number | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', nullable: true })
+  startedAt: Date | null = null;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  endedAt: Date | null = null;
+
+  @Property({ type: 'timestamptz' })
+  updatedAt: Date = new Date();
+
+  @Property({ type: 'integer' })
+  version: number = 1;
+}

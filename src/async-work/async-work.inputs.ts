@@ -1,0 +1,33 @@
+import { ArgsType, Field, ID } from 'type-graphql';
+import { withConnectionArgs } from '../graphql/relay-connection';
+import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+
+@ArgsType()
+class AsyncWorkFilters {
+  @Field(() => ID, { nullable: true, description: "With an organization token, one account's work (else the whole organization's); ignored with an account token." })
+  accountId?: string | null;
+
+  @Field(() => [AsyncWorkKind], { nullable: true, description: 'Only these kinds.' })
+  kinds?: AsyncWorkKind[] | null;
+
+  @Field(() => [AsyncWorkStatus], { nullable: true, description: 'Only in these statuses.' })
+  statuses?: AsyncWorkStatus[] | null;
+}
+
+@ArgsType()
+export class AsyncWorkArgs extends withConnectionArgs(AsyncWorkFilters) {}
+
+@ArgsType()
+export class AsyncWorkCountsArgs {
+  @Field(() => ID, { nullable: true, description: "With an organization token, one account's work; ignored with an account token." })
+  accountId?: string | null;
+}
+
+@ArgsType()
+export class AsyncWorkUpdatedArgs {
+  @Field(() => ID, { nullable: true, description: "Only this account's work (organization tokens); an account token hears its own only." })
+  accountId?: string | null;
+
+  @Field(() => [AsyncWorkKind], { nullable: true, description: 'Only these kinds.' })
+  kinds?: AsyncWorkKind[] | null;
+}

@@ -1,0 +1,131 @@
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Account } from '../account/account.entity';
+import { requirePrincipal } from '../access/guards';
+import { BetaBrand } from '../beta-brand/beta-brand.entity';
+import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
+import type { TopicPayloads } from '../events/topics';
+import type { Context } from '../graphql/context';
+import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
+import { recordChangeFilter } from '../graphql/record-change-filter';
+import { LocationUpdateJob } from '../location/location-update-job.entity';
+import { Location } from '../location/location.entity';
+import { Post } from '../post/post.entity';
+import { Review } from '../review/review.entity';
+import { AsyncWorkArgs, AsyncWorkCountsArgs, AsyncWorkUpdatedArgs } from './async-work.inputs';
+import { countWork, findWork, listWork, retryWork, viewOfWork, type AsyncWorkView, type WorkCount } from './async-work.service';
+import {
+  AccountWork,
+  AsyncWork,
+  AsyncWorkCount,
+  BetaBrandWork,
+  CompetitorScanWork,
+  LocationUpdateWork,
+  LocationWork,
+  PostWork,
+  ProviderHealth,
+  ReviewWork,
+} from './async-work.types';
+
+const AsyncWorkConnection = ConnectionType(AsyncWork, 'AsyncWork');
+
+@Resolver(() => AsyncWork)
+export class AsyncWorkResolver {
+  @Query(() => AsyncWorkConnection, { description: 'Asynchronous work within reach, newest first (docs/async-work.md).' })
+  async asyncWork(@Args() args: AsyncWorkArgs, @Ctx() ctx: Context): Promise<Connection<AsyncWorkView>> {
+    return toConnection(await listWork(ctx, args, sliceRequestOf(args)), args.after);
+  }
+
+  @Query(() => AsyncWork, { nullable: true, description: 'One unit of work; null when there is none within reach.' })
+  asyncWorkItem(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<AsyncWorkView | null> {
+    return findWork(ctx, id);
+  }
+
+  @Query(() => [AsyncWorkCount], { description: 'How much work there is of each kind in each status (only the pairs with work).' })
+  asyncWorkCounts(@Args() args: AsyncWorkCountsArgs, @Ctx() ctx: Context): Promise<WorkCount[]> {
+    return countWork(ctx, args.accountId);
+  }
+
+  @Query(() => [ProviderHealth], { description: "Each provider's recent calls from the process answering: calls, failures, latency." })
+  providerHealth(@Ctx() ctx: Context): ProviderHealth[] {
+    requirePrincipal(ctx);
+    return ctx.runtime.providerHealth.figures();
+  }
+
+  @Mutation(() => AsyncWork, {
+    description: 'Retries work whose retries ran out (DEAD_LETTERED, when `retryable`): organization tokens; NOT_RETRYABLE otherwise.',
+  })
+  retryAsyncWork(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<AsyncWorkView> {
+    return retryWork(ctx, id);
+  }
+
+  @Subscription(() => AsyncWork, {
+    topics: 'async-work.updated',
+    description: 'Every change of asynchronous work within reach (of these kinds, of this account, when given).',
+    filter: recordChangeFilter<TopicPayloads['async-work.updated'], AsyncWorkUpdatedArgs>('async-work.updated', {
+      matches: (work, args) => (!args.accountId || work.accountId === args.accountId) && (!args.kinds?.length || args.kinds.includes(work.kind)),
+    }),
+  })
+  asyncWorkUpdated(@Root() payload: TopicPayloads['async-work.updated'], @Args() _args: AsyncWorkUpdatedArgs, @Ctx() ctx: Context): AsyncWorkView {
+    requirePrincipal(ctx);
+    return viewOfWork(payload);
+  }
+}
+
+/** The record a unit of work is about, batched per request (one query per kind of record). */
+const subjectOf = <T>(ctx: Context, work: AsyncWorkView) => ctx.loaders.workSubjects.load({ kind: work.kind, id: work.subjectId }) as Promise<T | null>;
+
+@Resolver(() => PostWork)
+export class PostWorkResolver {
+  @FieldResolver(() => Post, { nullable: true })
+  post(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Post | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => LocationWork)
+export class LocationWorkResolver {
+  @FieldResolver(() => Location, { nullable: true })
+  location(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Location | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => LocationUpdateWork)
+export class LocationUpdateWorkResolver {
+  @FieldResolver(() => LocationUpdateJob, { nullable: true })
+  updateJob(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<LocationUpdateJob | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => AccountWork)
+export class AccountWorkResolver {
+  @FieldResolver(() => Account, { nullable: true })
+  account(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Account | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => CompetitorScanWork)
+export class CompetitorScanWorkResolver {
+  @FieldResolver(() => CompetitorScan, { nullable: true })
+  scan(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<CompetitorScan | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => BetaBrandWork)
+export class BetaBrandWorkResolver {
+  @FieldResolver(() => BetaBrand, { nullable: true })
+  brand(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<BetaBrand | null> {
+    return subjectOf(ctx, work);
+  }
+}
+
+@Resolver(() => ReviewWork)
+export class ReviewWorkResolver {
+  @FieldResolver(() => Review, { nullable: true })
+  review(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Review | null> {
+    return subjectOf(ctx, work);
+  }
+}

@@ -1,0 +1,132 @@
+import { Field, Float, ID, Int, InterfaceType, ObjectType } from 'type-graphql';
+import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+import type { AsyncWorkView } from './async-work.service';
+
+/** The GraphQL type of each kind: named by the record it is about. */
+const TYPE_OF_KIND: Record<AsyncWorkKind, string> = {
+  POST_PUBLISH: 'PostWork',
+  POST_CHECK: 'PostWork',
+  POST_DELETE: 'PostWork',
+  LOCATION_PUBLISH: 'LocationWork',
+  CITATIONS_DISABLE: 'LocationWork',
+  LOCATION_UPDATE: 'LocationUpdateWork',
+  ACCOUNT_IMPORT: 'AccountWork',
+  COMPETITOR_SCAN: 'CompetitorScanWork',
+  BETA_BRAND_SYNC: 'BetaBrandWork',
+  REVIEW_REPLY_SEND: 'ReviewWork',
+  REVIEW_REPLY_CHECK: 'ReviewWork',
+};
+
+@InterfaceType('AsyncWork', {
+  description: 'A unit of asynchronous work and how it stands (docs/async-work.md); each kind names the record it is about.',
+  resolveType: (work: AsyncWorkView) => TYPE_OF_KIND[work.kind],
+})
+export class AsyncWork implements AsyncWorkView {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => AsyncWorkKind)
+  kind!: AsyncWorkKind;
+
+  @Field(() => AsyncWorkStatus)
+  status!: AsyncWorkStatus;
+
+  @Field(() => Int, { description: 'Attempts started so far.' })
+  attempts!: number;
+
+  @Field(() => Int, { description: 'Attempts it may take in all (1 + JOB_RETRY_LIMIT).' })
+  maxAttempts!: number;
+
+  @Field(() => String, { nullable: true, description: "The last failure's documented text." })
+  error!: string | null;
+
+  @Field(() => Float, { nullable: true, description: 'From 0 to 1, where the work knows it.' })
+  progress!: number | null;
+
+  @Field(() => ID)
+  organizationId!: string;
+
+  @Field(() => ID, { nullable: true, description: 'Null for work of the organization as a whole (beta brands).' })
+  accountId!: string | null;
+
+  @Field(() => ID, { description: 'The id of the record the work is about.' })
+  subjectId!: string;
+
+  @Field()
+  createdAt!: Date;
+
+  @Field(() => Date, { nullable: true, description: "The latest attempt's start." })
+  startedAt!: Date | null;
+
+  @Field(() => Date, { nullable: true })
+  endedAt!: Date | null;
+
+  @Field()
+  updatedAt!: Date;
+
+  @Field({ description: 'Whether an organization token may retry it now (retryAsyncWork).' })
+  retryable!: boolean;
+
+  @Field(() => Int, { description: 'Incremented at every change.' })
+  version!: number;
+}
+
+@ObjectType({ implements: AsyncWork, description: 'Work on a post: publishing, checking, deleting it.' })
+export class PostWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: "Work on a location: publishing it, disabling its citations." })
+export class LocationWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: 'A location update sent to the provider.' })
+export class LocationUpdateWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: "An account's import of its locations and reviews." })
+export class AccountWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: 'A competitor scan.' })
+export class CompetitorScanWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: 'A beta brand sent to the provider.' })
+export class BetaBrandWork extends AsyncWork {}
+
+@ObjectType({ implements: AsyncWork, description: "A review's reply: sending it, following its moderation." })
+export class ReviewWork extends AsyncWork {}
+
+@ObjectType({ description: 'How much work of one kind is in one status.' })
+export class AsyncWorkCount {
+  @Field(() => AsyncWorkKind)
+  kind!: AsyncWorkKind;
+
+  @Field(() => AsyncWorkStatus)
+  status!: AsyncWorkStatus;
+
+  @Field(() => Int)
+  count!: number;
+}
+
+@ObjectType({ description: "A provider's recent calls from this process: how many, how many failed, how fast." })
+export class ProviderHealth {
+  @Field({ description: 'alpha, alpha-oauth, beta or beta-oauth.' })
+  provider!: string;
+
+  @Field(() => Int, { description: 'The window the figures cover, ending now.' })
+  windowSeconds!: number;
+
+  @Field(() => Int)
+  calls!: number;
+
+  @Field(() => Int, { description: 'Calls answered 5xx or 429, timed out or lost on the network.' })
+  errors!: number;
+
+  @Field(() => Float, { nullable: true })
+  latencyP50Ms!: number | null;
+
+  @Field(() => Float, { nullable: true })
+  latencyP95Ms!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'The operation and status of the latest failed call, e.g. "POST v4/accounts/{id}/locations/{id}/localPosts: 503".' })
+  lastError!: string | null;
+
+  @Field(() => Date, { nullable: true })
+  lastErrorAt!: Date | null;
+}
