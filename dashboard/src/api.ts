@@ -1,34 +1,25 @@
 import { createClient, type Client } from 'graphql-ws';
+import {
+  DashboardCountsDocument,
+  DashboardProviderHealthDocument,
+  DashboardRetryDocument,
+  DashboardSignInDocument,
+  DashboardSnapshotDocument,
+  DashboardUpdatesDocument,
+  type DashboardProviderHealthQuery,
+  type TypedDocumentString,
+} from './generated/graphql';
 import type { WorkCount, WorkItem } from './work';
 
 /**
- * The service's GraphQL API as the dashboard uses it (docs/async-work.md): over HTTP on this origin with the token
- * as a bearer header, and over graphql-ws on the same path with the token in connection_init, as any client.
+ * The service's GraphQL API as the dashboard uses it (docs/async-work.md; the operations are in operations.graphql):
+ * over HTTP on this origin with the token as a bearer header, and over graphql-ws on the same path with the token in
+ * connection_init, as any client.
  */
 
 const ENDPOINT = '/graphql';
 /** graphql-ws's close code for a token that is missing, unknown or revoked (src/graphql/websocket.ts). */
 const FORBIDDEN_CLOSE_CODE = 4403;
-
-const WORK = `fragment Work on AsyncWork {
-  id kind status attempts maxAttempts error progress accountId subjectId createdAt startedAt endedAt updatedAt retryable version
-}`;
-
-const SIGN_IN = `query DashboardSignIn { organization { name } }`;
-const SNAPSHOT = `query DashboardSnapshot($first: Int!) {
-  latest: asyncWork(first: $first) { edges { node { ...Work } } }
-  failures: asyncWork(statuses: [FAILED, DEAD_LETTERED], first: $first) { edges { node { ...Work } } }
-  asyncWorkCounts { kind status count }
-}
-${WORK}`;
-const COUNTS = `query DashboardCounts { asyncWorkCounts { kind status count } }`;
-const PROVIDER_HEALTH = `query DashboardProviderHealth {
-  providerHealth { provider windowSeconds calls errors latencyP50Ms latencyP95Ms lastError lastErrorAt }
-}`;
-const RETRY = `mutation DashboardRetry($id: ID!) { retryAsyncWork(id: $id) { ...Work } }
-${WORK}`;
-const UPDATES = `subscription DashboardUpdates { asyncWorkUpdated { ...Work } }
-${WORK}`;
 
 /** A refusal or failure, with the API's error code when it gave one (`UNAUTHENTICATED`, `FORBIDDEN`, …). */
 export class ApiError extends Error {
@@ -50,13 +41,13 @@ interface GraphQLAnswer<T> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-export async function graphql<T>(token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+export async function graphql<T, V>(token: string, document: TypedDocumentString<T, V>, variables: V): Promise<T> {
   let response: Response;
   try {
     response = await fetch(ENDPOINT, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
+      body: JSON.stringify({ query: document.toString(), variables }),
     });
   } catch {
     throw new ApiError('The service cannot be reached', undefined);
@@ -78,7 +69,7 @@ export type Who = { kind: 'organization'; name: string } | { kind: 'account' };
 
 export async function signIn(token: string): Promise<Who> {
   try {
-    const data = await graphql<{ organization: { name: string } }>(token, SIGN_IN);
+    const data = await graphql(token, DashboardSignInDocument, {});
     return { kind: 'organization', name: data.organization.name };
   } catch (error) {
     if (error instanceof ApiError && (error.code === 'ORGANIZATION_TOKEN_REQUIRED' || error.code === 'FORBIDDEN')) return { kind: 'account' };
@@ -92,10 +83,8 @@ export interface Snapshot {
   counts: WorkCount[];
 }
 
-type Connection = { edges: { node: WorkItem }[] };
-
 export async function readSnapshot(token: string, first: number): Promise<Snapshot> {
-  const data = await graphql<{ latest: Connection; failures: Connection; asyncWorkCounts: WorkCount[] }>(token, SNAPSHOT, { first });
+  const data = await graphql(token, DashboardSnapshotDocument, { first });
   return {
     latest: data.latest.edges.map((edge) => edge.node),
     failures: data.failures.edges.map((edge) => edge.node),
@@ -104,26 +93,17 @@ export async function readSnapshot(token: string, first: number): Promise<Snapsh
 }
 
 export async function readCounts(token: string): Promise<WorkCount[]> {
-  return (await graphql<{ asyncWorkCounts: WorkCount[] }>(token, COUNTS)).asyncWorkCounts;
+  return (await graphql(token, DashboardCountsDocument, {})).asyncWorkCounts;
 }
 
-export interface ProviderHealth {
-  provider: string;
-  windowSeconds: number;
-  calls: number;
-  errors: number;
-  latencyP50Ms: number | null;
-  latencyP95Ms: number | null;
-  lastError: string | null;
-  lastErrorAt: string | null;
-}
+export type ProviderHealth = DashboardProviderHealthQuery['providerHealth'][number];
 
 export async function readProviderHealth(token: string): Promise<ProviderHealth[]> {
-  return (await graphql<{ providerHealth: ProviderHealth[] }>(token, PROVIDER_HEALTH)).providerHealth;
+  return (await graphql(token, DashboardProviderHealthDocument, {})).providerHealth;
 }
 
 export async function retryWork(token: string, id: string): Promise<WorkItem> {
-  return (await graphql<{ retryAsyncWork: WorkItem }>(token, RETRY, { id })).retryAsyncWork;
+  return (await graphql(token, DashboardRetryDocument, { id })).retryAsyncWork;
 }
 
 export type Connectivity = 'connecting' | 'live' | 'reconnecting';
@@ -178,7 +158,7 @@ export function followWork(token: string, handlers: LiveHandlers): () => void {
   let again: ReturnType<typeof setTimeout> | undefined;
   const subscribe = () => {
     unsubscribe = client.subscribe<{ asyncWorkUpdated: WorkItem }>(
-      { query: UPDATES },
+      { query: DashboardUpdatesDocument.toString() },
       {
         next: (result) => {
           const first = result.errors?.[0];

@@ -3,6 +3,11 @@
  * no network, so the rules are unit-tested (test/unit/dashboard-work.unit.test.ts).
  */
 
+import type { AsyncWorkKind as WorkKind, AsyncWorkStatus as WorkStatus, DashboardCountsQuery, WorkFragment } from './generated/graphql';
+
+export type { WorkKind, WorkStatus };
+
+// The types are the schema's (generated from operations.graphql); the lists give the panels their order.
 export const KINDS = [
   'POST_PUBLISH',
   'POST_CHECK',
@@ -15,38 +20,17 @@ export const KINDS = [
   'REVIEW_REPLY_SEND',
   'REVIEW_REPLY_CHECK',
   'CITATIONS_DISABLE',
-] as const;
-export type WorkKind = (typeof KINDS)[number];
-
-export const STATUSES = ['QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'DEAD_LETTERED'] as const;
-export type WorkStatus = (typeof STATUSES)[number];
+] as const satisfies readonly WorkKind[];
+export const STATUSES = ['QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'DEAD_LETTERED'] as const satisfies readonly WorkStatus[];
+// A kind or status the schema gains and the lists lack fails the type-check here.
+const _everyKindListed: Exclude<WorkKind, (typeof KINDS)[number]> extends never ? true : never = true;
+const _everyStatusListed: Exclude<WorkStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
 
 /** What the failures panel lists. */
 export const FAILURE_STATUSES: readonly WorkStatus[] = ['FAILED', 'DEAD_LETTERED'];
 
-export interface WorkItem {
-  id: string;
-  kind: WorkKind;
-  status: WorkStatus;
-  attempts: number;
-  maxAttempts: number;
-  error: string | null;
-  progress: number | null;
-  accountId: string | null;
-  subjectId: string;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  updatedAt: string;
-  retryable: boolean;
-  version: number;
-}
-
-export interface WorkCount {
-  kind: WorkKind;
-  status: WorkStatus;
-  count: number;
-}
+export type WorkItem = WorkFragment;
+export type WorkCount = DashboardCountsQuery['asyncWorkCounts'][number];
 
 export interface BoardView {
   latest: readonly WorkItem[];
