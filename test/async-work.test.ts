@@ -143,6 +143,21 @@ describe('asyncWork', () => {
     expect(seen.edges.every(({ node }) => node.accountId === org.accounts[0]!.account.id)).toBe(true);
   });
 
+  it('lists a new location’s publish to the provider as LOCATION_PUBLISH work about the location', async () => {
+    const fixture = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 0, alphaAccounts: true });
+    const created = await http(t.url, 'POST', `/location?account_id=${fixture.accounts[0]!.account.id}`, {
+      token: fixture.token,
+      body: { name: 'Published as work', category_id: 'gcid:bakery', country_code: 'DE', address: '3 Main Street', city: 'Berlin', postal: '10115' },
+    });
+    expect(created.status).toBe(200);
+    const locationId = created.body.payload.location_id as string;
+    const work = await eventually(async () => {
+      const [found] = (await workOf(fixture.token, { kinds: [AsyncWorkKind.LOCATION_PUBLISH] })).edges.map(({ node }) => node);
+      return found?.status === AsyncWorkStatus.SUCCEEDED ? found : undefined;
+    }, 15000, 'the location publish to succeed');
+    expect(work).toMatchObject({ subjectId: locationId, accountId: fixture.accounts[0]!.account.id, organizationId: fixture.organization.id, location: { id: locationId } });
+  });
+
   it('records disabling citations, done in the request, as SUCCEEDED work about the location', async () => {
     const account = org.accounts[0]!;
     const disabled = await http(t.url, 'POST', `/citations/disable?account_id=${account.account.id}`, { token: org.token, body: { location_id: account.locations[0]!.id } });

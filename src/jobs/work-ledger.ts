@@ -34,7 +34,7 @@ export enum AsyncWorkStatus {
 /** The tables whose rows work is about, and how each names its organization and account. */
 const OWNERS = {
   post: 'select organization_id, account_id from "post" where id = ?',
-  // A location names its organization through its account only (the table has no organization_id).
+  // A location names its organization through its account.
   location: 'select a.organization_id, l.account_id from "location" l join "account" a on a.id = l.account_id where l.id = ?',
   location_update_job: 'select organization_id, account_id from "location_update_job" where id = ?',
   account: 'select organization_id, id as account_id from "account" where id = ?',
