@@ -10,10 +10,17 @@ module.exports = {
     },
     {
       name: 'product-stands-alone',
-      comment: 'The product (src/) never imports the provider simulators, the development entry, benchmarks or tests.',
+      comment: 'The product (src/) never imports the provider simulators, the development entry, benchmarks, tests or the dashboard\'s sources (it serves their bundle).',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^(sandboxes|dev|bench|test)/' },
+      to: { path: '^(sandboxes|dev|bench|test|dashboard)/' },
+    },
+    {
+      name: 'dashboard-stands-alone',
+      comment: 'The dashboard runs in a browser, bundled on its own: it speaks to the service through its API only.',
+      severity: 'error',
+      from: { path: '^dashboard/' },
+      to: { path: '^(src|sandboxes|dev|bench|test|migrations)/' },
     },
     {
       name: 'sandboxes-take-only-wire-types',

@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-dev/', 'node_modules/', 'coverage/', 'src/generated/'] },
+  { ignores: ['dist/', 'dist-dev/', 'node_modules/', 'coverage/', 'src/generated/', 'dashboard/src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

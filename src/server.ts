@@ -26,6 +26,7 @@ import { RequestLogController } from './http/request-log';
 import { closeUnusedConnectionsOnClose } from './http/unused-connections';
 import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
+import { registerDashboard } from './dashboard/dashboard.routes';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
@@ -55,8 +56,10 @@ const responseHeadersPlugin: ApolloServerPlugin<Context> = {
 export interface ServerOptions {
   runtime: Runtime;
   log: FastifyBaseLogger;
-  /** The token the IDE pre-fills in development (the demo token, when this data directory has one). */
-  ideToken?: () => string | undefined;
+  /** The token the IDE and the dashboard pre-fill in development (the demo token, when this data directory has one). */
+  demoToken?: () => string | undefined;
+  /** The dashboard's built bundle, when not where the build puts it beside the server (tests run the sources). */
+  dashboardDir?: string;
   /** Registers what the starter mounts beside the product (src/stack.ts ServerExtension). */
   mount?: (app: FastifyInstance) => Promise<void>;
 }
@@ -70,7 +73,7 @@ export interface GatewayServer {
 /** Seconds a client is told to wait when it reaches a server that is stopping. */
 const RETRY_AFTER_STOPPING_SECONDS = 5;
 
-/** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health and the IDE. */
+/** One Fastify app: /graphql (HTTP and graphql-ws), the REST route table, /openapi.json, health, the IDE and the dashboard. */
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
   const { runtime } = options;
   const { config, database } = runtime;
@@ -161,13 +164,14 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     }
     const [pathname, search] = request.url.split('?');
     if (request.method === 'GET' && pathname === '/graphql' && wantsIde(request.headers.accept, Boolean(search && /(^|&)query=/.test(search)))) {
-      return reply.type('text/html; charset=utf-8').send(ideHtml(options.ideToken?.()));
+      return reply.type('text/html; charset=utf-8').send(ideHtml(options.demoToken?.()));
     }
     return undefined;
   });
 
   registerHealth(app, database);
   registerIdeAssets(app);
+  registerDashboard(app, { dir: options.dashboardDir, demoToken: options.demoToken, log: app.log });
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
     method: ['GET', 'POST'],

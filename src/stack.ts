@@ -65,6 +65,8 @@ export interface StackOptions {
   log?: LoggerSetup;
   /** Mounted on the server (not in ROLE=worker); it may serve the providers whose URLs are not configured. */
   extension?: ServerExtension;
+  /** The dashboard's built bundle, for a stack run from the sources (tests); default beside the compiled server. */
+  dashboardDir?: string;
 }
 
 const DEMO_FILE = 'demo.json';
@@ -209,7 +211,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       server = await buildServer({
         runtime,
         log,
-        ideToken: () => (config.isDevelopment ? demo?.token : undefined),
+        demoToken: () => (config.isDevelopment ? demo?.token : undefined),
+        dashboardDir: options.dashboardDir,
         mount: extension && ((app) => extension.register(app, { clock, dataDir: location.dataDir })),
       });
       steps.push({ name: 'the HTTP server', run: () => server!.close() });
@@ -273,6 +276,7 @@ function bannerText(
     '',
     `Listings Gateway is up (ROLE=${config.role}).`,
     `  GraphQL (HTTP, WebSocket and the IDE in a browser): ${url}/graphql`,
+    `  Operations dashboard (in a browser):                 ${url}/dashboard`,
     `  REST (the documented paths):                         ${url}/   e.g. ${url}/organization`,
     `  OpenAPI of the REST paths:                           ${url}/openapi.json`,
     `  Health:                                              ${url}/healthz   ${url}/readyz`,

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
- * The browser IDE (Ruru) at GET /graphql. A browser test is deliberately not part of this suite (CI has no
- * browser); these checks are what a blank IDE page would have broken: a URL to a CDN (the machine has no
- * internet), an asset not served or served with the wrong type, or the IDE answering API requests.
+ * The browser IDE (Ruru) at GET /graphql, checked over HTTP (the page is Ruru's own; the dashboard, ours, has a
+ * browser test): what a blank IDE page would have broken: a URL to a CDN (the machine has no internet), an asset not
+ * served or served with the wrong type, or the IDE answering API requests.
  */
 
 /** What a browser sends when the address bar opens a page. */

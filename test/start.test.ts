@@ -43,6 +43,14 @@ describe('npm start', () => {
       expect(organization.body.payload.accounts).toHaveLength(3); // two of the demo's own, and Alice's bakeries imported from the sandbox
       const demoFile = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));
       expect(demoFile.token).toBe(token);
+      // The dashboard's bundle is found beside the compiled server, and in development the page fills in the demo token.
+      expect(first.output()).toContain(`Operations dashboard (in a browser):                 ${url}/dashboard`);
+      const dashboard = await fetch(`${url}/dashboard`);
+      expect(dashboard.status).toBe(200);
+      const page = await dashboard.text();
+      expect(page).toContain(`data-demo-token="${token}"`);
+      const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(page)![1]!;
+      expect((await fetch(`${url}${script}`)).status).toBe(200);
 
       first.child.kill('SIGINT');
       expect(await first.exited()).toBe(0);

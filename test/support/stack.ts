@@ -9,6 +9,10 @@ import type { Clock } from '../../src/shared/clock';
 import { startStack, type Stack, type StackOptions } from '../../src/stack';
 import { databaseServerAt } from '../../dev/database-server';
 import { providerSandboxes, sandboxesWanted } from '../../dev/provider-sandboxes';
+import { ROOT } from './process';
+
+/** The dashboard's bundle as `npm run build:dev` writes it (the global setup runs it). */
+export const DASHBOARD_DIR = path.join(ROOT, 'dist-dev', 'dashboard');
 
 export interface TestStack {
   /** http://127.0.0.1:<port> of a server on this file's own fresh database. */
@@ -57,7 +61,8 @@ export async function startTestStack(
   };
   const config = loadConfig(settings);
   const extension = sandboxesWanted(settings) ? providerSandboxes() : undefined;
-  const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log, extension });
+  // The stack runs from the sources here: the dashboard's bundle is the one the global setup built (npm run build:dev).
+  const stack = await startStack(config, { seedDemo: false, clock: options.clock, log: options.log, extension, dashboardDir: DASHBOARD_DIR });
   return {
     url: stack.url!,
     databaseUrl: database.url,

@@ -1,0 +1,168 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, followWork, readCounts, readProviderHealth, readSnapshot, retryWork, type Connectivity, type ProviderHealth } from './api';
+import { DEFAULT_LIMITS, WorkBoard, type BoardView, type WorkItem } from './work';
+
+/** The counts are read again this often, besides being moved by every event. */
+const COUNTS_REFRESH_MS = 10_000;
+/** An event the counts could not take: they are read again this soon (events that follow share the read). */
+const COUNTS_CATCH_UP_MS = 250;
+/** Provider health is computed by the service over a recent window: read every 5 s. */
+const HEALTH_POLL_MS = 5_000;
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export type Reading = 'reading' | 'read' | 'unread';
+
+export interface LiveWork {
+  view: BoardView;
+  connectivity: Connectivity;
+  /** Whether the first snapshot has been read, is being read, or could not be (`problem` says why). */
+  reading: Reading;
+  /** Why the panels may be out of date (the API refused a read, or the live updates stopped). */
+  problem: string | null;
+  /** Retries a dead-lettered item; resolves to the refusal's text, or null when it was accepted. */
+  retry: (id: string) => Promise<string | null>;
+}
+
+/**
+ * The work panels' data: a snapshot (latest items, failures, counts) read at the start and whenever the socket is
+ * acknowledged again (events may have been missed meanwhile), and every `asyncWorkUpdated` event applied to it as
+ * it arrives. Events arriving while a snapshot is read are applied again on top of it (WorkBoard.reset).
+ */
+export function useLiveWork(token: string, onTokenRefused: () => void): LiveWork {
+  const board = useMemo(() => new WorkBoard(), [token]);
+  const [view, setView] = useState<BoardView>(() => board.view());
+  const [connectivity, setConnectivity] = useState<Connectivity>('connecting');
+  const [loaded, setLoaded] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const refusedRef = useRef(onTokenRefused);
+  refusedRef.current = onTokenRefused;
+
+  useEffect(() => {
+    let active = true;
+    const publish = () => {
+      if (active) setView(board.view());
+    };
+    /** A refused token ends the session; any other failure is shown. */
+    const failed = (error: unknown, what: string) => {
+      if (!active) return;
+      if (error instanceof ApiError && error.tokenRefused) refusedRef.current();
+      else setProblem(`${what}: ${messageOf(error)}`);
+    };
+
+    let countsTimer: ReturnType<typeof setTimeout> | undefined;
+    const refreshCounts = async () => {
+      clearTimeout(countsTimer);
+      countsTimer = undefined;
+      try {
+        board.setCounts(await readCounts(token));
+        publish();
+      } catch (error) {
+        failed(error, 'Counts');
+      }
+    };
+    const countsSoon = () => {
+      countsTimer ??= setTimeout(() => void refreshCounts(), COUNTS_CATCH_UP_MS);
+    };
+    const take = (item: WorkItem) => {
+      if (!board.apply(item).countsExact) countsSoon();
+    };
+
+    // Snapshots run one at a time; a request during one runs once it ends. Events received meanwhile are kept.
+    let received: WorkItem[] | undefined;
+    let again = false;
+    const load = async (): Promise<void> => {
+      if (received) {
+        again = true;
+        return;
+      }
+      received = [];
+      try {
+        const snapshot = await readSnapshot(token, DEFAULT_LIMITS.latest);
+        board.reset(snapshot.latest, snapshot.failures, snapshot.counts);
+        for (const item of received) take(item);
+        if (active) {
+          setLoaded(true);
+          setProblem(null);
+        }
+        publish();
+      } catch (error) {
+        failed(error, 'Reading the work');
+      } finally {
+        received = undefined;
+      }
+      if (again && active) {
+        again = false;
+        await load();
+      }
+    };
+
+    const stop = followWork(token, {
+      item(item) {
+        received?.push(item);
+        take(item);
+        publish();
+      },
+      connected: () => void load(),
+      connectivity: (state) => active && setConnectivity(state),
+      failed: (error) => failed(error, 'Live updates'),
+      tokenRefused: () => active && refusedRef.current(),
+    });
+    void load();
+    const timer = setInterval(() => void refreshCounts(), COUNTS_REFRESH_MS);
+    return () => {
+      active = false;
+      stop();
+      clearInterval(timer);
+      clearTimeout(countsTimer);
+    };
+  }, [board, token]);
+
+  const retry = async (id: string): Promise<string | null> => {
+    try {
+      // Shown at once; the event of the same change, when it arrives, is the same version and changes nothing.
+      board.apply(await retryWork(token, id));
+      setView(board.view());
+      return null;
+    } catch (error) {
+      if (error instanceof ApiError && error.tokenRefused) refusedRef.current();
+      return messageOf(error);
+    }
+  };
+
+  return { view, connectivity, reading: loaded ? 'read' : problem ? 'unread' : 'reading', problem, retry };
+}
+
+export interface HealthState {
+  providers: ProviderHealth[] | null;
+  problem: string | null;
+  readAt: Date | null;
+}
+
+/** providerHealth, read now and every 5 s (the next read is scheduled when one ends, so reads never overlap). */
+export function useProviderHealth(token: string, onTokenRefused: () => void): HealthState {
+  const [state, setState] = useState<HealthState>({ providers: null, problem: null, readAt: null });
+  const refusedRef = useRef(onTokenRefused);
+  refusedRef.current = onTokenRefused;
+  useEffect(() => {
+    let active = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const read = async () => {
+      try {
+        const providers = await readProviderHealth(token);
+        if (active) setState({ providers, problem: null, readAt: new Date() });
+      } catch (error) {
+        if (!active) return;
+        if (error instanceof ApiError && error.tokenRefused) return refusedRef.current();
+        setState((previous) => ({ ...previous, problem: messageOf(error) }));
+      }
+      if (active) timer = setTimeout(() => void read(), HEALTH_POLL_MS);
+    };
+    void read();
+    return () => {
+      active = false;
+      clearTimeout(timer);
+    };
+  }, [token]);
+  return state;
+}

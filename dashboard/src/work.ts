@@ -1,0 +1,150 @@
+/**
+ * The dashboard's picture of the asynchronous work (docs/async-work.md) and how events change it. Pure: no DOM,
+ * no network, so the rules are unit-tested (test/unit/dashboard-work.unit.test.ts).
+ */
+
+import type { AsyncWorkKind as WorkKind, AsyncWorkStatus as WorkStatus, DashboardCountsQuery, WorkFragment } from './generated/graphql';
+
+export type { WorkKind, WorkStatus };
+
+// The types are the schema's (generated from operations.graphql); the lists give the panels their order.
+export const KINDS = [
+  'POST_PUBLISH',
+  'POST_CHECK',
+  'POST_DELETE',
+  'LOCATION_PUBLISH',
+  'LOCATION_UPDATE',
+  'ACCOUNT_IMPORT',
+  'COMPETITOR_SCAN',
+  'BETA_BRAND_SYNC',
+  'REVIEW_REPLY_SEND',
+  'REVIEW_REPLY_CHECK',
+  'CITATIONS_DISABLE',
+] as const satisfies readonly WorkKind[];
+export const STATUSES = ['QUEUED', 'RUNNING', 'RETRYING', 'SUCCEEDED', 'FAILED', 'DEAD_LETTERED'] as const satisfies readonly WorkStatus[];
+// A kind or status the schema gains and the lists lack fails the type-check here.
+const _everyKindListed: Exclude<WorkKind, (typeof KINDS)[number]> extends never ? true : never = true;
+const _everyStatusListed: Exclude<WorkStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
+
+/** What the failures panel lists. */
+export const FAILURE_STATUSES: readonly WorkStatus[] = ['FAILED', 'DEAD_LETTERED'];
+
+export type WorkItem = WorkFragment;
+export type WorkCount = DashboardCountsQuery['asyncWorkCounts'][number];
+
+export interface BoardView {
+  latest: readonly WorkItem[];
+  failures: readonly WorkItem[];
+  counts: readonly WorkCount[];
+}
+
+export interface BoardLimits {
+  latest: number;
+  failures: number;
+  /** Items whose last status is remembered (to move a count from the old status to the new one). */
+  remembered: number;
+}
+
+export const DEFAULT_LIMITS: BoardLimits = { latest: 50, failures: 50, remembered: 5000 };
+
+/** Newest first, as the API lists: by creation time, then by id for a stable order. */
+function newerFirst(a: WorkItem, b: WorkItem): number {
+  const byTime = Date.parse(b.createdAt) - Date.parse(a.createdAt);
+  return byTime !== 0 ? byTime : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/**
+ * `item` placed into a newest-first list of at most `limit`: it replaces its older version where it was (its
+ * creation time never changes, so its place does not either), is left out when `belongs` says so, and a new item
+ * goes where its creation time puts it: the top, for new work. One older than all of a full list stays out.
+ */
+export function placeItem(list: readonly WorkItem[], item: WorkItem, limit: number, belongs: boolean): WorkItem[] {
+  const rest = list.filter((other) => other.id !== item.id);
+  if (!belongs) return rest;
+  const at = rest.findIndex((other) => newerFirst(item, other) < 0);
+  const placed = at < 0 ? [...rest, item] : [...rest.slice(0, at), item, ...rest.slice(at)];
+  return placed.slice(0, limit);
+}
+
+const countKey = (kind: WorkKind, status: WorkStatus) => `${kind} ${status}`;
+
+/**
+ * The work as the panels show it: the latest items, the failures, and the counts by kind and status, kept current
+ * by the subscription's events. Each event carries the item's `version`; an older or repeated one changes nothing.
+ * A count moves from the item's last known status to its new one; when that status is unknown (the item was never
+ * seen, and is not new), the counts are no longer exact and `apply` says so: the caller reads them again.
+ */
+export class WorkBoard {
+  private latest: WorkItem[] = [];
+  private failures: WorkItem[] = [];
+  private counts = new Map<string, WorkCount>();
+  /** Last version and status of the items seen, oldest seen first (a Map keeps insertion order). */
+  private seen = new Map<string, { version: number; status: WorkStatus }>();
+
+  constructor(private readonly limits: BoardLimits = DEFAULT_LIMITS) {}
+
+  /**
+   * A fresh read (the API's snapshot) replaces everything: the lists, the counts, and what is remembered (only the
+   * items listed). Events received while it was read are then applied again: those it already holds change nothing.
+   */
+  reset(latest: readonly WorkItem[], failures: readonly WorkItem[], counts: readonly WorkCount[]): void {
+    this.latest = [...latest].sort(newerFirst).slice(0, this.limits.latest);
+    this.failures = [...failures].sort(newerFirst).slice(0, this.limits.failures);
+    this.seen.clear();
+    for (const item of [...latest, ...failures]) this.remember(item);
+    this.setCounts(counts);
+  }
+
+  /** The counts read again (periodically, or when an event could not be counted). */
+  setCounts(counts: readonly WorkCount[]): void {
+    this.counts = new Map(counts.map((count) => [countKey(count.kind, count.status), { ...count }]));
+  }
+
+  /** One event. Returns whether the counts are still exact after it. */
+  apply(item: WorkItem): { countsExact: boolean } {
+    const before = this.seen.get(item.id);
+    if (before && before.version >= item.version) return { countsExact: true };
+    let countsExact = true;
+    if (before) {
+      if (before.status !== item.status) countsExact = this.move(item.kind, before.status, -1) && this.move(item.kind, item.status, +1);
+    } else if (item.status === 'QUEUED' && item.attempts === 0) {
+      // Brand-new work: no status to move from.
+      this.move(item.kind, item.status, +1);
+    } else {
+      countsExact = false;
+    }
+    this.remember(item);
+    this.latest = placeItem(this.latest, item, this.limits.latest, true);
+    this.failures = placeItem(this.failures, item, this.limits.failures, FAILURE_STATUSES.includes(item.status));
+    return { countsExact };
+  }
+
+  view(): BoardView {
+    const counts = [...this.counts.values()].filter((count) => count.count > 0);
+    return { latest: this.latest, failures: this.failures, counts };
+  }
+
+  /** Adds `delta` to a count; false when a count would go below zero (the counts were not what was thought). */
+  private move(kind: WorkKind, status: WorkStatus, delta: number): boolean {
+    const key = countKey(kind, status);
+    const count = this.counts.get(key)?.count ?? 0;
+    if (count + delta < 0) return false;
+    this.counts.set(key, { kind, status, count: count + delta });
+    return true;
+  }
+
+  private remember(item: WorkItem): void {
+    const before = this.seen.get(item.id);
+    if (before && before.version >= item.version) return;
+    // Re-inserted, so the most recently changed items are the last to be forgotten.
+    this.seen.delete(item.id);
+    this.seen.set(item.id, { version: item.version, status: item.status });
+    if (this.seen.size > this.limits.remembered) this.seen.delete(this.seen.keys().next().value!);
+  }
+}
+
+/** A kind as a person reads it: `POST_PUBLISH` -> `Post publish`. */
+export function kindLabel(kind: string): string {
+  const words = kind.toLowerCase().replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
