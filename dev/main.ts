@@ -1,9 +1,12 @@
 import 'reflect-metadata';
 import { runService } from '../src/main';
-import { providerSandboxes, sandboxesWanted } from './provider-sandboxes';
 
 /**
  * `npm start`: the service as a developer runs it, with the provider simulators mounted on its own port (see
- * sandboxesWanted). The production start is `node dist/src/main.js`, which has no simulator in its build.
+ * sandboxesWanted). The production start is `node dist/src/main.js`, which has no simulator in its build. The
+ * simulators are loaded once tracing has started (src/main.ts): they load Fastify, which it instruments.
  */
-runService((config) => (sandboxesWanted(process.env) ? providerSandboxes({ demoData: config.isDevelopment }) : undefined));
+runService(async (config) => {
+  const { providerSandboxes, sandboxesWanted } = await import('./provider-sandboxes.js');
+  return sandboxesWanted(process.env) ? providerSandboxes({ demoData: config.isDevelopment }) : undefined;
+});

@@ -54,6 +54,8 @@ const configSchema = z.object({
     .regex(/^(on|off|[1-9][0-9]{0,4})$/, 'must be on, off, or a port number (a separate listener for /metrics)')
     .default('on'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Read again by the OpenTelemetry SDK (with the other OTEL_* variables): checked here so a bad one stops the start.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -119,6 +121,8 @@ export interface Config {
    */
   metrics: { mode: 'off' } | { mode: 'on' } | { mode: 'port'; port: number };
   metricsToken: string | undefined;
+  /** Where traces are exported (OTLP); unset: no tracing at all (src/observability/tracing.ts). */
+  otlpEndpoint: string | undefined;
   /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
   tokenEncryptionKey: Buffer | undefined;
   /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
@@ -193,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
     metrics: raw.METRICS === 'off' || raw.METRICS === 'on' ? { mode: raw.METRICS } : { mode: 'port', port: Number(raw.METRICS) },
     metricsToken: raw.METRICS_TOKEN,
+    otlpEndpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT,
     tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
     alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
     alphaClientId: raw.ALPHA_CLIENT_ID,

@@ -3,6 +3,7 @@ import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config';
+import { activeTraceId } from './observability/trace-context';
 
 /** No string in a log line is longer than this; a line stays bounded whatever was logged. */
 const MAX_STRING = 2000;
@@ -79,6 +80,12 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'role' | 'isDevel
       censor: '[redacted]',
     },
     serializers: { err: serializeError, error: serializeError },
+    // The trace a line belongs to, when tracing is on and the line is written inside a span (a request's, a job's):
+    // logs and traces find each other. One lookup of the active span per line written.
+    mixin: () => {
+      const traceId = activeTraceId();
+      return traceId ? { trace_id: traceId } : {};
+    },
     // Applied to every line's own fields (serializers above handle errors): nothing unbounded is written.
     formatters: { log: (object) => bounded(object, 0) as Record<string, unknown> },
   };

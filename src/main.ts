@@ -1,18 +1,25 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type Config } from './config';
-import { DatabaseSetupError } from './db/embedded';
-import { startStack, type ServerExtension, type Stack } from './stack';
+import { startTracing } from './observability/tracing';
+import type { ServerExtension, Stack } from './stack';
 
 /** sysexits EX_CONFIG: the setup (environment, directories) must change before a start can work. */
 const EXIT_CONFIG = 78;
 
+/** What the starter mounts beside the product, loaded once tracing has started (it may load instrumented modules). */
+export type ExtensionFor = (config: Config) => Promise<ServerExtension | undefined>;
+
 /**
- * The service's process: configuration -> database -> migrations -> server; a clean stop on SIGINT/SIGTERM.
- * `extensionFor` is the development entry's (dev/main.ts, what `npm start` runs): what it mounts beside the product.
+ * The service's process: configuration -> tracing -> database -> migrations -> server; a clean stop on
+ * SIGINT/SIGTERM. `extensionFor` is the development entry's (dev/main.ts, what `npm start` runs): what it mounts
+ * beside the product. The stack's modules are loaded only after tracing has started: its instrumentations patch
+ * http, Fastify, pg and graphql as they are required (nothing is loaded for it when tracing is off).
  */
-async function main(extensionFor: (config: Config) => ServerExtension | undefined): Promise<void> {
+async function main(extensionFor: ExtensionFor): Promise<void> {
   const config = loadConfig();
-  const extension = extensionFor(config);
+  await startTracing(config);
+  const { startStack } = await import('./stack.js');
+  const extension = await extensionFor(config);
   let stack: Stack | undefined;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -42,8 +49,10 @@ async function main(extensionFor: (config: Config) => ServerExtension | undefine
   console.log(stack.banner());
 }
 
-export function runService(extensionFor: (config: Config) => ServerExtension | undefined = () => undefined): void {
-  main(extensionFor).catch((error: unknown) => {
+export function runService(extensionFor: ExtensionFor = async () => undefined): void {
+  main(extensionFor).catch(async (error: unknown) => {
+    // Loaded here, not above: it requires pg, which must load after tracing has started.
+    const { DatabaseSetupError } = await import('./db/embedded.js');
     // Problems the user must fix in the environment: one line, no stack trace.
     if (error instanceof ConfigError || error instanceof DatabaseSetupError) {
       console.error(error.message);

@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { migrate, openDatabase, poolSnapshot, type Database } from './db/orm';
 import { Metrics } from './observability/metrics';
 import { observeAll, ProviderHealthWindow } from './observability/provider-health';
+import { logTracingProblems, stopTracing } from './observability/tracing';
 import { registerMetricsRoute } from './http/metrics-route';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
 import { createEventBus } from './events/create-event-bus';
@@ -131,6 +132,10 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
   const clock = options.clock ?? systemClock;
   const steps: StopStep[] = [];
   const stop = () => runStopSteps(steps, log);
+  // Tracing was started by the entry, before this module loaded (src/main.ts); it stops last, so the spans of
+  // everything else's stop are exported too. Nothing happens here when it is off (and in tests' in-process stacks).
+  logTracingProblems(log);
+  steps.push({ name: 'tracing (exporting the last spans)', run: () => stopTracing(log) });
   try {
     const location = await locateDatabase(config, (message) => log.debug({ postgres: message.trim() }, 'embedded PostgreSQL'));
     steps.push({ name: 'the embedded PostgreSQL', run: () => location.release() });
@@ -270,7 +275,8 @@ function bannerText(
     `  Database: ${databaseDescription}` +
     (applied.length > 0 ? `; migrations applied now: ${applied.join(', ')}` : '; schema up to date');
   if (!url) {
-    return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaUrl}.`, database].join('\n');
+    const traces = config.otlpEndpoint ? [`  Traces (OTLP): ${config.otlpEndpoint}`] : [];
+    return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaUrl}.`, ...traces, database].join('\n');
   }
   const lines = [
     '',
@@ -281,6 +287,7 @@ function bannerText(
     `  OpenAPI of the REST paths:                           ${url}/openapi.json`,
     `  Health:                                              ${url}/healthz   ${url}/readyz`,
     `  Alpha provider:                                      ${alphaUrl}${mounted && !config.alphaApiUrl ? ` (${mounted})` : ''}`,
+    ...(config.otlpEndpoint ? [`  Traces (OTLP):                                       ${config.otlpEndpoint}`] : []),
     database,
     '',
     'Tokens: `npm run cli -- org create --name "My org"` prints an organization and its token;',

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { activeTraceContext, inConsumerSpan, traceContextIn, type TraceContext } from '../observability/trace-context';
 import { isTopic, type Topic, type TopicPayloads } from './topics';
 
 /**
@@ -33,8 +34,12 @@ export function eventSentAt(payload: object): number | undefined {
   return sentAtOfPayload.get(payload);
 }
 
+/**
+ * One event on the wire: its topic and payload, when it was sent, and the trace context of the span that published it
+ * (when tracing is on), which the delivery to this process's listeners continues.
+ */
 export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]): string {
-  const raw = JSON.stringify({ topic, payload, sentAt: Date.now() });
+  const raw = JSON.stringify({ topic, payload, sentAt: Date.now(), ...activeTraceContext() });
   const bytes = Buffer.byteLength(raw);
   if (bytes > MAX_EVENT_BYTES) {
     throw new Error(`event ${topic} is ${bytes} bytes encoded; events must stay within ${MAX_EVENT_BYTES} bytes`);
@@ -43,11 +48,19 @@ export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]
 }
 
 /** The event in a raw message, or undefined (logged) when it is not one of ours: never throws. */
-export function decodeEvent(raw: string | undefined, log: FastifyBaseLogger): { topic: Topic; payload: object; sentAt: number | undefined } | undefined {
+export function decodeEvent(
+  raw: string | undefined,
+  log: FastifyBaseLogger,
+): { topic: Topic; payload: object; sentAt: number | undefined; trace: TraceContext | undefined } | undefined {
   try {
     const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown; sentAt?: unknown };
     if (isTopic(message.topic) && typeof message.payload === 'object' && message.payload !== null) {
-      return { topic: message.topic, payload: message.payload, sentAt: typeof message.sentAt === 'number' ? message.sentAt : undefined };
+      return {
+        topic: message.topic,
+        payload: message.payload,
+        sentAt: typeof message.sentAt === 'number' ? message.sentAt : undefined,
+        trace: traceContextIn(message),
+      };
     }
   } catch {
     // fall through: logged below
@@ -79,7 +92,10 @@ export class LocalListeners {
     }
   }
 
-  /** Decodes one raw message and hands it to the listeners of its topic. */
+  /**
+   * Decodes one raw message and hands it to the listeners of its topic, inside a span in the publisher's trace: the
+   * work its listeners start (a subscription group's fan-out) is part of it.
+   */
   receive(raw: string | undefined, log: FastifyBaseLogger): void {
     const decoded = decodeEvent(raw, log);
     if (!decoded) return;
@@ -88,6 +104,8 @@ export class LocalListeners {
       // Clocks of two machines may differ a little: a negative lag is counted as none.
       this.observer?.lag(Math.max(0, Date.now() - decoded.sentAt) / 1000);
     }
-    this.dispatch(decoded.topic, decoded.payload, log);
+    const { topic, payload } = decoded;
+    const attributes = { 'messaging.operation.type': 'process', 'messaging.destination.name': topic };
+    inConsumerSpan(`event ${topic}`, decoded.trace, attributes, () => this.dispatch(topic, payload, log));
   }
 }

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { Metrics } from '../observability/metrics';
 import { currentOrigin, originIn, runWithOrigin } from '../observability/origin';
+import { activeTraceContext, failActiveSpan, inConsumerSpan } from '../observability/trace-context';
 import { AsyncWorkStatus, recordChange, recordQueued, workIdIn, type Execute, type WorkChange } from './work-ledger';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
@@ -206,8 +207,10 @@ export class JobEngine {
     const startAfter = options.startAfter
       ? new Date(Date.now() + Math.max(0, options.startAfter.getTime() - this.clock.now().getTime()))
       : undefined;
-    // The request (or job) that caused this one: its id goes on the job's log lines.
-    const origin = currentOrigin();
+    // The request (or job) that caused this one: its id goes on the job's log lines; and the span enqueuing it (a
+    // request's, or the job's when a job enqueues one), which the job's own span continues.
+    const cause = currentOrigin();
+    const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
     // Its unit of work (docs/async-work.md), in the same transaction: no job without its row.
     const work = options.workId
       ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
@@ -291,7 +294,18 @@ export class JobEngine {
       metrics.jobsActive.inc({ queue });
     }
     try {
-      await process(job, running);
+      // Every attempt is a span in the trace of the work that enqueued the job: its SQL and provider calls are
+      // children of it. Dead letters too (their data is the job's, origin included).
+      const origin = originIn(job.data);
+      const attributes = {
+        'messaging.system': 'pg-boss',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': queue,
+        'messaging.message.id': job.id,
+        'lg.job.retry_count': job.retryCount,
+        ...(origin ? { 'lg.request_id': origin.requestId } : {}),
+      };
+      await inConsumerSpan(`job ${queue}`, origin, attributes, () => process(job, running));
     } finally {
       this.running.delete(running);
       if (metrics) {
@@ -336,6 +350,7 @@ export class JobEngine {
       }
       const judgement = judgeFailure(error, context.isLastAttempt);
       const { failure } = judgement;
+      failActiveSpan(error);
       const what = failure.final ? 'final' : 'will be retried';
       if (judgement.fromProvider) log.warn({ err: error, reason: failure.reason, status: failure.status }, `job failed at the provider (${what})`);
       else log.error({ err: error }, `job failed unexpectedly (${what})`);
@@ -407,6 +422,7 @@ export class JobEngine {
       if (!this.abandoned.has(running)) await this.boss.complete(queue, job.id);
     } catch (error) {
       if (this.abandoned.has(running)) return;
+      failActiveSpan(error);
       log.error({ err: error }, 'settling a dead-lettered job failed; it is retried');
       await this.boss.fail(queue, job.id, { message: 'settling failed' }).catch((failError: unknown) => {
         log.error({ err: failError }, 'could not record the failure; the dead letter is taken again when it expires');

@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { traceContextIn, type TraceContext } from './trace-context';
 
 /**
  * Where a piece of work started: the request whose id its log lines carry (as `reqId`, the key Fastify uses). Set for a request's whole lifecycle
  * (src/server.ts), kept in every job the request enqueues (src/jobs/job-engine.ts), and set again while such a job
- * runs, so that jobs the job enqueues carry it on.
+ * runs, so that jobs the job enqueues carry it on. In a job's data it also holds the W3C trace context of the span
+ * that enqueued it (when tracing is on), so the job's span continues that trace.
  */
-export interface Origin {
+export interface Origin extends Partial<TraceContext> {
   requestId: string;
 }
 
@@ -24,5 +26,5 @@ export function originIn(data: unknown): Origin | undefined {
   if (typeof data !== 'object' || data === null || !('origin' in data)) return undefined;
   const { origin } = data;
   if (typeof origin !== 'object' || origin === null || !('requestId' in origin)) return undefined;
-  return typeof origin.requestId === 'string' ? { requestId: origin.requestId } : undefined;
+  return typeof origin.requestId === 'string' ? { requestId: origin.requestId, ...traceContextIn(origin) } : undefined;
 }
