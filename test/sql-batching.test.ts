@@ -60,13 +60,22 @@ describe('relations followed by resolvers are batched per request', () => {
     for (let i = 0; i < 2; i += 1) await create(0);
     for (let i = 0; i < 40; i += 1) await create(1);
     const [few, many] = fixture.accounts.map(({ account }) => account.id);
-    // Publishing workers share the statement counter: measure once they are done.
-    for (const accountId of [few, many]) {
+    // The workers share the statement counter: measure once every post is LIVE (published and checked), when no job
+    // of theirs runs any more.
+    for (const [accountId, count] of [[few, 2], [many, 40]] as const) {
       await eventually(async () => {
-        const sending = await http(t.url, 'GET', `/post?account_id=${accountId}&state=SENDING`, { token: fixture.token });
-        return sending.body.payload.found === 0 ? true : undefined;
-      }, 30000, 'the posts to be published');
+        const live = await http(t.url, 'GET', `/post?account_id=${accountId}&state=LIVE`, { token: fixture.token });
+        return live.body.payload.found === count ? true : undefined;
+      }, 30000, 'the posts to be LIVE');
     }
+    // A job's last statement records its unit of work as ended (docs/async-work.md): wait for that too.
+    await eventually(async () => {
+      const [{ open }] = await t.em().getConnection().execute<[{ open: number }]>(
+        `select count(*)::int as open from async_work where organization_id = ? and status not in ('SUCCEEDED', 'FAILED', 'DEAD_LETTERED')`,
+        [fixture.organization.id],
+      );
+      return open === 0 ? true : undefined;
+    }, 30000, 'every job of the posts to end');
     const rest = async (accountId: string) =>
       statementsFor(() => http(t.url, 'GET', `/post?account_id=${accountId}&per_page=100`, { token: fixture.token }));
     const query = (accountId: string) =>
