@@ -500,6 +500,7 @@ async function runAll(runs: { queue: QueueName; kind: FaultKind; duration: Durat
       const stuck = await stuckRecords(t.databaseUrl);
       sampled.samples += 1;
       sampled.stuck.push(...stuck);
+      // A sampling interval, not a wait for an event: stuck records are looked for repeatedly while the scenarios run.
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();

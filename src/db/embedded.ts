@@ -245,6 +245,7 @@ async function firstBlocked(user: RunAs, target: string): Promise<string | undef
   let current = path.parse(path.resolve(target)).root;
   const parts = path.resolve(target).slice(current.length).split(path.sep).filter(Boolean);
   for (let index = 0; ; index += 1) {
+    // A part that does not exist yet is the answer sought here, not a failure.
     const stat = await fs.stat(current).catch(() => undefined);
     if (!stat) return undefined;
     if (!(await userCanEnter(user, current))) return `${current} (mode ${modeOf(stat)})`;
@@ -401,6 +402,7 @@ function isProcessAlive(pid: number): boolean {
 
 /** The pid on the first line of a pid file, if that process is alive. */
 async function livePid(file: string): Promise<number | undefined> {
+  // No pid file means no server: an expected absence.
   const text = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   const pid = Number(text.split('\n')[0]);
@@ -431,6 +433,7 @@ async function readClusterFile(clusterFile: string, clusterDir: string): Promise
  * through a file only that user can read, beside the cluster (the one place we know it can reach), removed after.
  */
 async function initialise(binaries: Binaries, dataDir: string, clusterDir: string, password: string, runAs: RunAs | undefined): Promise<void> {
+  // No cluster directory yet is the first start: an expected absence.
   const existing = await fs.readdir(clusterDir).catch(() => undefined);
   if (existing && existing.length > 0) {
     throw new DatabaseSetupError(
@@ -583,6 +586,7 @@ export async function startEmbeddedDatabase(options: {
   try {
     await ensureDatabase(adminUrl, databaseName);
   } catch (error) {
+    // Cleaning up after a failed start: the failure thrown below is the one to report.
     await stop().catch(() => undefined);
     throw error;
   }
