@@ -14,10 +14,11 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { sleep } from './support/abort';
 import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
-import { integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { describeJsonMismatch } from './support/json-diff';
+import { startOtlpSink, type OtlpSink } from './support/otlp-sink';
 import { seedLocations } from './support/locations';
-import type { BenchStack } from './support/stack';
+import type { BenchStack, ServerProcess } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
 
 const USAGE = `  --list L             posts, locations or both (default both): which lists are timed
@@ -31,6 +32,11 @@ const USAGE = `  --list L             posts, locations or both (default both): w
   --warmup-s S         an untimed turn of each target before the first round (default 1; 0 skips it)
   --location-read-limit N  with --url: its LOCATION_READ_RATE_LIMIT_PER_MINUTE (default 300), which the plain
                        route counts against as the service does (both count in the token's one bucket)
+  --observability      what metrics and tracing cost: the stack's server runs with METRICS=off and no tracing, and a
+                       second server on the same database with METRICS=on and traces exported over OTLP (to a sink
+                       of this run) is timed beside it, in the same rounds
+  --trace-ratio R      with --observability: the share of requests traced on the observed server (default 1: every
+                       one; 0.1 as a production might sample; 0: metrics only, no tracing)
 `;
 
 type ListName = 'posts' | 'locations';
@@ -47,6 +53,9 @@ interface Options {
   seconds: number;
   rounds: number;
   warmupSeconds: number;
+  observability: boolean;
+  /** With --observability: the share of requests traced (0: the observed server has metrics only). */
+  traceRatio: number;
 }
 
 /** The fields of src/rest/operations/post.graphql's RestPostFields: what the REST record presents. */
@@ -68,7 +77,8 @@ const LOCATION_FIELDS = `id referenceId name categoryId address postal city coun
   serviceItems serviceArea citationsStatus connected alphaLocationName createdAt updatedAt`;
 const LOCATIONS_QUERY = `query BenchLocations($accountId: ID, $perPage: Int) { locationsPage(accountId: $accountId, perPage: $perPage) { data: locations { ${LOCATION_FIELDS} } found page perPage } }`;
 
-type TargetName = 'plain' | 'REST' | 'GraphQL';
+/** `observed`: the second server of --observability, with metrics and tracing on. */
+type TargetName = 'plain' | 'REST' | 'GraphQL' | 'REST observed' | 'GraphQL observed';
 
 interface Target {
   name: TargetName;
@@ -478,8 +488,9 @@ const SHAPES: Record<ListName, { restOf(data: ListData): string; items(rest: Res
 interface ListRun {
   name: ListName;
   perPage: number;
-  targets: [Target, Target, Target];
-  checked: { rest: string; items: number; found: number; bytes: Record<TargetName, number> } | undefined;
+  /** plain, REST and GraphQL; with --observability, REST and GraphQL of the observed server after them. */
+  targets: [Target, Target, Target, ...Target[]];
+  checked: { rest: string; items: number; found: number; bytes: Partial<Record<TargetName, number>> } | undefined;
   totals: Map<TargetName, Totals>;
   /** The rate-limit bucket the list counts in (locations: `location-reads:<token id>`), shown each round. */
   bucket: string | undefined;
@@ -512,11 +523,18 @@ async function checkAnswers(run: ListRun): Promise<void> {
   plain.expectedBytes = plainAnswer.bytes;
   rest.expectedBytes = restAnswer.bytes;
   graphql.expectedBytes = graphqlAnswer.bytes;
-  run.checked = {
-    rest: restBody,
-    ...SHAPES[run.name].items(JSON.parse(restBody) as RestListBody),
-    bytes: { plain: plainAnswer.bytes, REST: restAnswer.bytes, GraphQL: graphqlAnswer.bytes },
-  };
+  const bytes: Partial<Record<TargetName, number>> = { plain: plainAnswer.bytes, REST: restAnswer.bytes, GraphQL: graphqlAnswer.bytes };
+  // The observed server reads the same database: its answers are the same bytes as the first server's.
+  for (const observed of run.targets.slice(3)) {
+    const same = observed.method === 'GET' ? restAnswer : graphqlAnswer;
+    const observedAnswer = await send(observed, true);
+    if (observedAnswer.status !== 200 || observedAnswer.body !== same.body) {
+      throw new Error(`${run.name}: ${observed.name} answers otherwise than the first server (HTTP ${observedAnswer.status}).\n${describeJsonMismatch(same.body!, observedAnswer.body ?? '', ['first', observed.name])}`);
+    }
+    observed.expectedBytes = observedAnswer.bytes;
+    bytes[observed.name] = observedAnswer.bytes;
+  }
+  run.checked = { rest: restBody, ...SHAPES[run.name].items(JSON.parse(restBody) as RestListBody), bytes };
 }
 
 interface Figure {
@@ -574,14 +592,35 @@ const ROUTES: Record<ListName, { rest: string; graphql: string }> = {
   locations: { rest: 'GET /location', graphql: 'locationsPage' },
 };
 
-function report(runs: ListRun[], options: Options, stack: BenchStack | undefined, aborted: string | undefined): void {
+/** What metrics and tracing cost (--observability): the observed server's req/s against the first one's, per list. */
+function observabilityCost(measured: { run: ListRun; figures: Figure[] }[], traces: { exports: number; bytes: number } | undefined): void {
+  console.log('');
+  console.log('Metrics and tracing on against off (req/s of the observed server as a share of the first; goal: at most 5% lower)');
+  for (const { run, figures } of measured) {
+    for (const [off, on] of [['REST', 'REST observed'], ['GraphQL', 'GraphQL observed']] as const) {
+      const offFigure = figures.find((f) => f.target === off);
+      const onFigure = figures.find((f) => f.target === on);
+      if (!offFigure || !onFigure || offFigure.rps === 0) continue;
+      const ratio = onFigure.rps / offFigure.rps;
+      const name = off === 'REST' ? ROUTES[run.name].rest : `GraphQL ${ROUTES[run.name].graphql}`;
+      const cpu = (f: Figure) => ms(f.cpuMsPerRequest.serving, 2);
+      console.log(
+        `  ${name}: ${onFigure.rps.toFixed(0)} against ${offFigure.rps.toFixed(0)} req/s = ${(ratio * 100).toFixed(1)}% ` +
+          `(${((1 - ratio) * 100).toFixed(1)}% lower; server CPU ms/req ${cpu(onFigure)} against ${cpu(offFigure)}) -> ${ratio >= 0.95 ? 'met' : 'MISSED'}`,
+      );
+    }
+  }
+  if (traces) console.log(`  traces exported to the sink: ${traces.exports} export request(s), ${(traces.bytes / 1024 / 1024).toFixed(1)} MB`);
+}
+
+function report(runs: ListRun[], options: Options, stack: BenchStack | undefined, aborted: string | undefined, traces: { exports: number; bytes: number } | undefined): void {
   const measured = runs.map((run) => ({ run, figures: figuresOf(run.totals) })).filter(({ figures }) => figures.length > 0);
   if (measured.length === 0) return;
   const pct = (value: number | undefined) => (value === undefined ? 'n/a' : `${(value * 100).toFixed(0)}%`);
   const problems: string[] = [];
   for (const { run, figures } of measured) {
     const what = run.checked
-      ? `${run.checked.items} of ${run.checked.found} ${run.name}, ${(run.checked.bytes.REST / 1024).toFixed(1)} KB REST, ${(run.checked.bytes.GraphQL / 1024).toFixed(1)} KB GraphQL`
+      ? `${run.checked.items} of ${run.checked.found} ${run.name}, ${((run.checked.bytes.REST ?? 0) / 1024).toFixed(1)} KB REST, ${((run.checked.bytes.GraphQL ?? 0) / 1024).toFixed(1)} KB GraphQL`
       : run.name;
     console.log('');
     console.log(
@@ -609,8 +648,9 @@ function report(runs: ListRun[], options: Options, stack: BenchStack | undefined
       if (f.benchLoopP99Max > 20) problems.push(`${run.name} ${f.target}: the benchmark's own event loop lagged (p99 ${f.benchLoopP99Max.toFixed(1)} ms): its latencies include the client's`);
     }
   }
-  console.log('  serving: the process answering (plain: the baseline server; REST, GraphQL: the service). Cores busy counts');
-  console.log('  those three processes only: 2.00 is the whole machine.');
+  console.log('  serving: the process answering (plain: the baseline server; REST, GraphQL: the service; observed: its second');
+  console.log('  server, metrics and tracing on). Cores busy counts the serving process, PostgreSQL and the bench: 2.00 is the');
+  console.log('  whole machine.');
 
   const warnings = stack?.serverWarnings() ?? [];
   if (warnings.length > 0) problems.push(`the server logged ${warnings.length} warning line(s); first: ${warnings[0]!.slice(0, 300)}`);
@@ -630,7 +670,23 @@ function report(runs: ListRun[], options: Options, stack: BenchStack | undefined
       console.log(`  ${name} at least ${(share * 100).toFixed(0)}% of the plain route: ${pct(figure?.ofPlain)} -> ${verdict}${aborted ? ' (run stopped early)' : ''}`);
     }
   }
+  if (options.observability) observabilityCost(measured, traces);
   if (aborted) console.log(`\nStopped early: ${aborted}. The figures above are what was measured until then.`);
+}
+
+function readObservability(wanted: boolean, url: string | undefined): boolean {
+  if (!wanted) return false;
+  if (url) throw new Error('--observability starts its own two servers: it does not go with --url');
+  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) throw new Error('--observability compares tracing on with off: unset OTEL_EXPORTER_OTLP_ENDPOINT');
+  return true;
+}
+
+function readTraceRatio(raw: string | undefined, observability: boolean): number {
+  if (raw === undefined) return 1;
+  if (!observability) throw new Error('--trace-ratio goes with --observability');
+  const ratio = decimalOption('trace-ratio', raw, 1, 0);
+  if (ratio > 1) throw new Error(`--trace-ratio must be from 0 to 1, not ${raw}`);
+  return ratio;
 }
 
 /** The events counted in a rate-limit bucket's window now (rows of rate_limit_event). */
@@ -643,7 +699,8 @@ async function windowEvents(db: Client | undefined, bucket: string | undefined):
 runBench({
   name: 'lists',
   usage: USAGE,
-  values: ['list', 'posts', 'per-page', 'locations', 'location-per-page', 'location-read-limit', 'connections', 'seconds', 'rounds', 'warmup-s'],
+  values: ['list', 'posts', 'per-page', 'locations', 'location-per-page', 'location-read-limit', 'connections', 'seconds', 'rounds', 'warmup-s', 'trace-ratio'],
+  flags: ['observability'],
   timeoutSeconds: 300,
   databaseUrl: { why: 'which the plain route reads', required: true },
   // A zero-latency provider: the seeded posts leave SENDING at once, the seeded locations connect at once; and no
@@ -664,14 +721,19 @@ runBench({
       seconds: integerOption('seconds', values.seconds, 5, 1),
       rounds: integerOption('rounds', values.rounds, 3, 1),
       warmupSeconds: integerOption('warmup-s', values['warmup-s'], 1, 0),
+      observability: readObservability(values.observability === true, common.url),
+      traceRatio: readTraceRatio(values['trace-ratio'], values.observability === true),
     };
   },
+  // The first server is the one without: metrics off, and no tracing (readObservability refuses an OTLP endpoint).
+  stackEnv: (options): Record<string, string> => (options.observability ? { METRICS: 'off' } : {}),
   start(options, signal) {
     console.log(`  lists: ${options.lists.join(', ')}`);
     const agents: Agent[] = [];
     const runs: ListRun[] = [];
     let db: Client | undefined;
     let plain: PlainServer | undefined;
+    let sink: OtlpSink | undefined;
     return {
       async measure({ stack }: BenchEnvironment) {
         const databaseUrl = stack.databaseUrl!;
@@ -709,6 +771,25 @@ runBench({
           agents.push(agent);
           return agent;
         };
+        let observed: ServerProcess | undefined;
+        if (options.observability) {
+          if (!stack.startServerBeside) throw new Error('--observability needs a stack of this run');
+          sink = await startOtlpSink();
+          const tracing: Record<string, string> =
+            options.traceRatio === 0
+              ? {}
+              : {
+                  OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+                  // The SDK's default protocol and batching, said rather than inherited; the share of requests sampled.
+                  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+                  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+                  OTEL_TRACES_SAMPLER_ARG: String(options.traceRatio),
+                };
+          observed = await stack.startServerBeside({ METRICS: 'on', ...tracing }, signal);
+          const traced = options.traceRatio === 0 ? 'no tracing' : `traces exported to ${sink.url}, ${(options.traceRatio * 100).toFixed(0)}% of requests sampled`;
+          console.log(`  observed server: ${observed.baseUrl} (ROLE=api on the same database; METRICS=on, ${traced})`);
+          console.log('  first server: METRICS=off, no tracing');
+        }
         const serverPid = stack.serverPid;
         const plainPid = plain.pid;
         for (const name of options.lists) {
@@ -737,11 +818,19 @@ runBench({
             totals: new Map(),
             bucket: name === 'locations' && tokenId ? `location-reads:${tokenId}` : undefined,
           };
+          if (observed) {
+            const observedPid = observed.pid;
+            const [, rest, graphql] = run.targets;
+            run.targets.push(
+              { ...rest, name: 'REST observed', url: new URL(`${observed.baseUrl}${restPath}?${query}`), agent: agentOf(), servingPid: () => observedPid },
+              { ...graphql, name: 'GraphQL observed', url: new URL(`${observed.baseUrl}/graphql`), agent: agentOf(), servingPid: () => observedPid },
+            );
+          }
           await checkAnswers(run);
           runs.push(run);
           const checked = run.checked!;
           console.log(
-            `  ${name}: the three answers are equal: ${checked.items} of ${checked.found}; ${checked.bytes.REST} bytes from plain and REST, ` +
+            `  ${name}: the ${run.targets.length} answers are equal: ${checked.items} of ${checked.found}; ${checked.bytes.REST} bytes from plain and REST, ` +
               `${checked.bytes.GraphQL} from GraphQL`,
           );
           if (checked.items === 0) console.log(`  (an empty page: the ${name} lists measured carry nothing)`);
@@ -778,7 +867,7 @@ runBench({
         }
       },
       report(stack, aborted) {
-        report(runs, options, stack, aborted);
+        report(runs, options, stack, aborted, sink?.received());
         return {
           lists: runs.map((run) => ({
             list: run.name,
@@ -792,6 +881,7 @@ runBench({
       async close() {
         for (const agent of agents) agent.destroy();
         await db?.end().catch(() => undefined);
+        await sink?.close();
         if (plain) await plain.stop().catch((error: unknown) => console.error(`stopping the plain server: ${String(error)}`));
       },
       forceStop: () => plain?.kill(),

@@ -71,6 +71,8 @@ export interface BenchDefinition<S extends string, F extends string, O> {
   sandbox: Partial<AlphaSandboxConfig>;
   /** Whether the stack it starts runs with an inspector (for reading the server's memory after a forced GC). */
   inspector?(options: O): boolean;
+  /** Settings of the server of the stack it starts, over the harness's own (e.g. METRICS=off). */
+  stackEnv?(options: O): Record<string, string>;
   /** Its own options from their raw values; throws (naming the option) on a bad one. */
   read(values: { [K in S]?: string } & { [K in F]?: boolean }, common: CommonOptions): O;
   /** Prints what it will do (after the machine's lines) and returns the session that does it. */
@@ -214,7 +216,13 @@ async function main<S extends string, F extends string, O>(definition: BenchDefi
     } else {
       const inspectorPort = definition.inspector?.(options) ? await freePort() : undefined;
       const started = performance.now();
-      stack = await startOwnedStack({ root: path.resolve(__dirname, '../../..'), signal, profileDir: options.profileServer, inspectorPort });
+      stack = await startOwnedStack({
+        root: path.resolve(__dirname, '../../..'),
+        signal,
+        profileDir: options.profileServer,
+        inspectorPort,
+        env: definition.stackEnv?.(options),
+      });
       console.log(
         `  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist-dev/dev/main.js, ` +
           `a throwaway database${stack.postmasterPid() === undefined ? " on DATABASE_URL's server" : ' on an embedded PostgreSQL'}, throwaway DATA_DIR` +

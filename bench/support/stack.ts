@@ -38,6 +38,11 @@ export interface BenchStack {
   postmasterPid(): number | undefined;
   /** Lines the server wrote at warn level or above (LOG_LEVEL=warn), for the report. */
   serverWarnings(): string[];
+  /**
+   * On a stack of this run: a second server process on the same database (ROLE=api: it takes no jobs), with the
+   * stack's settings and `env` over them, stopped with the stack. For comparing two settings in one run.
+   */
+  startServerBeside?(env: Record<string, string>, signal: AbortSignal): Promise<ServerProcess>;
   stop(): Promise<void>;
   /** Last resort when stopping hangs: kill what this run started, at once. */
   forceStop(): void;
@@ -66,6 +71,101 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 
 const BANNER = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
 
+/** One server process a bench started (`node dist-dev/dev/main.js`), up once its banner was printed. */
+export interface ServerProcess {
+  baseUrl: string;
+  pid: number | undefined;
+  dataDir: string;
+  /** Lines it wrote after its banner (LOG_LEVEL=warn: warnings and errors), for the report. */
+  warnings(): string[];
+  /** SIGTERM (the server drains, stops pg-boss and closes its connections), SIGKILL after 30 s. */
+  stop(): Promise<void>;
+  forceStop(): void;
+}
+
+/** Starts `node dist-dev/dev/main.js` with `env` and waits for its banner; kills it when it does not come up. */
+async function spawnServer(options: {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  args: string[];
+  dataDir: string;
+  signal: AbortSignal;
+  startTimeoutMs?: number;
+}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...options.args, path.join(options.root, 'dist-dev/dev/main.js')], {
+    cwd: options.root,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const warnings: string[] = [];
+  let banner = false;
+  let onOutput: () => void = () => undefined;
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    // Before the banner everything is kept (to explain a failed start); after it, only pino's warn+ lines (the
+    // inspector's own lines are not the server's).
+    if (!banner) output += text;
+    else {
+      for (const line of text.split('\n')) if (line.trim() && !INSPECTOR_NOISE.test(line) && warnings.length < 200) warnings.push(line);
+    }
+    onOutput();
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      if (!(await waitForExit(child, 30_000))) {
+        child.kill('SIGKILL');
+        await waitForExit(child, 5_000);
+      }
+    }
+  };
+  const forceStop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+
+  const startTimeoutMs = options.startTimeoutMs ?? 180_000;
+  try {
+    const baseUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new Error(`the server did not start within ${startTimeoutMs / 1000} s`)), startTimeoutMs);
+      const onAbort = () => fail(new Error('aborted while starting the server'));
+      const onExit = (code: number | null) => fail(new Error(`the server exited (${code}) before it was up`));
+      function done() {
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        child.off('exit', onExit);
+        onOutput = () => undefined;
+      }
+      function fail(error: Error) {
+        done();
+        reject(new Error(`${error.message}; its output:\n${output}`));
+      }
+      onOutput = () => {
+        const match = BANNER.exec(output);
+        if (match) {
+          done();
+          banner = true;
+          resolve(match[1]!);
+        }
+      };
+      if (options.signal.aborted) return onAbort();
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      child.once('exit', onExit);
+      onOutput();
+    });
+    return { baseUrl, pid: child.pid, dataDir: options.dataDir, warnings: () => warnings, stop, forceStop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 /**
  * Starts `node dist-dev/dev/main.js` (what `npm start` runs) on a throwaway DATA_DIR and a throwaway database,
  * migrated beforehand as the tests' template is (dev/database-server.ts: on DATABASE_URL's server, else on an
@@ -80,6 +180,8 @@ export async function startOwnedStack(options: {
   profileDir?: string;
   /** Start the server with `--inspect` on this loopback port (a benchmark forces its GC through it). */
   inspectorPort?: number;
+  /** Settings of the server over the stack's own (a bench comparing settings). */
+  env?: Record<string, string>;
 }): Promise<BenchStack> {
   const databaseServer = await startDatabaseServer({ databaseUrl: process.env.DATABASE_URL, directoryPrefix: 'lg-bench-pg-' });
   const databaseName = `lg_bench_${randomBytes(6).toString('hex')}`;
@@ -109,83 +211,36 @@ export async function startOwnedStack(options: {
     LOCATION_READ_RATE_LIMIT_PER_MINUTE: String(BENCH_LOCATION_LIMIT),
     LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: String(BENCH_LOCATION_LIMIT),
   });
+  if (options.env) Object.assign(env, options.env);
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(options.profileDir)}`] : [];
   const inspect = options.inspectorPort === undefined ? [] : [`--inspect=127.0.0.1:${options.inspectorPort}`];
-  const child = spawn(process.execPath, [...profile, ...inspect, path.join(options.root, 'dist-dev/dev/main.js')], {
-    cwd: options.root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const warnings: string[] = [];
-  let banner = false;
-  let onOutput: () => void = () => undefined;
-  const collect = (chunk: Buffer) => {
-    const text = chunk.toString();
-    // Before the banner everything is kept (to explain a failed start); after it, only pino's warn+ lines (the
-    // inspector's own lines are not the server's).
-    if (!banner) output += text;
-    else {
-      for (const line of text.split('\n')) if (line.trim() && !INSPECTOR_NOISE.test(line) && warnings.length < 200) warnings.push(line);
-    }
-    onOutput();
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
+  const besides: ServerProcess[] = [];
+  let server: ServerProcess | undefined;
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      // SIGTERM: the server drains, stops pg-boss and closes its connections.
-      child.kill('SIGTERM');
-      if (!(await waitForExit(child, 30_000))) {
-        child.kill('SIGKILL');
-        await waitForExit(child, 5_000);
-      }
-    }
+    for (const running of [...besides, ...(server ? [server] : [])]) await running.stop();
     await databaseServer.dropDatabase(databaseName).catch(() => undefined);
     await databaseServer.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    for (const beside of besides) rmSync(beside.dataDir, { recursive: true, force: true });
   };
 
   const forceStop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const running of [...besides, ...(server ? [server] : [])]) running.forceStop();
     // On DATABASE_URL's server the database stays: dropping it cannot be done at once.
     databaseServer.kill();
     rmSync(dataDir, { recursive: true, force: true });
+    for (const beside of besides) rmSync(beside.dataDir, { recursive: true, force: true });
   };
 
   try {
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new Error(`the stack did not start within ${(options.startTimeoutMs ?? 180_000) / 1000} s`)), options.startTimeoutMs ?? 180_000);
-      const onAbort = () => fail(new Error('aborted while starting the stack'));
-      const onExit = (code: number | null) => fail(new Error(`the stack exited (${code}) before it was up`));
-      function done() {
-        clearTimeout(timer);
-        options.signal.removeEventListener('abort', onAbort);
-        child.off('exit', onExit);
-        onOutput = () => undefined;
-      }
-      function fail(error: Error) {
-        done();
-        reject(new Error(`${error.message}; its output:\n${output}`));
-      }
-      onOutput = () => {
-        const match = BANNER.exec(output);
-        if (match) {
-          done();
-          banner = true;
-          resolve(match[1]!);
-        }
-      };
-      if (options.signal.aborted) return onAbort();
-      options.signal.addEventListener('abort', onAbort, { once: true });
-      child.once('exit', onExit);
-      onOutput();
-    });
+    const started = await spawnServer({ root: options.root, env, args: [...profile, ...inspect], dataDir, signal: options.signal, startTimeoutMs: options.startTimeoutMs });
+    server = started;
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoSeed;
+    const baseUrl = started.baseUrl;
     return {
       baseUrl,
       token: demo.token,
@@ -193,10 +248,22 @@ export async function startOwnedStack(options: {
       databaseUrl,
       locationReadLimit: BENCH_LOCATION_LIMIT,
       owned: true,
-      serverPid: child.pid,
+      serverPid: started.pid,
       inspectorPort: options.inspectorPort,
       postmasterPid: () => databaseServer.postmasterPid(),
-      serverWarnings: () => warnings,
+      serverWarnings: () => [...started.warnings(), ...besides.flatMap((beside) => beside.warnings())],
+      async startServerBeside(overrides, signal) {
+        const besideDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
+        // A database that has its organization already: the second server seeds nothing.
+        const beside = await spawnServer({ root: options.root, env: { ...env, DATA_DIR: besideDir, ROLE: 'api', ...overrides }, args: [], dataDir: besideDir, signal }).catch(
+          (error: unknown) => {
+            rmSync(besideDir, { recursive: true, force: true });
+            throw error;
+          },
+        );
+        besides.push(beside);
+        return beside;
+      },
       stop,
       forceStop,
     };
