@@ -53,6 +53,7 @@ describe('a subscription sent over HTTP', () => {
   const subscriptions = [
     ['postUpdated', 'subscription { postUpdated { id } }'],
     ['locationUpdateJobUpdated', 'subscription { locationUpdateJobUpdated { id status } }'],
+    ['asyncWorkUpdated', 'subscription { asyncWorkUpdated { id status } }'],
   ] as const;
   const accepts = [
     ['no Accept', undefined],

@@ -176,6 +176,16 @@ export function eventBusOutageSuite(title: string, makeOutage: () => Promise<Bus
       expect(overGraphQL.outcome).toBe('success');
       const update = await restPatch('Changed while the bus is down');
       expect(update.outcome).toBe('success');
+      const location = await ledger.rest(
+        'POST /location',
+        () =>
+          http(t.url, 'POST', `/location?account_id=${accountId}`, {
+            token: org.token,
+            body: { name: 'Outage Bakery', reference_id: 'bus-2', category_id: 'gcid:bakery', country_code: 'US', address: '2 Main Street', city: 'Springfield', postal: '12345' },
+          }),
+        { success: [200] },
+      );
+      expect(location.outcome).toBe('success');
       const revoke = await ledger.graphql('revokeApiToken', () =>
         graphql(t.url, 'mutation ($id: ID!) { revokeApiToken(id: $id) { id revokedAt } }', { token: org.token, variables: { id: revokable.id } }),
       );
@@ -197,6 +207,12 @@ export function eventBusOutageSuite(title: string, makeOutage: () => Promise<Bus
       // No wake-up reaches the workers: they find the jobs at their next poll.
       for (const id of duringOutage.posts) expect((await pollPost(t.url, org.token, accountId, id, undefined, 60000)).state).toBe('LIVE');
       for (const id of duringOutage.updateJobs) expect(await finishedUpdate(id)).toBe('SUCCEEDED');
+      // The location created while the bus was down is published by its job all the same.
+      const locationId = location.answer!.body.payload.location_id as string;
+      await eventually(async () => {
+        const answer = await http(t.url, 'GET', `/location?account_id=${accountId}&include_fields=connected&per_page=250`, { token: org.token });
+        return answer.body.data.some((item: { id: string; connected: boolean }) => item.id === locationId && item.connected) ? true : undefined;
+      }, 60000, 'the location created during the outage to be connected');
       figures.lostAnnouncements = log.count((line) => /could not be published/.test(line.msg));
       figures.notWaitedFor = notWaitedFor() - notWaitedBefore;
       // A refused publish fails at once; a silent one is not waited for: either way the writes went on without it.
