@@ -6,7 +6,7 @@ import { chromium, type BrowserContext, type Locator, type Page } from 'playwrig
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { minimalLocationBody } from './support/locations';
-import { eventually, pollPost, sandboxOf } from './support/posts';
+import { eventually, pollPost, providerIdOf, sandboxOf } from './support/posts';
 import { ROOT } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -157,9 +157,6 @@ async function createPost(locationId: string, summary: string): Promise<string> 
   expect(created.status).toBe(202);
   return created.body.payload.id as string;
 }
-
-/** The provider's id of a connected location (`accounts/<a>/locations/<id>`). */
-const providerIdOf = (alphaLocationName: string) => alphaLocationName.split('/')[3]!;
 
 /** Waits until a provider call is held at the sandbox: the job that made it is running. */
 async function providerCallHeld(): Promise<void> {

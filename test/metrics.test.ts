@@ -1,7 +1,7 @@
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { freePort } from './support/ports';
-import { eventually, pollPost } from './support/posts';
+import { eventually, pollPost, providerIdOf, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { postProbe, subscribe } from './support/ws';
 
@@ -15,7 +15,8 @@ let t: TestStack;
 let org: OrganizationFixture;
 
 beforeAll(async () => {
-  t = await startTestStack({ METRICS_TOKEN, LOCATION_READ_RATE_LIMIT_PER_MINUTE: '3' });
+  // One retry a second later: a publish that fails twice runs out of attempts within the test.
+  t = await startTestStack({ METRICS_TOKEN, LOCATION_READ_RATE_LIMIT_PER_MINUTE: '3', JOB_RETRY_LIMIT: '1', JOB_RETRY_DELAY_SECONDS: '1' });
   org = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 1, connected: true });
 });
 afterAll(() => t?.close());
@@ -132,6 +133,34 @@ describe('GET /metrics', () => {
     // No label carries an id: no UUID anywhere in the scrape.
     const text = (await scrape()).text;
     expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
+  });
+
+  it('counts a job attempt that will be retried, the one that fails for good, its dead letter settled, and the provider calls that failed', async () => {
+    const accountId = org.accounts[0]!.account.id;
+    const location = org.accounts[0]!.locations[0]!;
+    const before = (await scrape()).samples;
+    // Both attempts of the publish meet a 503 (JOB_RETRY_LIMIT 1).
+    await sandboxOf(t.url).fail({ count: 2, status: 503, method: 'POST', pathContains: `/locations/${providerIdOf(location.alphaLocationName!)}/localPosts` });
+    const created = await http(t.url, 'POST', `/post?account_id=${accountId}`, {
+      token: org.token,
+      body: { location_id: location.id, params: { topicType: 'STANDARD', summary: 'Failed twice at the provider', languageCode: 'en' } },
+    });
+    expect(created.status).toBe(202);
+    const ended = await pollPost(t.url, org.token, accountId, created.body.payload.id, (post) => post.state === 'ERROR');
+    expect(ended.state).toBe('ERROR');
+    const after = await eventually(async () => {
+      const samples = (await scrape()).samples;
+      const settled = valueOf(samples, 'lg_job_attempts_total', { queue: 'post-publish', outcome: 'dead_lettered' }) - valueOf(before, 'lg_job_attempts_total', { queue: 'post-publish', outcome: 'dead_lettered' });
+      return settled > 0 ? samples : undefined;
+    }, 30000, 'the dead letter to be settled');
+    const grew = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+    expect(grew('lg_jobs_created_total', { queue: 'post-publish' })).toBe(1);
+    expect(grew('lg_job_attempts_total', { queue: 'post-publish', outcome: 'retried' })).toBe(1);
+    expect(grew('lg_job_attempts_total', { queue: 'post-publish', outcome: 'failed' })).toBe(1);
+    expect(grew('lg_job_attempts_total', { queue: 'post-publish', outcome: 'dead_lettered' })).toBe(1);
+    expect(grew('lg_job_attempts_total', { queue: 'post-publish', outcome: 'completed' })).toBe(0);
+    expect(grew('lg_job_run_seconds_count', { queue: 'post-publish' })).toBe(2);
+    expect(grew('lg_provider_requests_total', { provider: 'alpha', operation: 'POST v4/accounts/{id}/locations/{id}/localPosts', status: '503' })).toBe(2);
   });
 
   it('answers in Prometheus’s text format, with HELP and TYPE for each family', async () => {

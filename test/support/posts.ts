@@ -4,6 +4,9 @@ import { http, type JsonResponse } from './http';
 export const TERMINAL = ['LIVE', 'SCHEDULED', 'REJECTED', 'ERROR', 'DELETED'];
 
 /** The sandbox this server mounts, driven over HTTP like any script would. */
+/** The provider's id of a location from its resource name (`accounts/{a}/locations/{id}`): what its API paths carry. */
+export const providerIdOf = (alphaLocationName: string): string => alphaLocationName.split('/')[3]!;
+
 export function sandboxOf(baseUrl: string): AlphaSandboxControl {
   return createAlphaSandboxControl(`${baseUrl}/sandbox/alpha`);
 }
