@@ -7,11 +7,19 @@ import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { AsyncWorkKind } from '../src/jobs/work-ledger';
+import { expectSucceeded, waitForWork } from './support/async-work';
+import { connectAlice } from './support/consent';
+import { createOrganizationFixture } from './support/fixtures';
+import { graphql, http } from './support/http';
+import { eventually } from './support/posts';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * The alpha client's account and review calls against the alpha sandbox, both real, over HTTP: the seeded accounts,
  * paging, reviews and their replies through moderation. The sandbox runs on a clock this file moves, so moderation
- * is followed by moving time, never by waiting.
+ * is followed by moving time, never by waiting. One test answers a review through the service instead (its own server
+ * and mounted sandbox), to see the reply's send and moderation check listed as asynchronous work.
  */
 
 const START = Date.parse('2031-03-01T10:00:00.000Z');
@@ -460,6 +468,43 @@ describe('replies and moderation', () => {
       comment: 'Sent',
       state: 'APPROVED',
     });
+  });
+});
+
+describe('a reply answered through the service', () => {
+  // The service with its own mounted sandbox (moderation 0: the provider decides at the first look).
+  let t: TestStack;
+  beforeAll(async () => {
+    t = await startTestStack();
+  });
+  afterAll(() => t?.close());
+
+  it('is listed as REVIEW_REPLY_SEND and REVIEW_REPLY_CHECK work about the review, each finished', async () => {
+    const org = await createOrganizationFixture(t.em(), { accounts: 0 });
+    const accountId = await connectAlice(t.url, org.token);
+    const reviewOf = async () => {
+      const answer = await graphql(t.url, `query ($a: ID, $id: ID!) { review(accountId: $a, id: $id) { id reviewReplyState } }`, {
+        token: org.token,
+        variables: { a: accountId, id: review('alice1-tom') },
+      });
+      return answer.body.data.review;
+    };
+    const { id: reviewId } = await reviewOf();
+    const sent = await http(t.url, 'POST', `/review/answer?account_id=${accountId}`, { token: org.token, body: { review_id: review('alice1-tom'), answer: 'Fresh batches at 3 pm now.' } });
+    expect(sent.status).toBe(200);
+    await eventually(async () => ((await reviewOf()).reviewReplyState === 'ACTIVE' ? true : undefined), 30000, 'the reply to be moderated');
+
+    const owner = { subjectId: reviewId, accountId, organizationId: org.organization.id, retryable: false };
+    const sends = await waitForWork(t.url, org.token, AsyncWorkKind.REVIEW_REPLY_SEND, reviewId);
+    expect(sends).toHaveLength(1);
+    expect(sends[0]).toMatchObject({ kind: 'REVIEW_REPLY_SEND', ...owner });
+    expectSucceeded(sends[0]!);
+    // The check the send queued found the reply decided: one check, queued once the send had started.
+    const checks = await waitForWork(t.url, org.token, AsyncWorkKind.REVIEW_REPLY_CHECK, reviewId);
+    expect(checks).toHaveLength(1);
+    expect(checks[0]).toMatchObject({ kind: 'REVIEW_REPLY_CHECK', ...owner });
+    expectSucceeded(checks[0]!);
+    expect(Date.parse(checks[0]!.createdAt)).toBeGreaterThanOrEqual(Date.parse(sends[0]!.startedAt!));
   });
 });
 

@@ -1,4 +1,7 @@
 import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
+import { BetaBrand } from '../src/beta-brand/beta-brand.entity';
+import { AsyncWorkKind } from '../src/jobs/work-ledger';
+import { expectSucceeded, waitForWork, workAbout } from './support/async-work';
 import { formOf, submit, visit } from './support/browser';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
@@ -118,6 +121,9 @@ describe('beta brands', () => {
 
   const patch = (segmentId: string, body: unknown, token = org.token) => http(t.url, 'PATCH', `/beta/brands/${segmentId}`, { token, body });
 
+  /** The brand's own id (what its work names; GraphQL shows the segment id only). */
+  const brandIdOf = async (segmentId: string) => (await t.em().findOneOrFail(BetaBrand, { segmentId })).id;
+
   beforeEach(async () => {
     // The organization's consent linking company-1001 (the sandbox was just reset, its tokens with it).
     await betaConsent({ state: 'for-brands' });
@@ -150,6 +156,15 @@ describe('beta brands', () => {
     });
     const remote = (await sandbox().state()).brands.find((item: { id: string }) => item.id === brand.beta_brand_id) as any;
     expect(remote.brandDetails).toMatchObject({ countryCodes: ['US'], categories: { primary: 'coffee_shop', additional: ['cafe'] }, ownershipType: 'BRAND_OWNER' });
+
+    // Its push is listed as one unit of work about the brand, of the organization as a whole (no account), finished;
+    // an account token does not see the organization's work.
+    const brandId = await brandIdOf(created.segmentId);
+    const work = await waitForWork(t.url, org.token, AsyncWorkKind.BETA_BRAND_SYNC, brandId);
+    expect(work).toHaveLength(1);
+    expect(work[0]).toMatchObject({ kind: 'BETA_BRAND_SYNC', subjectId: brandId, accountId: null, organizationId: org.organization.id, retryable: false });
+    expectSucceeded(work[0]!);
+    expect(await workAbout(t.url, org.accounts[0]!.token, { kind: AsyncWorkKind.BETA_BRAND_SYNC })).toEqual([]);
 
     const listed = await graphql(t.url, `{ betaBrands { segmentId } }`, { token: org.token });
     expect(listed.body.data.betaBrands.map((item: { segmentId: string }) => item.segmentId)).toContain(created.segmentId);
@@ -200,6 +215,11 @@ describe('beta brands', () => {
     expect(third).toMatchObject({ beta_sync_status: 'SYNCED', use_location_name: true });
     const after = (await sandbox().state()).calls as Record<string, number>;
     expect(after['brand-get']! - ((gets as Record<string, number>)['brand-get'] ?? 0)).toBeGreaterThanOrEqual(1);
+
+    // One unit of work per push (create, change, change read again after the 412), each finished.
+    const work = await waitForWork(t.url, org.token, AsyncWorkKind.BETA_BRAND_SYNC, await brandIdOf(segmentId));
+    expect(work).toHaveLength(3);
+    work.forEach(expectSucceeded);
   });
 
   it('marks a change the provider refuses FAILED with its reason', async () => {

@@ -1,4 +1,6 @@
 import { Account } from '../src/account/account.entity';
+import { AsyncWorkKind } from '../src/jobs/work-ledger';
+import { expectSucceeded, waitForWork } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, sandboxOf } from './support/posts';
@@ -187,6 +189,12 @@ describe('a competitor scan', () => {
       reviews_strategy: expect.stringContaining('top 3'),
     });
     expect(scan.dots).toEqual([{ rank: '4', lat: CENTER.lat, lng: CENTER.lng, ring: 0, dotId: 'dot-0' }]);
+
+    // The scan's job is listed as one unit of work about the scan, of its account, finished.
+    const work = await waitForWork(t.url, org.token, AsyncWorkKind.COMPETITOR_SCAN, scanId);
+    expect(work).toHaveLength(1);
+    expect(work[0]).toMatchObject({ kind: 'COMPETITOR_SCAN', subjectId: scanId, accountId, organizationId: org.organization.id, retryable: false });
+    expectSucceeded(work[0]!);
   });
 
   it('of one ring: nine dots on a square around the centre, each searching within 0.75 of the spacing', async () => {

@@ -1,3 +1,5 @@
+import { AsyncWorkKind } from '../src/jobs/work-ledger';
+import { expectSucceeded, waitForWork } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { TestClock } from './support/clock';
 import { formOf, submit, visit } from './support/browser';
@@ -97,6 +99,11 @@ describe('the consent flow, as a browser follows it', () => {
 
     const ended = await importEnded(t.url, fixture.token, accountId);
     expect(ended).toEqual({ syncStatus: 'SUCCEEDED', syncProgress: { locations: 2, reviews: 7 }, syncError: null });
+    // The import is listed as one unit of work about the account, finished.
+    const imports = await waitForWork(t.url, fixture.token, AsyncWorkKind.ACCOUNT_IMPORT, accountId);
+    expect(imports).toHaveLength(1);
+    expect(imports[0]).toMatchObject({ kind: 'ACCOUNT_IMPORT', subjectId: accountId, accountId, organizationId: fixture.organization.id, retryable: false });
+    expectSucceeded(imports[0]!);
     const locations = await http(t.url, 'GET', `/location?account_id=${accountId}`, { token: fixture.token });
     expect(locations.body.data.map((location: { reference_id: string; connected: boolean; alpha_location_name: string }) => [location.reference_id, location.connected, location.alpha_location_name]).sort()).toEqual([
       ['alice-1', true, 'accounts/1001/locations/10011'],
@@ -346,6 +353,12 @@ describe('disconnect and reconnect', () => {
     expect(refreshed.status).toBe(200);
     expect(Object.fromEntries(query(refreshed.body.url))).toEqual({ status: 'success_reconnect', state: 'r1', account_id: second });
     expect((await importEnded(t.url, fixture.token, second)).syncStatus).toBe('SUCCEEDED');
+    // The re-sync is a second unit of import work about the account, newest first; both finished.
+    const imports = await waitForWork(t.url, fixture.token, AsyncWorkKind.ACCOUNT_IMPORT, second);
+    expect(imports).toHaveLength(2);
+    expect(imports.every((work) => work.accountId === second)).toBe(true);
+    imports.forEach(expectSucceeded);
+    expect(Date.parse(imports[0]!.createdAt)).toBeGreaterThan(Date.parse(imports[1]!.createdAt));
 
     // Disconnecting one of Carol's accounts keeps her consent for the other.
     const disconnected = await http(t.url, 'DELETE', `/disconnect/account?${new URLSearchParams({ alphaId: first, external_api: 'true', state: 'd' })}`, { token: fixture.token });

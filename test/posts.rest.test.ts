@@ -1,3 +1,5 @@
+import { AsyncWorkKind } from '../src/jobs/work-ledger';
+import { expectSucceeded, waitForWork, workAbout } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf } from './support/posts';
@@ -174,6 +176,8 @@ describe('DELETE /post/{id}', () => {
     await eventually(async () => ((await jobStates('post-publish', id)).includes('completed') ? true : undefined), 30000, 'the retried publish');
     expect((await pollPost(t.url, token, accountId, id)).state).toBe('DELETED');
     expect(await atProvider(id)).toHaveLength(0);
+    // Deleted in the request: no deletion work.
+    expect(await workAbout(t.url, token, { kind: AsyncWorkKind.POST_DELETE, subjectId: id })).toEqual([]);
   });
 
   it('queues the deletion of a published post (SENDING), then DELETED; deleting again changes nothing', async () => {
@@ -189,6 +193,11 @@ describe('DELETE /post/{id}', () => {
     const again = await http(t.url, 'DELETE', `/post/${live.id}?account_id=${accountId}`, { token });
     expect(again.status).toBe(202);
     expect(again.body.payload).toEqual({ id: live.id, post_id: live.post_id, state: 'DELETED', message: 'Post already deleted' });
+    // The deletion at the provider is listed as one unit of work about the post, finished; deleting again queued none.
+    const work = await waitForWork(t.url, token, AsyncWorkKind.POST_DELETE, live.id);
+    expect(work).toHaveLength(1);
+    expect(work[0]).toMatchObject({ kind: 'POST_DELETE', subjectId: live.id, accountId, organizationId: org.organization.id, retryable: false });
+    expectSucceeded(work[0]!);
 
     const listed = await http(t.url, 'GET', `/post?account_id=${accountId}`, { token });
     expect(listed.body.payload.posts.map((p: { id: string }) => p.id)).not.toContain(live.id);
