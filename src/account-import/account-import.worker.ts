@@ -2,7 +2,7 @@ import type { EntityClass, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
 import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
-import { accountAccessToken } from '../account/alpha-tokens';
+import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -19,6 +19,9 @@ import { changeLocked, lockRow } from '../shared/row-lock';
 
 const PAGE_SIZE = 100;
 
+/** What the import worker uses: the alpha provider (with the accounts' tokens), the job queue, the clock. */
+export type AccountImportDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & AlphaTokenDeps;
+
 /**
  * Imports a connected account from the provider, or re-syncs it (the document's data export): its locations
  * (created or brought up to date, connected, by their provider names) and each location's reviews (reviews the
@@ -29,7 +32,7 @@ const PAGE_SIZE = 100;
  * provider's copy may predate it (the next re-sync reads the provider again); a reply on its way (PENDING) is its
  * jobs' to end. An account disconnected meanwhile ends the import, whatever step noticed it.
  */
-export async function importAccount(runtime: Runtime, payload: QueuePayloads['account-import'], job: JobContext): Promise<void> {
+export async function importAccount(runtime: AccountImportDeps, payload: QueuePayloads['account-import'], job: JobContext): Promise<void> {
   try {
     await importConnectedAccount(runtime, payload.accountId, job);
   } catch (error) {
@@ -38,11 +41,11 @@ export async function importAccount(runtime: Runtime, payload: QueuePayloads['ac
   }
 }
 
-async function accountExists(runtime: Runtime, accountId: string): Promise<boolean> {
+async function accountExists(runtime: Pick<Runtime, 'database'>, accountId: string): Promise<boolean> {
   return (await runtime.database.orm.em.fork().count(Account, { id: accountId })) > 0;
 }
 
-async function importConnectedAccount(runtime: Runtime, accountId: string, job: JobContext): Promise<void> {
+async function importConnectedAccount(runtime: AccountImportDeps, accountId: string, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const account = await em.findOne(Account, accountId);
   if (!account?.alphaAccountId) return;
@@ -136,7 +139,7 @@ class AccountGone extends Error {
  * A failure of an import, on its account while it is in progress: retried ones keep it QUEUED with the latest
  * reason; a final one makes it FAILED with the reason (a provider's text, or a fixed one: never an error of ours).
  */
-async function recordImportFailure(runtime: Runtime, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
+async function recordImportFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
   await runtime.database.orm.em.fork().nativeUpdate(
     Account,
     { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } },
@@ -197,7 +200,7 @@ async function upsertLocation(em: EntityManager, account: Account, remote: Alpha
  * Import jobs for accounts waiting for one that no job may hold: those made where no job could be queued (the
  * CLI's demo seed, before the job tables exist). A duplicate job is harmless: an import can run twice.
  */
-async function enqueueOwedImports(runtime: Runtime): Promise<void> {
+async function enqueueOwedImports(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(Account, { syncStatus: AccountSyncStatus.QUEUED, alphaAccountId: { $ne: null } }, { fields: ['id'], limit: 1000 });
   if (waiting.length === 0) return;
@@ -206,7 +209,7 @@ async function enqueueOwedImports(runtime: Runtime): Promise<void> {
   });
 }
 
-export async function registerAccountWorkers(runtime: Runtime): Promise<void> {
+export async function registerAccountWorkers(runtime: AccountImportDeps): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'account-import',
     run: (payload, job) => importAccount(runtime, payload, job),
@@ -216,7 +219,7 @@ export async function registerAccountWorkers(runtime: Runtime): Promise<void> {
 }
 
 /** An account whose import ran out of retries, QUEUED to import again. False when it is not FAILED any more. */
-export async function reopenImport(tx: EntityManager, _runtime: Runtime, { accountId }: QueuePayloads['account-import']): Promise<boolean> {
+export async function reopenImport(tx: EntityManager, _runtime: unknown, { accountId }: QueuePayloads['account-import']): Promise<boolean> {
   const updated = await tx.nativeUpdate(Account, { id: accountId, syncStatus: AccountSyncStatus.FAILED }, { syncStatus: AccountSyncStatus.QUEUED, syncError: null });
   return updated > 0;
 }

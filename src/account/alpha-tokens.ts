@@ -1,7 +1,9 @@
-import { consentAccessToken, type ConsentTokens, type RefreshOptions } from '../providers/shared/consent-tokens';
-import type { Runtime } from '../runtime';
+import { consentAccessToken, type ConsentTokenDeps, type ConsentTokens, type RefreshOptions } from '../providers/shared/consent-tokens';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
+
+/** What getting an alpha access token uses. */
+export type AlphaTokenDeps = ConsentTokenDeps;
 
 /** An alpha identity as the consent whose tokens it keeps. */
 function alphaConsent(identityId: string): ConsentTokens<AlphaIdentity> {
@@ -23,23 +25,24 @@ function alphaConsent(identityId: string): ConsentTokens<AlphaIdentity> {
  * expire (or always, `force`). Throws ConsentLostError when the provider refuses the refresh token (or there is
  * none, or the identity is gone).
  */
-export function identityAccessToken(runtime: Runtime, identityId: string, options?: RefreshOptions): Promise<string> {
+export function identityAccessToken(runtime: AlphaTokenDeps, identityId: string, options?: RefreshOptions): Promise<string> {
   return consentAccessToken(runtime, alphaConsent(identityId), options);
 }
 
 /**
  * Which consent each account calls the provider with (null: none, the service's own token), per runtime. An
  * account's consent never changes (a disconnect removes the account; a new connection makes a new one), so a
- * worker asks the database once per account, not once per call.
+ * worker asks the database once per account, not once per call. Keyed by the object passed: callers pass the
+ * process's runtime itself, not a copy of its parts.
  */
-const consentOfAccount = new WeakMap<Runtime, Map<string, Promise<string | null>>>();
+const consentOfAccount = new WeakMap<AlphaTokenDeps, Map<string, Promise<string | null>>>();
 const MAX_CACHED_ACCOUNTS = 10_000;
 
 /**
  * The access token for the provider calls of an account: its consent's, or undefined for an account connected
  * without one (the service's own token, e.g. the demo's).
  */
-export async function accountAccessToken(runtime: Runtime, accountId: string): Promise<string | undefined> {
+export async function accountAccessToken(runtime: AlphaTokenDeps, accountId: string): Promise<string | undefined> {
   let known = consentOfAccount.get(runtime);
   if (!known) consentOfAccount.set(runtime, (known = new Map<string, Promise<string | null>>()));
   // The lookup itself is kept, so the jobs of one batch (run together) share one query.

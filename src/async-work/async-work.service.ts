@@ -136,10 +136,13 @@ export async function countWork(scope: RequestScope, accountId: string | null | 
   return rows.map((row) => ({ kind: row.kind, status: row.status, count: Number(row.count) }));
 }
 
-type Retry = (tx: EntityManager, runtime: Runtime, payload: unknown, workId: string) => Promise<boolean>;
+/** What a retry uses: the job queue, and what the resources' reopen rules use (they announce their changes). */
+type RetryDeps = Pick<Runtime, 'jobs' | 'database' | 'events'>;
+
+type Retry = (tx: EntityManager, runtime: RetryDeps, payload: unknown, workId: string) => Promise<boolean>;
 
 /** Puts the record back where its job starts from, and enqueues the job again for the same unit of work. */
-function again<Q extends QueueName>(queue: Q, reopen: (tx: EntityManager, runtime: Runtime, payload: QueuePayloads[Q]) => Promise<boolean>): Retry {
+function again<Q extends QueueName>(queue: Q, reopen: (tx: EntityManager, runtime: RetryDeps, payload: QueuePayloads[Q]) => Promise<boolean>): Retry {
   return async (tx, runtime, payload, workId) => {
     if (!isQueuePayload(queue, payload) || !(await reopen(tx, runtime, payload))) return false;
     await runtime.jobs.enqueue(tx, queue, payload, { workId });

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { betaAccessToken } from '../oauth/beta-connection.service';
+import { betaAccessToken, type BetaTokenDeps } from '../oauth/beta-connection.service';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
@@ -9,6 +9,9 @@ import type { Runtime } from '../runtime';
 import { changeLocked } from '../shared/row-lock';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
+
+/** What the brand sync worker uses: the beta provider (with the organizations' tokens), the job queue. */
+export type BetaBrandWorkerDeps = Pick<Runtime, 'database' | 'beta' | 'jobs'> & BetaTokenDeps;
 
 /** Replaced or deleted with a fresh etag at most this often when the brand keeps changing at the provider. */
 const ETAG_ATTEMPTS = 3;
@@ -39,7 +42,7 @@ const MAX_PUSHES = 5;
  * job pushes it), so its pushes never race each other's etags. A failure is the engine's
  * (src/jobs/failure-policy.ts): FAILED with the reason when final.
  */
-export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
+export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(BetaBrand, payload.brandId);
   // Anything not SYNCED is this job's to push.
@@ -77,7 +80,7 @@ export async function syncBetaBrand(runtime: Runtime, payload: QueuePayloads['be
 }
 
 /** Deletes the brand at the provider (already gone there is what we wanted), then its row here. */
-async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
+async function deleteAtProvider(runtime: Pick<Runtime, 'beta'>, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
   if (brand.betaBrandId) {
     try {
       await withFreshEtag(brand, (etag) => runtime.beta.deleteBrand(brand.betaCompanyId, brand.betaBrandId!, etag, call), runtime, call);
@@ -93,7 +96,7 @@ async function deleteAtProvider(runtime: Runtime, em: EntityManager, brand: Beta
  * that failed for good brings the brand back (it still exists at the provider), FAILED with why, so it can be seen
  * and deleted again instead of lingering unseen.
  */
-async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
+async function recordSyncFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
   await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
     if (!failure.final) {
@@ -110,7 +113,7 @@ async function recordSyncFailure(runtime: Runtime, payload: QueuePayloads['beta-
 async function withFreshEtag<T>(
   brand: BetaBrand,
   send: (etag: string) => Promise<T>,
-  runtime: Runtime,
+  runtime: Pick<Runtime, 'beta'>,
   call: { signal: AbortSignal; accessToken: string },
 ): Promise<T> {
   let etag = brand.betaEtag ?? (await runtime.beta.getBrand(brand.betaCompanyId, brand.betaBrandId!, call)).etag;
@@ -124,7 +127,7 @@ async function withFreshEtag<T>(
   }
 }
 
-export async function registerBetaBrandWorkers(runtime: Runtime): Promise<void> {
+export async function registerBetaBrandWorkers(runtime: BetaBrandWorkerDeps): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'beta-brand-sync',
     run: (payload, job) => syncBetaBrand(runtime, payload, job),

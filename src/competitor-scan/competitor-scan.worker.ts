@@ -1,4 +1,4 @@
-import { accountAccessToken } from '../account/alpha-tokens';
+import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
@@ -11,6 +11,9 @@ import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanStatus, UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
 import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
+
+/** What running a scan uses: the alpha provider (with the accounts' tokens), the clock. */
+export type ScanWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'clock'> & AlphaTokenDeps;
 
 /** A search shows this many places; a business beyond them is "20+". */
 const RESULTS_PER_DOT = 20;
@@ -41,7 +44,7 @@ const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '
  * (src/jobs/failure-policy.ts): a retried scan starts again from the first dot; a final failure ends it `failed`.
  * A scan whose location is gone (its account was disconnected) went with it: nothing to do.
  */
-export async function runScan(runtime: Runtime, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
+export async function runScan(runtime: ScanWorkerDeps, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } });
   if (!scan) return;
@@ -75,7 +78,7 @@ export async function runScan(runtime: Runtime, payload: QueuePayloads['competit
 }
 
 /** A failure of a scan: queued again with the latest reason while it is retried; `failed` with the reason when final. */
-async function recordScanFailure(runtime: Runtime, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
+async function recordScanFailure(runtime: Pick<Runtime, 'database' | 'clock'>, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
   await runtime.database.orm.em.fork().nativeUpdate(
     CompetitorScan,
     { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } },
@@ -158,7 +161,7 @@ export function scanFigures(
   };
 }
 
-export async function registerCompetitorScanWorkers(runtime: Runtime): Promise<void> {
+export async function registerCompetitorScanWorkers(runtime: ScanWorkerDeps & Pick<Runtime, 'jobs'>): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'competitor-scan',
     run: (payload, job) => runScan(runtime, payload, job),

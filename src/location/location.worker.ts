@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { accountAccessToken } from '../account/alpha-tokens';
+import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
@@ -10,12 +10,15 @@ import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange } from './location.events';
+import { announceUpdateJobChange, type UpdateJobEventDeps } from './location.events';
 import { applyLocationChanges } from './location.rules';
 
 function failureOf({ status, reason, message }: JobFailure): ProviderFailure {
   return { status, reason, message };
 }
+
+/** What the location workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the update job events. */
+export type LocationWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps;
 
 const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
 
@@ -25,7 +28,7 @@ const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
  * again whole before it is marked, so the provider ends with what we have. A location gone meanwhile (its account
  * was disconnected) ends the job.
  */
-export async function publishLocation(runtime: Runtime, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
+export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & AlphaTokenDeps, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!stored || stored.connected || !stored.account.alphaAccountId) return;
@@ -56,7 +59,7 @@ export async function publishLocation(runtime: Runtime, payload: QueuePayloads['
  * changed: a late or repeated call (the dead letter's RETRIES_EXHAUSTED after the last attempt recorded why) never
  * touches a connected one, nor replaces the failure already kept.
  */
-async function recordPublishFailure(runtime: Runtime, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
+async function recordPublishFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
   if (!failure.final) return;
   await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current) => {
     current.providerError = failureOf(failure);
@@ -68,7 +71,7 @@ async function recordPublishFailure(runtime: Runtime, payload: QueuePayloads['lo
  * job is gone or already finished.
  */
 async function changeUnfinishedJob(
-  runtime: Runtime,
+  runtime: UpdateJobEventDeps,
   jobId: string,
   change: (job: LocationUpdateJob, tx: EntityManager) => void | Promise<void>,
 ): Promise<void> {
@@ -84,7 +87,7 @@ async function changeUnfinishedJob(
  * failure is the engine's (src/jobs/failure-policy.ts): recorded as the job's latest error, FAILED when final;
  * the job stays RUNNING while it is retried. Sending the same change twice is harmless.
  */
-export async function runLocationUpdate(runtime: Runtime, payload: QueuePayloads['location-update'], job: JobContext): Promise<void> {
+export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alpha' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps, payload: QueuePayloads['location-update'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const update = await em.findOne(LocationUpdateJob, payload.jobId, { populate: ['location'] });
   if (!update || !UNFINISHED.includes(update.status)) return;
@@ -114,7 +117,7 @@ export async function runLocationUpdate(runtime: Runtime, payload: QueuePayloads
 }
 
 /** A failure of an update job: its latest error; FAILED when final. */
-async function recordUpdateFailure(runtime: Runtime, payload: QueuePayloads['location-update'], failure: JobFailure): Promise<void> {
+async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, 'clock'>, payload: QueuePayloads['location-update'], failure: JobFailure): Promise<void> {
   await changeUnfinishedJob(runtime, payload.jobId, (current) => {
     current.error = failureOf(failure);
     if (failure.final) {
@@ -129,7 +132,7 @@ async function recordUpdateFailure(runtime: Runtime, payload: QueuePayloads['loc
  * refused: those created where no job could be queued (the CLI's demo seed, before the job tables exist). A
  * duplicate job is harmless: a publish of a connected location does nothing.
  */
-async function enqueueUnpublishedLocations(runtime: Runtime): Promise<number> {
+async function enqueueUnpublishedLocations(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<number> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(
     Location,
@@ -144,7 +147,7 @@ async function enqueueUnpublishedLocations(runtime: Runtime): Promise<number> {
 }
 
 /** Registers the location workers of this process, and queues the publishes that are owed. */
-export async function registerLocationWorkers(runtime: Runtime): Promise<void> {
+export async function registerLocationWorkers(runtime: LocationWorkerDeps): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'location-publish',
     run: (payload, job) => publishLocation(runtime, payload, job),
@@ -159,7 +162,7 @@ export async function registerLocationWorkers(runtime: Runtime): Promise<void> {
 }
 
 /** A location the provider never took (its publish ran out of retries), made ready to publish again. */
-export async function reopenLocationPublish(tx: EntityManager, _runtime: Runtime, { locationId }: QueuePayloads['location-publish']): Promise<boolean> {
+export async function reopenLocationPublish(tx: EntityManager, _runtime: unknown, { locationId }: QueuePayloads['location-publish']): Promise<boolean> {
   const location = await lockRow(tx, Location, { id: locationId });
   if (!location || location.connected) return false;
   location.providerError = null;
@@ -171,7 +174,7 @@ export async function reopenLocationPublish(tx: EntityManager, _runtime: Runtime
  * A FAILED update job made QUEUED again, to be sent once more. LOCATION_UPDATE_IN_PROGRESS when another update of
  * the location is unfinished (one at a time per location); false when the job did not fail.
  */
-export async function reopenLocationUpdate(tx: EntityManager, runtime: Runtime, { jobId }: QueuePayloads['location-update']): Promise<boolean> {
+export async function reopenLocationUpdate(tx: EntityManager, runtime: UpdateJobEventDeps, { jobId }: QueuePayloads['location-update']): Promise<boolean> {
   const job = await lockRow(tx, LocationUpdateJob, { id: jobId });
   if (!job || job.status !== LocationUpdateStatus.FAILED) return false;
   const busy = await tx.count(LocationUpdateJob, { location: job.location.id, status: { $in: UNFINISHED } });

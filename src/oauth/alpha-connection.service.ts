@@ -40,7 +40,7 @@ export const ACCOUNT_INFO_FAILED = 'Failed to retrieve account information from 
 export const UNKNOWN_CONSENT = 'This consent is unknown to the service: start again from your application.';
 
 /** Where the provider sends the person back: our callback, under the service's public address. */
-export function alphaCallbackUrl(runtime: Runtime): string {
+export function alphaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
   return `${runtime.publicUrl()}/oauth/alpha/callback`;
 }
 
@@ -74,6 +74,9 @@ export async function generateAlphaConsentUrl(scope: RequestScope, input: { redi
   return { url };
 }
 
+/** What the alpha consent callback uses. */
+export type AlphaCallbackDeps = Pick<Runtime, 'database' | 'clock' | 'alphaOAuth' | 'secrets' | 'config' | 'publicUrl'>;
+
 /** What the callback does: send the person on (with `outcome`, the document's error or success), or (no session to send them to) refuse. */
 export type CallbackOutcome = { redirect: string; outcome: string } | { refusal: string };
 
@@ -83,7 +86,7 @@ export type CallbackOutcome = { redirect: string; outcome: string } | { refusal:
  * to the stored redirect_url, with the document's success parameters or its `error`.
  */
 export async function completeAlphaConsent(
-  runtime: Runtime,
+  runtime: AlphaCallbackDeps,
   query: { state?: string; code?: string; error?: string; scope?: string },
   log: FastifyBaseLogger,
 ): Promise<CallbackOutcome> {

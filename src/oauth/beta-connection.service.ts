@@ -8,7 +8,7 @@ import type { Runtime } from '../runtime';
 import type { CallbackOutcome } from './alpha-connection.service';
 import { UNKNOWN_CONSENT } from './alpha-connection.service';
 import { BetaConnection } from './beta-connection.entity';
-import { consentAccessToken } from '../providers/shared/consent-tokens';
+import { consentAccessToken, type ConsentTokenDeps } from '../providers/shared/consent-tokens';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
 import { consentStepFailed } from './consent-failure';
@@ -21,7 +21,7 @@ export function requireBetaAccess(scope: RequestScope): Principal {
   return principal;
 }
 
-export function betaCallbackUrl(runtime: Runtime): string {
+export function betaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
   return `${runtime.publicUrl()}/oauth/beta/callback`;
 }
 
@@ -46,6 +46,9 @@ export async function generateBetaConsentUrl(scope: RequestScope, input: { redir
   return { url: runtime.betaOAuth.authorizeUrl({ redirectUri: betaCallbackUrl(runtime), state }), state: input.state ?? '' };
 }
 
+/** What the beta consent callback uses. */
+export type BetaCallbackDeps = Pick<Runtime, 'database' | 'clock' | 'betaOAuth' | 'secrets' | 'publicUrl'>;
+
 type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 'token_exchange_failed' | 'provisioning_failed';
 
 /**
@@ -54,7 +57,7 @@ type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 't
  * are kept sealed; its id is what brands name as beta_company_id.
  */
 export async function completeBetaConsent(
-  runtime: Runtime,
+  runtime: BetaCallbackDeps,
   query: { state?: string; code?: string; error?: string },
   log: FastifyBaseLogger,
 ): Promise<CallbackOutcome> {
@@ -97,11 +100,14 @@ export async function completeBetaConsent(
   return { redirect: redirectWith(session.redirectUrl, { success: 'true', state: session.callerState ?? '', company_id: companyId }), outcome: 'success' };
 }
 
+/** What getting a beta access token uses. */
+export type BetaTokenDeps = ConsentTokenDeps;
+
 /**
  * A usable access token of the organization's consent for a company, refreshed (once, under a row lock) when it
  * is about to expire. Throws ConsentLostError when the organization has no consent for the company, or it is lost.
  */
-export function betaAccessToken(runtime: Runtime, organizationId: string, companyId: string): Promise<string> {
+export function betaAccessToken(runtime: BetaTokenDeps, organizationId: string, companyId: string): Promise<string> {
   return consentAccessToken(runtime, {
     provider: 'beta',
     entity: BetaConnection,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { accountAccessToken } from '../account/alpha-tokens';
+import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
@@ -11,7 +11,10 @@ import { changeLocked, lockRow } from '../shared/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
-import { announcePostChange } from './post.events';
+import { announcePostChange, type PostEventDeps } from './post.events';
+
+/** What the post workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the post events. */
+export type PostWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & PostEventDeps & AlphaTokenDeps;
 
 /** How long to wait before asking the provider again about a post under review: 1, 2, 4 … 60 s. */
 export function checkDelayMs(attempt: number): number {
@@ -23,7 +26,7 @@ function lastErrorOf(failure: JobFailure, now: Date): PostLastError {
 }
 
 /** The provider call options of a post's job: its stop signal, and its account's access token. */
-async function callOptionsOf(runtime: Runtime, accountId: string, job: JobContext): Promise<AlphaCallOptions> {
+async function callOptionsOf(runtime: AlphaTokenDeps, accountId: string, job: JobContext): Promise<AlphaCallOptions> {
   return { signal: job.signal, accessToken: await accountAccessToken(runtime, accountId) };
 }
 
@@ -40,7 +43,7 @@ function providerIds(alphaLocationName: string): { accountId: string; locationId
  * Returns the post as committed, or null when it is gone.
  */
 async function changePost(
-  runtime: Runtime,
+  runtime: PostEventDeps,
   postId: string,
   change: (post: Post, em: EntityManager) => Promise<boolean> | boolean,
 ): Promise<Post | null> {
@@ -55,7 +58,7 @@ async function changePost(
  * A failure of a post's job, on the post: its last_error either way; a final one ends it in ERROR. Only a post still
  * waiting for that job's work (`waiting`) is changed, so a late or dead-lettered job never undoes a newer state.
  */
-function postFailureRecorder(runtime: Runtime, waiting: (post: Post) => boolean) {
+function postFailureRecorder(runtime: PostEventDeps & Pick<Runtime, 'clock'>, waiting: (post: Post) => boolean) {
   return async ({ postId }: { postId: string }, failure: JobFailure): Promise<void> => {
     await changePost(runtime, postId, (post) => {
       if (post.state === PostState.DELETED || !waiting(post)) return false;
@@ -76,7 +79,7 @@ function stateFromProvider(remote: AlphaLocalPost, post: Post, now: Date): PostS
   return post.scheduledTime && post.scheduledTime > now ? PostState.SCHEDULED : PostState.PROCESSING;
 }
 
-async function applyProviderState(runtime: Runtime, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
+async function applyProviderState(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
   const now = runtime.clock.now();
   let followUp: Date | null = null;
   let orphan: string | null = null;
@@ -113,7 +116,7 @@ async function applyProviderState(runtime: Runtime, postId: string, remote: Alph
   }
 }
 
-export async function publishPost(runtime: Runtime, payload: QueuePayloads['post-publish'], job: JobContext): Promise<void> {
+export async function publishPost(runtime: PostWorkerDeps, payload: QueuePayloads['post-publish'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
@@ -126,7 +129,7 @@ export async function publishPost(runtime: Runtime, payload: QueuePayloads['post
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
-export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-check'], job: JobContext): Promise<void> {
+export async function checkPost(runtime: PostWorkerDeps, payload: QueuePayloads['post-check'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
@@ -134,7 +137,7 @@ export async function checkPost(runtime: Runtime, payload: QueuePayloads['post-c
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
-export async function deletePostAtProvider(runtime: Runtime, payload: QueuePayloads['post-delete'], job: JobContext): Promise<void> {
+export async function deletePostAtProvider(runtime: Pick<Runtime, 'database' | 'alpha'> & PostEventDeps & AlphaTokenDeps, payload: QueuePayloads['post-delete'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
@@ -153,7 +156,7 @@ export async function deletePostAtProvider(runtime: Runtime, payload: QueuePaylo
 }
 
 /** Registers the post workers of this process. */
-export async function registerPostWorkers(runtime: Runtime): Promise<void> {
+export async function registerPostWorkers(runtime: PostWorkerDeps): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'post-publish',
     run: (payload, job) => publishPost(runtime, payload, job),
@@ -176,7 +179,7 @@ export async function registerPostWorkers(runtime: Runtime): Promise<void> {
  * and never published -> SENDING, in the caller's transaction. False when the post has moved on (deleted,
  * published meanwhile): nothing to retry.
  */
-export async function reopenPublish(tx: EntityManager, runtime: Runtime, { postId }: QueuePayloads['post-publish']): Promise<boolean> {
+export async function reopenPublish(tx: EntityManager, runtime: PostEventDeps, { postId }: QueuePayloads['post-publish']): Promise<boolean> {
   const post = await lockRow(tx, Post, { id: postId });
   if (!post || post.state !== PostState.ERROR || post.providerName !== null) return false;
   post.state = PostState.SENDING;

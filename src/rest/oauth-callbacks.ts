@@ -1,15 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { completeAlphaConsent, type CallbackOutcome } from '../oauth/alpha-connection.service';
-import { completeBetaConsent } from '../oauth/beta-connection.service';
+import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../oauth/alpha-connection.service';
+import { completeBetaConsent, type BetaCallbackDeps } from '../oauth/beta-connection.service';
 import { restErrorBody } from '../http/error-body';
-import type { Runtime } from '../runtime';
 
 /**
  * The identity providers' redirects back to us. A person's browser follows them, so there is no bearer token: the
  * single-use state is what ties the request to a consent. The answer sends the browser on to the caller's
  * redirect_url, with the outcome in its query; a state that names no consent has nowhere to go, and is refused.
  */
-export function registerOAuthCallbacks(app: FastifyInstance, runtime: Runtime): void {
+export function registerOAuthCallbacks(app: FastifyInstance, runtime: AlphaCallbackDeps & BetaCallbackDeps): void {
   type Complete = (query: Record<string, string | undefined>, log: FastifyBaseLogger) => Promise<CallbackOutcome>;
   const callback = (provider: 'alpha' | 'beta', complete: Complete) =>
     app.get(`/oauth/${provider}/callback`, async (request, reply) => {

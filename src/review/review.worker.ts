@@ -1,4 +1,4 @@
-import { accountAccessToken } from '../account/alpha-tokens';
+import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { QueuePayloads } from '../jobs/queues';
@@ -17,25 +17,28 @@ import { ReviewReplyState } from './review.enums';
  * for good (or is dead-lettered) ends the reply FAILED with the reason (src/jobs/failure-policy.ts).
  */
 
+/** What the review reply workers use: the alpha provider (with the accounts' tokens), the job queue, the clock. */
+export type ReviewWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & AlphaTokenDeps;
+
 /** How long to wait before asking again about a reply under moderation: 1, 2, 4 … 60 s. */
 function checkDelayMs(attempt: number): number {
   return Math.min(60, 2 ** attempt) * 1000;
 }
 
-function loadPending(runtime: Runtime, reviewId: string): Promise<Review | null> {
+function loadPending(runtime: Pick<Runtime, 'database'>, reviewId: string): Promise<Review | null> {
   const em = runtime.database.orm.em.fork();
   return em.findOne(Review, { id: reviewId, deletedAt: null, replyState: ReviewReplyState.PENDING });
 }
 
 /** A review the provider no longer has: marked deleted (a reply to it answers 410). */
-async function markDeleted(runtime: Runtime, reviewId: string): Promise<void> {
+async function markDeleted(runtime: Pick<Runtime, 'database' | 'clock'>, reviewId: string): Promise<void> {
   await runtime.database.orm.em.fork().nativeUpdate(Review, { id: reviewId, deletedAt: null }, { deletedAt: runtime.clock.now() });
 }
 
 const isGone = (error: unknown) => error instanceof AlphaProviderError && error.status === 404;
 
 /** Sends a PENDING reply (sending the same reply twice replaces it with itself), then queues its first check. */
-export async function sendReviewReply(runtime: Runtime, payload: QueuePayloads['review-reply-send'], job: JobContext): Promise<void> {
+export async function sendReviewReply(runtime: ReviewWorkerDeps, payload: QueuePayloads['review-reply-send'], job: JobContext): Promise<void> {
   const review = await loadPending(runtime, payload.reviewId);
   if (!review?.replyComment) return;
   let reply;
@@ -59,7 +62,7 @@ export async function sendReviewReply(runtime: Runtime, payload: QueuePayloads['
  * Follows a reply's moderation: asks the provider for the review until its reply is APPROVED (ACTIVE here) or
  * REJECTED. A review the provider no longer has is marked deleted.
  */
-export async function checkReviewReply(runtime: Runtime, payload: QueuePayloads['review-reply-check'], job: JobContext): Promise<void> {
+export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: QueuePayloads['review-reply-check'], job: JobContext): Promise<void> {
   const review = await loadPending(runtime, payload.reviewId);
   if (!review) return;
   let remote: AlphaReview;
@@ -85,7 +88,7 @@ export async function checkReviewReply(runtime: Runtime, payload: QueuePayloads[
 }
 
 /** A reply whose send or check failed for good is FAILED, with the reason; a new reply may then be sent. */
-async function recordReplyFailure(runtime: Runtime, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
+async function recordReplyFailure(runtime: Pick<Runtime, 'database'>, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
   await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current) => {
     current.replyState = ReviewReplyState.FAILED;
@@ -93,7 +96,7 @@ async function recordReplyFailure(runtime: Runtime, payload: { reviewId: string 
   });
 }
 
-export async function registerReviewWorkers(runtime: Runtime): Promise<void> {
+export async function registerReviewWorkers(runtime: ReviewWorkerDeps): Promise<void> {
   await runtime.jobs.work(defineWorker({
     queue: 'review-reply-send',
     run: (payload, job) => sendReviewReply(runtime, payload, job),

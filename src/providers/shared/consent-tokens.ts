@@ -35,6 +35,9 @@ export interface ConsentTokens<T extends SealedTokens> {
   };
 }
 
+/** What reading, refreshing and sealing a consent's tokens uses. */
+export type ConsentTokenDeps = Pick<Runtime, 'database' | 'secrets' | 'clock' | 'alphaOAuth' | 'betaOAuth'>;
+
 export interface RefreshOptions {
   /** Refresh even a token still valid: a reconnect proves the consent still holds. */
   force?: boolean;
@@ -44,7 +47,7 @@ export interface RefreshOptions {
  * A usable access token of the consent, refreshed when it is about to expire (or always, `force`). Throws
  * ConsentLostError when the row is gone, holds no refresh token, or the provider refuses it.
  */
-export async function consentAccessToken<T extends SealedTokens>(runtime: Runtime, consent: ConsentTokens<T>, options: RefreshOptions = {}): Promise<string> {
+export async function consentAccessToken<T extends SealedTokens>(runtime: ConsentTokenDeps, consent: ConsentTokens<T>, options: RefreshOptions = {}): Promise<string> {
   const em = runtime.database.orm.em.fork();
   if (!options.force) {
     // Most calls find a valid token: no transaction, no lock.
@@ -84,10 +87,10 @@ export async function consentAccessToken<T extends SealedTokens>(runtime: Runtim
 const ACCESS_TOKEN = ['accessToken'] as never;
 const BOTH_TOKENS = ['accessToken', 'refreshToken'] as never;
 
-function stillValid(runtime: Runtime, tokens: SealedTokens): boolean {
+function stillValid(runtime: Pick<Runtime, 'clock'>, tokens: SealedTokens): boolean {
   return tokens.accessTokenExpiresAt.getTime() - TOKEN_REFRESH_MARGIN_MS > runtime.clock.now().getTime();
 }
 
-function oauthClientOf(runtime: Runtime, provider: ProviderName): Runtime['alphaOAuth'] | Runtime['betaOAuth'] {
+function oauthClientOf(runtime: Pick<Runtime, 'alphaOAuth' | 'betaOAuth'>, provider: ProviderName): Runtime['alphaOAuth'] | Runtime['betaOAuth'] {
   return provider === 'alpha' ? runtime.alphaOAuth : runtime.betaOAuth;
 }
