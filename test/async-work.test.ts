@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { AsyncWorkKind, AsyncWorkStatus } from '../src/jobs/work-ledger';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { subscribe, type Probe } from './support/ws';
+import { workProbe } from './support/async-work';
 
 /**
  * One view of asynchronous work (docs/async-work.md), through GraphQL over HTTP and graphql-ws: each unit of work
@@ -52,33 +52,9 @@ async function workOf(token: string, filters: Record<string, unknown> = {}) {
 const publishOf = async (token: string, postId: string) =>
   (await workOf(token, { kinds: [AsyncWorkKind.POST_PUBLISH] })).edges.map(({ node }) => node).find((node) => node.subjectId === postId);
 
-/** Probes for asyncWorkUpdated: work rows at version 0 of the organization (no real row has version 0). */
-function workProbe(fixture: OrganizationFixture, accountId: string | null): Probe {
-  return {
-    async send() {
-      const id = randomUUID();
-      const now = new Date().toISOString();
-      await t.stack.runtime.events.publish('async-work.updated', {
-        id,
-        organizationId: fixture.organization.id,
-        accountId,
-        kind: AsyncWorkKind.POST_PUBLISH,
-        status: AsyncWorkStatus.QUEUED,
-        subjectId: randomUUID(),
-        attempts: 0,
-        maxAttempts: 2,
-        error: null,
-        progress: null,
-        createdAt: now,
-        startedAt: null,
-        endedAt: null,
-        updatedAt: now,
-        version: 0,
-      });
-      return id;
-    },
-  };
-}
+/** Probes for asyncWorkUpdated of an organization (and account). */
+const workProbeOf = (fixture: OrganizationFixture, accountId: string | null): Probe =>
+  workProbe(t.stack.runtime.events, { organizationId: fixture.organization.id, accountIds: [accountId] });
 
 describe('asyncWork', () => {
   it('lists a post’s publish with its record: QUEUED, then RUNNING, then SUCCEEDED, attempts counted, newest first', async () => {
@@ -171,8 +147,8 @@ describe('asyncWorkUpdated', () => {
   it('follows a post’s publish live, QUEUED to SUCCEEDED, in version order; another organization hears nothing of it', async () => {
     const accountId = org.accounts[0]!.account.id;
     const query = 'subscription ($k: [AsyncWorkKind!]) { asyncWorkUpdated(kinds: $k) { id kind status version subjectId } }';
-    const ours = await subscribe(t.url, org.token, query, { k: ['POST_PUBLISH'] }, workProbe(org, accountId));
-    const theirs = await subscribe(t.url, other.token, query, { k: ['POST_PUBLISH'] }, workProbe(other, other.accounts[0]!.account.id));
+    const ours = await subscribe(t.url, org.token, query, { k: ['POST_PUBLISH'] }, workProbeOf(org, accountId));
+    const theirs = await subscribe(t.url, other.token, query, { k: ['POST_PUBLISH'] }, workProbeOf(other, other.accounts[0]!.account.id));
     try {
       const postId = await createPost(org, 0, 'Followed live');
       const events = await ours.waitFor(3, 15000);

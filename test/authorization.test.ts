@@ -1,7 +1,6 @@
 import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 import { randomBytes } from 'node:crypto';
 import { routeTable } from '../src/rest/routes';
-import { AsyncWorkKind, AsyncWorkStatus } from '../src/jobs/work-ledger';
 import { newId } from '../src/shared/ids';
 import { formOf, submit, visit } from './support/browser';
 import { connect, connectAlice, importEnded, runConsent } from './support/consent';
@@ -10,6 +9,7 @@ import { graphql, http } from './support/http';
 import { eventually, pollPost } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { postProbe, subscribe, updateJobProbe, type Probe, type Recorder } from './support/ws';
+import { workProbe } from './support/async-work';
 
 /**
  * Whose accounts a token reaches (src/access/reach.ts): an organization token every account of its
@@ -367,33 +367,7 @@ const SUBSCRIPTION_CASES: Record<string, SubscriptionCase[]> = {
  * second through, an account token's (which ignores the argument) the first; the recorder needs one.
  */
 function workProbeOf(own: Own, variables: Record<string, unknown>): Probe {
-  return {
-    async send() {
-      const id = newId();
-      const now = new Date().toISOString();
-      const accounts = [...new Set([own.accountId, (variables.a as string | undefined) ?? own.accountId])];
-      for (const accountId of accounts) {
-        await t.stack.runtime.events.publish('async-work.updated', {
-          id,
-          organizationId: own.organizationId,
-          accountId,
-          kind: AsyncWorkKind.POST_PUBLISH,
-          status: AsyncWorkStatus.QUEUED,
-          subjectId: newId(),
-          attempts: 0,
-          maxAttempts: 1,
-          error: null,
-          progress: null,
-          createdAt: now,
-          startedAt: null,
-          endedAt: null,
-          updatedAt: now,
-          version: 0,
-        });
-      }
-      return id;
-    },
-  };
+  return workProbe(t.stack.runtime.events, { organizationId: own.organizationId, accountIds: [own.accountId, (variables.a as string | undefined) ?? own.accountId] });
 }
 
 function postProbeOf(own: Own, variables: Record<string, unknown>): Probe {

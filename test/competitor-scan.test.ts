@@ -1,10 +1,11 @@
 import { Account } from '../src/account/account.entity';
 import { AsyncWorkKind } from '../src/jobs/work-ledger';
-import { expectSucceeded, waitForWork } from './support/async-work';
+import { expectSucceeded, waitForWork, workProbe } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { subscribe } from './support/ws';
 
 /**
  * Competitor scans run end to end over HTTP: a location created and published to the sandbox, a market of
@@ -195,6 +196,8 @@ describe('a competitor scan', () => {
     expect(work).toHaveLength(1);
     expect(work[0]).toMatchObject({ kind: 'COMPETITOR_SCAN', subjectId: scanId, accountId, organizationId: org.organization.id, retryable: false });
     expectSucceeded(work[0]!);
+    // Its one dot searched: the whole way.
+    expect(work[0]!.progress).toBe(1);
   });
 
   it('of one ring: nine dots on a square around the centre, each searching within 0.75 of the spacing', async () => {
@@ -207,7 +210,26 @@ describe('a competitor scan', () => {
         { id: 'place-n', name: 'North Coffee', latitude: CENTER.lat + 2 * LAT_PER_KM, longitude: CENTER.lng, rating: 3.0, userRatingCount: 5, types: ['coffee_shop'] },
       ],
     });
+    // A dashboard follows the scans' work: its progress grows a ninth with each dot searched.
+    const progress = await subscribe<{ asyncWorkUpdated: { id: string; subjectId: string; status: string; progress: number | null; version: number } }>(
+      t.url,
+      org.token,
+      'subscription ($k: [AsyncWorkKind!]) { asyncWorkUpdated(kinds: $k) { id subjectId status progress version } }',
+      { k: ['COMPETITOR_SCAN'] },
+      workProbe(t.stack.runtime.events, { organizationId: org.organization.id, accountIds: [accountId], kind: AsyncWorkKind.COMPETITOR_SCAN }),
+    );
     const scanId = await runScan({ rings: 1, radius: 2 });
+    const heard = async () => progress.events.map((event) => event.asyncWorkUpdated).filter((work) => work.subjectId === scanId);
+    await eventually(async () => ((await heard()).some((work) => work.status === 'SUCCEEDED') ? true : undefined), 20000, 'the scan’s work to succeed');
+    await progress.close();
+    const changes = await heard();
+    expect(changes.map((work) => [work.status, work.progress === null ? null : Math.round(work.progress * 9)])).toEqual([
+      ['QUEUED', null],
+      ['RUNNING', null],
+      ...Array.from({ length: 9 }, (_, index) => ['RUNNING', index + 1]),
+      ['SUCCEEDED', 9],
+    ]);
+    expect(changes.map((work) => work.version)).toEqual(changes.map((_, index) => index + 1));
     const answer = await http(t.url, 'GET', `/competitor-scan?account_id=${accountId}&scanId=${scanId}`, { token: org.token });
     const { dots, client, competitors } = answer.body.payload;
     expect(dots.map((dot: { dotId: string; ring: number; rank: string }) => [dot.dotId, dot.ring, dot.rank])).toEqual([

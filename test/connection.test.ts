@@ -104,6 +104,8 @@ describe('the consent flow, as a browser follows it', () => {
     expect(imports).toHaveLength(1);
     expect(imports[0]).toMatchObject({ kind: 'ACCOUNT_IMPORT', subjectId: accountId, accountId, organizationId: fixture.organization.id, retryable: false });
     expectSucceeded(imports[0]!);
+    // Both of its locations imported: the whole way.
+    expect(imports[0]!.progress).toBe(1);
     const locations = await http(t.url, 'GET', `/location?account_id=${accountId}`, { token: fixture.token });
     expect(locations.body.data.map((location: { reference_id: string; connected: boolean; alpha_location_name: string }) => [location.reference_id, location.connected, location.alpha_location_name]).sort()).toEqual([
       ['alice-1', true, 'accounts/1001/locations/10011'],

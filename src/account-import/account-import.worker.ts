@@ -116,6 +116,7 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
     }
     await em.nativeUpdate(Review, { location: location.id, deletedAt: null, name: { $nin: [...seen] } }, { deletedAt: runtime.clock.now() });
     await setStatus(AccountSyncStatus.RUNNING);
+    await job.progress(progress.locations / remoteLocations.length);
   }
 
   const now = runtime.clock.now();

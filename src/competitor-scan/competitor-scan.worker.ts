@@ -61,6 +61,7 @@ export async function runScan(runtime: ScanWorkerDeps, payload: QueuePayloads['c
       call,
     );
     results.push({ dot, places: places.map(scanPlaceOf) });
+    await job.progress(results.length / dots.length);
   }
   const location = await em.findOne(Location, scan.location.id);
   if (!location) return;

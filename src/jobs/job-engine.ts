@@ -6,7 +6,7 @@ import { announceOnCommit } from '../events/announce-on-commit';
 import type { Metrics } from '../observability/metrics';
 import { currentOrigin, originIn, runWithOrigin } from '../observability/origin';
 import { activeTraceContext, failActiveSpan, inConsumerSpan } from '../observability/trace-context';
-import { AsyncWorkStatus, recordChange, recordQueued, workIdIn, type Execute, type WorkChange } from './work-ledger';
+import { AsyncWorkStatus, recordChange, recordProgress, recordQueued, workIdIn, type Execute, type WorkChange } from './work-ledger';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
 import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
@@ -25,6 +25,11 @@ export interface JobContext {
    */
   signal: AbortSignal;
   log: FastifyBaseLogger;
+  /**
+   * Reports how far the job has come (0 to 1) on its unit of work, for the one view of asynchronous work and its
+   * subscribers. Never fails the job: a report that cannot be written is logged, and the next one writes again.
+   */
+  progress(fraction: number): Promise<void>;
 }
 
 export type JobHandler<Q extends QueueName> = (payload: QueuePayloads[Q], job: JobContext) => Promise<void>;
@@ -316,6 +321,7 @@ export class JobEngine {
   }
 
   private contextOf(job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
+    const workId = workIdIn(job.data);
     return {
       id: job.id,
       retryCount: job.retryCount,
@@ -323,6 +329,7 @@ export class JobEngine {
       isLastAttempt: job.retryCount >= job.retryLimit,
       signal: running.controller.signal,
       log,
+      progress: (fraction) => this.noteProgress(workId, fraction, log),
     };
   }
 
@@ -387,6 +394,17 @@ export class JobEngine {
       if (work) await this.events.announce('async-work.updated', work);
     } catch (error) {
       log.warn({ err: error, workId, status: change.status }, 'could not record a change of the job\'s unit of work');
+    }
+  }
+
+  /** Records how far a job's unit of work has come and announces it; like noteWork, never fails the job. */
+  private async noteProgress(workId: string | undefined, fraction: number, log: FastifyBaseLogger): Promise<void> {
+    if (!workId) return;
+    try {
+      const work = await recordProgress(this.ledger, workId, fraction);
+      if (work) await this.events.announce('async-work.updated', work);
+    } catch (error) {
+      log.warn({ err: error, workId, progress: fraction }, "could not record the progress of the job's unit of work");
     }
   }
 

@@ -160,6 +160,7 @@ export async function recordChange(execute: Execute, workId: string, change: Wor
        started_at = case when ? then now() else started_at end,
        ended_at = case when ? then now() else null end,
        error = case when ? then ? when ? then null else error end,
+       progress = case when ? then null when ? and progress is not null then 1 else progress end,
        updated_at = now(),
        version = version + 1
      where id = ? ${RETURNING}`,
@@ -171,8 +172,24 @@ export async function recordChange(execute: Execute, workId: string, change: Wor
       error !== null,
       error,
       change.status === AsyncWorkStatus.SUCCEEDED,
+      // A new attempt reports its own progress from the start; a success that reported some is complete.
+      change.status === AsyncWorkStatus.RUNNING,
+      change.status === AsyncWorkStatus.SUCCEEDED,
       workId,
     ],
+  );
+  return row ? snapshotOf(row) : undefined;
+}
+
+/**
+ * How far a running unit of work has come, 0 to 1, as its worker knows it (an import's locations, a scan's dots).
+ * Undefined when the work is not running (anymore): a late report never overwrites an ended state.
+ */
+export async function recordProgress(execute: Execute, workId: string, fraction: number): Promise<AsyncWorkSnapshot | undefined> {
+  const progress = Math.min(1, Math.max(0, fraction));
+  const [row] = await execute(
+    `update async_work set progress = ?, updated_at = now(), version = version + 1 where id = ? and status = ? ${RETURNING}`,
+    [progress, workId, AsyncWorkStatus.RUNNING],
   );
   return row ? snapshotOf(row) : undefined;
 }

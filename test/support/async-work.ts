@@ -1,6 +1,9 @@
-import type { AsyncWorkKind } from '../../src/jobs/work-ledger';
+import { randomUUID } from 'node:crypto';
+import type { EventBus } from '../../src/events/event-bus';
+import { AsyncWorkKind, AsyncWorkStatus } from '../../src/jobs/work-ledger';
 import { graphql } from './http';
 import { eventually } from './posts';
+import type { Probe } from './ws';
 
 /** One unit of work as `asyncWork` lists it (docs/async-work.md), its own fields only. */
 export interface WorkNode {
@@ -69,4 +72,45 @@ export function expectSucceeded(work: WorkNode): void {
   expect(work).toMatchObject({ status: 'SUCCEEDED', error: null, startedAt: expect.any(String), endedAt: expect.any(String) });
   expect(work.attempts).toBeGreaterThanOrEqual(1);
   expect(Date.parse(work.endedAt!)).toBeGreaterThanOrEqual(Date.parse(work.startedAt!));
+}
+
+/** Who a probe of asyncWorkUpdated claims to be: a unit of work of this organization and account, of this kind. */
+export interface WorkProbeScope {
+  organizationId: string;
+  /** One account, or several (the probe is published once as each, with one id: the recorder needs one to arrive). */
+  accountIds: (string | null)[];
+  kind?: AsyncWorkKind;
+}
+
+/**
+ * A probe for asyncWorkUpdated: a unit of work at version 0 (no real one has it) published through the real event
+ * bus, which a subscription's filter lets through when it would let the scope's real work through.
+ */
+export function workProbe(events: EventBus, scope: WorkProbeScope): Probe {
+  return {
+    async send() {
+      const id = randomUUID();
+      const now = new Date().toISOString();
+      for (const accountId of new Set(scope.accountIds)) {
+        await events.publish('async-work.updated', {
+          id,
+          organizationId: scope.organizationId,
+          accountId,
+          kind: scope.kind ?? AsyncWorkKind.POST_PUBLISH,
+          status: AsyncWorkStatus.QUEUED,
+          subjectId: randomUUID(),
+          attempts: 0,
+          maxAttempts: 1,
+          error: null,
+          progress: null,
+          createdAt: now,
+          startedAt: null,
+          endedAt: null,
+          updatedAt: now,
+          version: 0,
+        });
+      }
+      return id;
+    },
+  };
 }
