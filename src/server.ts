@@ -27,6 +27,8 @@ import { closeUnusedConnectionsOnClose } from './http/unused-connections';
 import { clientErrorHandler, frameworkErrorHandler, handleFastifyError, sendHttpError } from './http/transport-errors';
 import { ideHtml, registerIdeAssets, wantsIde } from './ide/ide.routes';
 import { registerDashboard } from './dashboard/dashboard.routes';
+import { registerApiReference } from './docs/api-reference.routes';
+import { registerGraphQLOverSse } from './graphql/sse';
 import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
@@ -171,6 +173,8 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
 
   registerHealth(app, database);
   registerIdeAssets(app);
+  registerApiReference(app);
+  registerGraphQLOverSse(app, { schema, runtime, hideSuggestions });
   registerDashboard(app, { dir: options.dashboardDir, demoToken: options.demoToken, log: app.log });
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
