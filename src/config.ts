@@ -56,7 +56,31 @@ const configSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // Read again by the OpenTelemetry SDK (with the other OTEL_* variables): checked here so a bad one stops the start.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  CORS_ORIGINS: z
+    .string()
+    .refine((text) => text.trim() === 'off' || text.trim() === '*' || corsOriginList(text) !== undefined, 'must be off, *, or a comma-separated list of origins (https://app.example.com)')
+    .optional(),
+  TRUSTED_DOCUMENTS: z.string().min(1).optional(),
 });
+
+/**
+ * Origins as a browser sends them (`scheme://host[:port]`, no path): the list of CORS_ORIGINS, or undefined when an
+ * entry is not one.
+ */
+function corsOriginList(text: string): string[] | undefined {
+  const origins = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (origins.length === 0) return undefined;
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return undefined;
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return undefined;
+  }
+  return origins;
+}
 
 export type RawConfig = z.infer<typeof configSchema>;
 
@@ -123,6 +147,16 @@ export interface Config {
   metricsToken: string | undefined;
   /** Where traces are exported (OTLP); unset: no tracing at all (src/observability/tracing.ts). */
   otlpEndpoint: string | undefined;
+  /**
+   * Which browser origins may call the API (CORS, src/http/cors.ts): none; any (`*`); a list; or, unset in
+   * development, this machine's own (`http://localhost:<any port>`, `http://127.0.0.1:<any port>`).
+   */
+  cors: { mode: 'off' } | { mode: 'any' } | { mode: 'list'; origins: string[] } | { mode: 'loopback' };
+  /**
+   * Trusted documents (src/graphql/trusted-documents.ts): the manifest files (GraphQL Code Generator's
+   * persisted-documents.json) whose operations alone /graphql runs; undefined: any operation.
+   */
+  trustedDocuments: string[] | undefined;
   /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
   tokenEncryptionKey: Buffer | undefined;
   /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
@@ -198,6 +232,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: raw.METRICS === 'off' || raw.METRICS === 'on' ? { mode: raw.METRICS } : { mode: 'port', port: Number(raw.METRICS) },
     metricsToken: raw.METRICS_TOKEN,
     otlpEndpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT,
+    cors: corsOf(raw),
+    trustedDocuments: raw.TRUSTED_DOCUMENTS?.split(',').map((file) => file.trim()).filter(Boolean),
     tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
     alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
     alphaClientId: raw.ALPHA_CLIENT_ID,
@@ -207,4 +243,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     betaClientId: raw.BETA_CLIENT_ID,
     betaClientSecret: raw.BETA_CLIENT_SECRET,
   };
+}
+
+function corsOf(raw: RawConfig): Config['cors'] {
+  const setting = raw.CORS_ORIGINS?.trim();
+  if (setting === undefined || setting === '') return raw.NODE_ENV === 'development' ? { mode: 'loopback' } : { mode: 'off' };
+  if (setting === 'off') return { mode: 'off' };
+  if (setting === '*') return { mode: 'any' };
+  return { mode: 'list', origins: corsOriginList(setting)! };
 }

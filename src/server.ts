@@ -13,10 +13,13 @@ import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
 import { subscriptionsOverWebSocketOnlyPlugin } from './graphql/subscriptions-over-websocket-only';
+import { toGraphQLError } from './graphql/errors';
+import { TrustedDocuments, trustRequest } from './graphql/trusted-documents';
 import { gatewaySchema } from './schema';
 import { attachGraphQLWebSocket } from './graphql/websocket';
 import { registerHealth } from './health.routes';
 import { AllowedMethods } from './http/allowed-methods';
+import { registerCors } from './http/cors';
 import { limitHeaders } from './http/limit-headers';
 import { REQUEST_ID_HEADER, requestIdOf } from './http/request-id';
 import { graphqlMetricsPlugin } from './graphql/metrics-plugin';
@@ -96,7 +99,12 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   // A client's spare connection that never sent a request would hold the stop until the client drops it.
   closeUnusedConnectionsOnClose(app);
   const allowed = new AllowedMethods();
-  app.addHook('onRoute', (route) => allowed.add(route.url, route.method));
+  // CORS's preflight route (`OPTIONS *`) names no path: a path that has no route of its own stays a 404.
+  app.addHook('onRoute', (route) => {
+    if (route.url !== '*') allowed.add(route.url, route.method);
+  });
+  // First of the hooks: CORS headers go on every answer, refusals and errors included.
+  await registerCors(app, config.cors);
   const schema = await gatewaySchema();
   const hideSuggestions = production;
   const errorOptions = { log: app.log, hideSuggestions };
@@ -171,6 +179,26 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     return undefined;
   });
 
+  if (config.trustedDocuments) {
+    const trusted = TrustedDocuments.load(config.trustedDocuments);
+    app.log.info({ documents: trusted.size, manifests: config.trustedDocuments }, 'trusted documents only: /graphql runs the operations of the manifests');
+    // Before Apollo reads the request: the id becomes the manifest's text, a text not in the manifests is refused.
+    app.addHook('preHandler', async (request, reply) => {
+      if (request.routeOptions.url !== '/graphql') return undefined;
+      const source = request.method === 'GET' ? request.query : request.body;
+      if (typeof source !== 'object' || source === null) return undefined;
+      try {
+        trustRequest(trusted, source as Record<string, unknown>);
+        // Apollo reads a GET's operation from the URL itself: it is written back there.
+        if (request.method === 'GET') request.raw.url = `${request.url.split('?')[0]}?${new URLSearchParams(source as Record<string, string>).toString()}`;
+        return undefined;
+      } catch (error) {
+        const refusal = domainErrorOf(error);
+        if (!refusal) throw error;
+        return reply.code(400).type('application/json; charset=utf-8').send({ errors: [formatGraphQLError(toGraphQLError(refusal), errorOptions)] });
+      }
+    });
+  }
   registerHealth(app, database);
   registerIdeAssets(app);
   registerApiReference(app);

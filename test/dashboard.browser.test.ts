@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { launchChromium } from './support/chromium';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { minimalLocationBody } from './support/locations';
@@ -18,18 +18,6 @@ import { startTestStack, type TestStack } from './support/stack';
  * that cannot start fails the file.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Flags for this machine's closed network (docs of the machine kind): no background connections, no QUIC. */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const RESULTS_DIR = path.join(ROOT, 'test-results');
 /** A change at the service must be on the page within this. */
 const SHOWN_WITHIN_MS = 2000;
@@ -54,7 +42,7 @@ const PAINT_TIMES = `new Promise((resolve) => {
 let t: TestStack;
 let org: OrganizationFixture;
 let context: BrowserContext;
-let userDataDir: string;
+let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
 /** The pages the running test opened, with their console lines: closed when it ends. */
 const consoles = new Map<Page, string[]>();
 
@@ -62,20 +50,12 @@ beforeAll(async () => {
   t = await startTestStack({ JOB_RETRY_LIMIT: String(RETRY_LIMIT), JOB_RETRY_DELAY_SECONDS: '1' });
   // Connected locations (posts need no location at the provider), and accounts known there (new locations are created).
   org = await createOrganizationFixture(t.em(), { name: 'Dashboard Org', accounts: 1, locationsEach: 2, connected: true, alphaAccounts: true });
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'lg-chromium-'));
-  try {
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-  } catch (error) {
-    throw new Error(
-      `Chromium could not start from ${CHROMIUM} (Debian's package: apt-get install chromium; .ci/run installs it when missing): ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  context.setDefaultTimeout(15_000);
+  browser = await launchChromium();
+  context = browser.context;
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   await t?.close();
 });
 

@@ -28,6 +28,13 @@ export const errorCatalogue = {
   /** Required fields missing, named all at once (the citations shape). */
   MISSING_FIELDS: { status: 400, shape: 'coded' },
   OPERATION_LIMIT_EXCEEDED: { status: 400, shape: 'generic' },
+  /**
+   * A persisted operation's id (an automatic persisted query's hash, or a trusted document's id) that this server
+   * does not know: an APQ client sends the full text again (Apollo's code, which clients look for).
+   */
+  PERSISTED_QUERY_NOT_FOUND: { status: 400, shape: 'generic' },
+  /** Trusted documents only (TRUSTED_DOCUMENTS): an operation sent as text that is not in the manifests. */
+  PERSISTED_QUERY_NOT_IN_LIST: { status: 400, shape: 'generic' },
   UNAUTHENTICATED: { status: 401, shape: 'generic' },
   FORBIDDEN: { status: 403, shape: 'generic' },
   ORGANIZATION_TOKEN_REQUIRED: { status: 403, shape: 'generic' },

@@ -52,6 +52,11 @@ function classifyUnmasked(error: unknown): ClassifiedError {
     return { code: 'OPERATION_LIMIT_EXCEEDED', message: TOKEN_LIMIT_CLIENT_MESSAGE, data: {}, masked: false };
   }
   const code = error.extensions?.code;
+  if (code === 'PERSISTED_QUERY_NOT_FOUND') {
+    // An automatic persisted query's miss: APQ clients act on the code (they send the full text again). Apollo's own
+    // message is the bare code's name.
+    return { code: 'PERSISTED_QUERY_NOT_FOUND', message: 'Persisted query not found: send the operation with its full text', data: {}, masked: false };
+  }
   if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
     const mapped = code === 'BAD_USER_INPUT' || code === 'BAD_REQUEST' ? 'BAD_USER_INPUT' : code;
     return { code: mapped as ClassifiedError['code'], message: error.message, data: {}, masked: false };
