@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
@@ -64,22 +64,21 @@ describe('trusted documents (TRUSTED_DOCUMENTS: a manifest of GraphQL Code Gener
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'lg-trusted-'));
-    // A front-end's operations, as its team writes them; the client preset writes the manifest beside its types.
+    // A front-end's operations, as its team writes them, generated with the codegen.ts docs/frontend.md gives.
     writeFileSync(
       path.join(dir, 'operations.graphql'),
       `query Organization { organization { id name } }
 
-query Accounts { organization { id } accounts { id name } }
+query Accounts { organization { id } accounts { id name createdAt } }
 `,
     );
-    const config = {
-      schema: path.join(ROOT, 'schema.graphql'),
-      documents: [path.join(dir, 'operations.graphql')],
-      generates: { [`${path.join(dir, 'gql')}/`]: { preset: 'client', presetConfig: { persistedDocuments: true, fragmentMasking: false } } },
-    };
-    writeFileSync(path.join(dir, 'codegen.json'), JSON.stringify(config));
-    // The generator's own command, as a front-end team runs it.
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/@graphql-codegen/cli/esm/bin.js'), '--config', path.join(dir, 'codegen.json'), '--silent'], { cwd: ROOT });
+    copyFileSync(path.join(ROOT, 'docs/examples/codegen.ts'), path.join(dir, 'codegen.ts'));
+    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/@graphql-codegen/cli/esm/bin.js'), '--config', path.join(dir, 'codegen.ts'), '--silent'], {
+      cwd: ROOT,
+      env: { ...process.env, LISTINGS_SCHEMA: path.join(ROOT, 'schema.graphql'), LISTINGS_DOCUMENTS: path.join(dir, 'operations.graphql'), LISTINGS_OUTPUT: `${path.join(dir, 'gql')}/` },
+    });
+    // The scalars are typed as they travel: a front-end reads createTime as a string, not unknown.
+    expect(readFileSync(path.join(dir, 'gql', 'graphql.ts'), 'utf8')).toContain('accounts: Array<{ id: string, name: string, createdAt: string }>');
     const manifestFile = path.join(dir, 'gql', 'persisted-documents.json');
     manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, string>;
     expect(Object.keys(manifest)).toHaveLength(2);
