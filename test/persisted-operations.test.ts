@@ -34,6 +34,8 @@ describe('automatic persisted queries', () => {
     const query = `query Persisted${Date.now()} { organization { id } }`;
     const persistedQuery = { version: 1, sha256Hash: sha256(query) };
     const miss = await postGraphql(t, org.token, { extensions: { persistedQuery } });
+    // Apollo's status for it (200): APQ clients read the code.
+    expect(miss.status).toBe(200);
     expect(miss.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } })]);
     expect(miss.body.data).toBeUndefined();
 
