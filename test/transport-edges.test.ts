@@ -45,6 +45,7 @@ beforeEach(() => {
 const errorsLogged = () => logLines.slice(logMark).filter((line) => line.level >= ERROR_LEVEL);
 
 const wsUrl = () => `${t.url.replace(/^http/, 'ws')}/graphql`;
+const sseUrl = () => `${t.url}/graphql/stream`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Subscriptions over HTTP
@@ -65,7 +66,7 @@ describe('a subscription sent over HTTP', () => {
     (['POST', 'GET'] as const).flatMap((method) => accepts.map(([label, accept]) => [name, method, label, query, accept] as const)),
   );
 
-  it.each(cases)('%s over %s with %s answers 400 BAD_REQUEST naming the WebSocket URL, before anything runs', async (_name, method, _label, query, accept) => {
+  it.each(cases)('%s over %s with %s answers 400 BAD_REQUEST naming the WebSocket and SSE URLs, before anything runs', async (_name, method, _label, query, accept) => {
     const headers = accept ? { accept } : undefined;
     const answer =
       method === 'POST'
@@ -77,7 +78,9 @@ describe('a subscription sent over HTTP', () => {
     expect(answer.body).toEqual({
       errors: [
         {
-          message: `Subscriptions are not served over HTTP: subscribe over WebSocket at ${wsUrl()} (protocol graphql-transport-ws)`,
+          message:
+            `Subscriptions are not served here: subscribe over WebSocket at ${wsUrl()} (protocol graphql-transport-ws), ` +
+            `or over Server-Sent Events at ${sseUrl()} (protocol graphql-sse, Accept: text/event-stream)`,
           extensions: { code: 'BAD_REQUEST' },
         },
       ],
@@ -96,14 +99,39 @@ describe('a subscription sent over HTTP', () => {
     expect(errorsLogged()).toEqual([]);
   });
 
-  it('names a URL where the same subscription is served: it delivers there', async () => {
+  it('names the URLs where the same subscription is served: it delivers at both', async () => {
     const answer = await http(t.url, 'POST', '/graphql', { token: org.token, body: { query: 'subscription { postUpdated { id } }' } });
-    const named = /at (ws:\/\/\S+) /.exec(answer.body.errors[0].message)![1]!;
-    expect(named).toBe(wsUrl());
+    const [namedWs, namedSse] = [...(answer.body.errors[0].message as string).matchAll(/at (\S+) /g)].map((match) => match[1]!);
+    expect([namedWs, namedSse]).toEqual([wsUrl(), sseUrl()]);
     const scope = { organizationId: org.organization.id, accountId, locationId };
+    const probe = postProbe(t.stack.runtime.events, scope);
     // subscribe() resolves once a probe event published through the real event bus arrived through the socket.
-    const recorder = await subscribe(named.replace(/^ws/, 'http').replace(/\/graphql$/, ''), org.token, 'subscription { postUpdated { id version } }', undefined, postProbe(t.stack.runtime.events, scope));
+    const recorder = await subscribe(namedWs!.replace(/^ws/, 'http').replace(/\/graphql$/, ''), org.token, 'subscription { postUpdated { id version } }', undefined, probe);
     await recorder.close();
+    // Over SSE, as the message says: a probe published once the stream is open arrives through it.
+    const controller = new AbortController();
+    const stream = await fetch(namedSse!, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${org.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'subscription { postUpdated { id version } }' }),
+      signal: controller.signal,
+    });
+    try {
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const reader = stream.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const probeId = await probe.send();
+      while (!text.includes(probeId)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before the probe: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text).toContain(`event: next\ndata: ${JSON.stringify({ data: { postUpdated: { id: probeId, version: 0 } } })}`);
+    } finally {
+      controller.abort();
+    }
   });
 });
 

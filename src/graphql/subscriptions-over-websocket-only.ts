@@ -3,14 +3,16 @@ import { OperationTypeNode, type GraphQLError, type GraphQLFormattedError } from
 import { DomainError } from '../errors/domain-error';
 import type { Context } from './context';
 import { toGraphQLError } from './errors';
+import { SSE_PATH } from './sse';
 
 /**
- * Subscriptions are served over graphql-ws only (src/graphql/websocket.ts). Over HTTP, GET or POST, whatever the
- * `Accept`, a subscription answers 400 BAD_REQUEST naming where they are served, before anything runs: left to run,
- * its resolver met an HTTP request instead of an event and failed (500 and an error in the log).
+ * Subscriptions are served over graphql-ws (src/graphql/websocket.ts) on /graphql and over Server-Sent Events
+ * (src/graphql/sse.ts) on /graphql/stream, never by Apollo on /graphql: there, GET or POST, whatever the `Accept`, a
+ * subscription answers 400 BAD_REQUEST naming both places, before anything runs (left to run, its resolver met an
+ * HTTP request instead of an event and failed: 500 and an error in the log).
  */
 export function subscriptionsOverWebSocketOnlyPlugin(options: {
-  /** The server's own URL (http(s)://host:port): the WebSocket URL the refusal names is derived from it. */
+  /** The server's own URL (http(s)://host:port): the WebSocket and SSE URLs the refusal names are derived from it. */
   publicUrl: () => string;
   /** The transports' one formatter, for the GET answer this plugin writes itself. */
   formatError: (error: GraphQLError) => GraphQLFormattedError;
@@ -19,7 +21,8 @@ export function subscriptionsOverWebSocketOnlyPlugin(options: {
     toGraphQLError(
       new DomainError(
         'BAD_REQUEST',
-        `Subscriptions are not served over HTTP: subscribe over WebSocket at ${options.publicUrl().replace(/^http/, 'ws')}/graphql (protocol graphql-transport-ws)`,
+        `Subscriptions are not served here: subscribe over WebSocket at ${options.publicUrl().replace(/^http/, 'ws')}/graphql (protocol graphql-transport-ws), ` +
+          `or over Server-Sent Events at ${options.publicUrl()}${SSE_PATH} (protocol graphql-sse, Accept: text/event-stream)`,
       ),
       { httpStatus: 400 },
     );

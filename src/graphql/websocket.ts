@@ -1,34 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify';
-import {
-  getOperationAST,
-  getVariableValues,
-  GraphQLError,
-  Kind,
-  OperationTypeNode,
-  parse,
-  specifiedRules,
-  subscribe,
-  validate,
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-  type FieldNode,
-  type GraphQLSchema,
-} from 'graphql';
+import { getOperationAST, GraphQLError, OperationTypeNode, subscribe, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { CloseCode, type Context as WsContext, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Server } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
-import { visibilityKey, type Principal } from '../access/principal';
+import type { Principal } from '../access/principal';
 import type { EventBus } from '../events/event-bus';
 import { errorCodeLabel, type Metrics } from '../observability/metrics';
 import type { Context } from './context';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE } from '../errors/dependency-unavailable';
-import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
-import { toGraphQLError } from './errors';
+import { INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { formatGraphQLError } from './format-error';
-import { parseOptions } from './limits';
-import { requestValidationRules, variablesProblem } from './request-guards';
+import { provideContextFactory } from './context-factories';
+import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError } from './operation-checks';
 import { SubscriptionGroups } from './subscription-groups';
 
 export interface WebSocketDependencies {
@@ -47,28 +31,11 @@ export interface WebSocketDependencies {
   metrics?: Metrics;
 }
 
-const validationRules = [...specifiedRules, ...requestValidationRules];
-
-/** Parsed and validated documents kept for reuse; parse failures are not kept. */
-const MAX_CHECKED_DOCUMENTS = 500;
-const MAX_CACHED_QUERY_LENGTH = 8 * 1024;
-
 /** WebSocket close code 1013 (RFC 6455 registry: Try Again Later): a dependency is down for a moment. */
 const TRY_AGAIN_LATER = 1013;
 
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
-
-/** Apollo's codes for a document that does not parse or validate, so both transports answer alike. */
-function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED'): GraphQLError {
-  if (domainErrorOf(error)) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    extensions: { ...error.extensions, code },
-  });
-}
 
 /**
  * graphql-ws on the same path and port as HTTP. The connection sends its token once, in connection_init
@@ -80,6 +47,8 @@ function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_V
  */
 export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
   const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
+  // The same factory for GraphQL over SSE on this server (src/graphql/sse.ts).
+  provideContextFactory(deps.server, (authorization) => deps.createContext(authorization));
   const { metrics } = deps;
   // Running subscriptions by socket and id, with their root field: counted while they run.
   const runningSubscriptions = new WeakMap<WsContext, Map<string, string>>();
@@ -107,58 +76,28 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   const groups = new SubscriptionGroups();
   const groupKeys = new WeakMap<object, string>();
   // Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
-  const checkedDocuments = new Map<string, { document: DocumentNode } | { errors: readonly GraphQLError[] }>();
-  const checkDocument = (query: string): { document: DocumentNode } | { errors: readonly GraphQLError[] } => {
-    const known = checkedDocuments.get(query);
-    if (known) return known;
-    let checked: { document: DocumentNode } | { errors: readonly GraphQLError[] };
-    try {
-      const document = parse(query, parseOptions);
-      const errors = validate(deps.schema, document, validationRules);
-      checked = errors.length > 0 ? { errors: errors.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED')) } : { document };
-    } catch (error) {
-      return { errors: [error instanceof GraphQLError ? withCode(error, 'GRAPHQL_PARSE_FAILED') : new GraphQLError(String(error))] };
-    }
-    // Bounded in number and size (large documents are checked every time); the oldest is forgotten first.
-    if (query.length > MAX_CACHED_QUERY_LENGTH) return checked;
-    if (checkedDocuments.size >= MAX_CHECKED_DOCUMENTS) checkedDocuments.delete(checkedDocuments.keys().next().value!);
-    checkedDocuments.set(query, checked);
-    return checked;
-  };
+  const checkDocument = documentChecker(deps.schema);
 
   /** An operation of a socket checked and given its context: graphql-ws's execution arguments, or the errors that refuse it. */
   const setUp = async (ctx: WsContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
-    const checked = checkDocument(payload.query);
-    if ('errors' in checked) return [...checked.errors];
-    const { document } = checked;
-    const problem = variablesProblem(payload.variables);
-    if (problem) return [toGraphQLError(problem)];
-    const operation = getOperationAST(document, payload.operationName);
-    if (!operation) {
-      return [toGraphQLError(DomainError.badInput('Unable to identify the operation to run'))];
-    }
-    // Variables that do not fit their types refuse the operation before it starts, as over HTTP (a 400): an
-    // `error` message like a validation failure's, never a result. (execute and subscribe coerce them again.)
-    const coerced = getVariableValues(deps.schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
-    if (coerced.errors) return [...coerced.errors];
+    // Refused before it starts (parse, validation, variables), as over HTTP (a 400): an `error` message, never a result.
+    const checked = checkOperation(deps.schema, checkDocument, payload);
+    if (Array.isArray(checked)) return checked;
     let contextValue;
     try {
       contextValue = await deps.createContext(authorizations.get(ctx));
     } catch (error) {
       // Reported through the formatter, which masks and logs it; the socket stays usable.
-      return [new GraphQLError(INTERNAL_ERROR_MESSAGE, { originalError: error instanceof Error ? error : new Error(String(error)) })];
+      return [internalError(error)];
     }
     if (!contextValue.principal) {
       socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
-      return [toGraphQLError(new DomainError('UNAUTHENTICATED', 'Missing, unknown or revoked bearer token'))];
+      return [unauthenticatedError()];
     }
-    groupKeys.set(
-      contextValue,
-      JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, visibilityKey(contextValue.principal)]),
-    );
+    groupKeys.set(contextValue, subscriptionGroupKey(payload, contextValue.principal));
     return {
       schema: deps.schema,
-      document,
+      document: checked.document,
       operationName: payload.operationName,
       variableValues: payload.variables,
       contextValue,
@@ -207,7 +146,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           const errorCode = errorCodeLabel(Array.isArray(answer) ? answer[0] : undefined);
           metrics.countOperation({ name: payload.operationName ?? operation?.name?.value, type: operation?.operation ?? 'unknown', transport: 'websocket', errorCode, started });
           if (operation && operation.operation === OperationTypeNode.SUBSCRIPTION) {
-            const field = operation.selectionSet.selections.find((selection): selection is FieldNode => selection.kind === Kind.FIELD)?.name.value ?? 'unknown';
+            const field = rootFieldOf(operation);
             let running = runningSubscriptions.get(ctx);
             if (!running) {
               runningSubscriptions.set(ctx, (running = new Map<string, string>()));

@@ -170,7 +170,7 @@ export class Metrics {
   }
 
   /** One GraphQL operation run: `started` is its performance.now() at the start. */
-  countOperation(run: { name: string | null | undefined; type: string; transport: 'http' | 'rest' | 'websocket'; errorCode: string; started: number }): void {
+  countOperation(run: { name: string | null | undefined; type: string; transport: 'http' | 'rest' | 'websocket' | 'sse'; errorCode: string; started: number }): void {
     const operation = this.operationLabel(run.name);
     this.graphqlOperations.inc({ operation, type: run.type, transport: run.transport, error_code: run.errorCode });
     this.graphqlDuration.observe({ operation, type: run.type, transport: run.transport }, (performance.now() - run.started) / 1000);
