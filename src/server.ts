@@ -179,8 +179,8 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     return undefined;
   });
 
-  if (config.trustedDocuments) {
-    const trusted = TrustedDocuments.load(config.trustedDocuments);
+  const trusted = config.trustedDocuments ? TrustedDocuments.load(config.trustedDocuments) : undefined;
+  if (config.trustedDocuments && trusted) {
     app.log.info({ documents: trusted.size, manifests: config.trustedDocuments }, 'trusted documents only: /graphql runs the operations of the manifests');
     // Before Apollo reads the request: the id becomes the manifest's text, a text not in the manifests is refused.
     app.addHook('preHandler', async (request, reply) => {
@@ -202,7 +202,13 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   registerHealth(app, database);
   registerIdeAssets(app);
   registerApiReference(app);
-  registerGraphQLOverSse(app, { schema, runtime, hideSuggestions });
+  registerGraphQLOverSse(app, {
+    schema,
+    runtime,
+    hideSuggestions,
+    createContext: (authorization, log) => createContext({ runtime, authorization, log, source: 'app' }),
+    trusted,
+  });
   registerDashboard(app, { dir: options.dashboardDir, demoToken: options.demoToken, log: app.log });
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
@@ -238,6 +244,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     authenticate: (authorization) => authenticate(() => database.orm.em.fork(), authorization, runtime.principals),
     metrics: runtime.metrics,
     createContext: (authorization) => createContext({ runtime, authorization, log: app.log, source: 'app' }),
+    trusted,
   });
 
   return {

@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { ROOT } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -125,6 +127,29 @@ query Accounts { organization { id } accounts { id name createdAt } }
     expect(revoke.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_IN_LIST');
     const { rows } = await t.stack.runtime.database.orm.em.getConnection().execute<{ n: number }[]>(`select count(*)::int as n from api_token where label = 'not listed'`).then((r) => ({ rows: r }));
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it('holds over graphql-ws and SSE too: a listed text runs, any other is refused with the same code', async () => {
+    const client = createClient({ url: `${t.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${org.token}` }, retryAttempts: 0 });
+    const run = (query: string) =>
+      new Promise<unknown>((resolve) => {
+        let result: unknown;
+        client.subscribe({ query }, { next: (value) => (result = value), error: (error) => resolve({ error }), complete: () => resolve(result) });
+      });
+    try {
+      expect(await run(manifest[idOf('Organization')]!)).toEqual({ data: { organization: { id: org.organization.id, name: org.organization.name } } });
+      const refused = (await run('{ organization { id accounts { id } } }')) as { error: { extensions?: { code?: string } }[] };
+      expect(refused.error).toEqual([expect.objectContaining({ extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' } })]);
+    } finally {
+      await client.dispose();
+    }
+    const stream = await http(t.url, 'POST', '/graphql/stream', {
+      token: org.token,
+      headers: { accept: 'text/event-stream' },
+      body: { query: 'subscription { postUpdated { id } }' },
+    });
+    expect(stream.status).toBe(400);
+    expect(stream.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_IN_LIST');
   });
 
   it('leaves the REST routes as they are: they run the service’s own operations', async () => {

@@ -16,6 +16,7 @@ import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/do
 import { toGraphQLError } from './errors';
 import { parseOptions } from './limits';
 import { requestValidationRules, variablesProblem } from './request-guards';
+import type { TrustedDocuments } from './trusted-documents';
 
 /**
  * What the transports that run operations themselves share: graphql-ws (websocket.ts) and GraphQL over
@@ -82,7 +83,7 @@ export function documentChecker(schema: GraphQLSchema): (query: string) => Check
 }
 
 /**
- * The checks an operation passes before it may run, in order: its document (parse and validation, through
+ * The checks an operation passes before it may run, in order: with trusted documents, that it is one; its document (parse and validation, through
  * `checkDocument`), its variables' text, which operation of the document runs, and its variables' types (as over
  * HTTP, variables that do not fit refuse the operation before it starts; execute and subscribe coerce them again).
  * Returns the errors that refuse it, or what runs.
@@ -91,7 +92,18 @@ export function checkOperation(
   schema: GraphQLSchema,
   checkDocument: (query: string) => CheckedDocument,
   request: OperationRequest,
+  /** Trusted documents only (TRUSTED_DOCUMENTS): the text must be one of the manifests' operations. */
+  trusted?: TrustedDocuments,
 ): CheckedOperation | GraphQLError[] {
+  if (trusted) {
+    try {
+      trusted.resolve({ query: request.query });
+    } catch (error) {
+      const refusal = domainErrorOf(error);
+      if (!refusal) throw error;
+      return [toGraphQLError(refusal)];
+    }
+  }
   const checked = checkDocument(request.query);
   if ('errors' in checked) return [...checked.errors];
   const { document } = checked;

@@ -7,16 +7,20 @@ import { limitHeaders } from '../http/limit-headers';
 import { errorCodeLabel } from '../observability/metrics';
 import type { Runtime } from '../runtime';
 import type { Context } from './context';
-import { contextFactoryOf } from './context-factories';
+import type { TrustedDocuments } from './trusted-documents';
 import { toGraphQLError } from './errors';
 import { classifyError, formatGraphQLError } from './format-error';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError, type OperationRequest } from './operation-checks';
 import { SubscriptionGroups } from './subscription-groups';
 
-/** What GraphQL over Server-Sent Events uses: the schema, and the process's parts for the one context factory. */
+/** What GraphQL over Server-Sent Events uses: the schema, the one context factory, and where revocations arrive. */
 export interface SseDependencies {
   schema: GraphQLSchema;
-  runtime: Runtime;
+  /** The one context factory (src/context.ts), per request, with the request's logger. */
+  createContext(authorization: unknown, log: FastifyBaseLogger): Promise<Context>;
+  runtime: Pick<Runtime, 'events' | 'metrics'>;
+  /** Trusted documents only, when set: an operation must be one of the manifests' (src/graphql/trusted-documents.ts). */
+  trusted?: TrustedDocuments;
   /** Production hides graphql-js's "Did you mean" hints (they name schema fields). */
   hideSuggestions: boolean;
 }
@@ -106,10 +110,7 @@ export function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDe
     // Who is calling, before anything of the request is looked at.
     let context: Context;
     try {
-      // The one context factory, as graphql-ws on this server uses it (src/graphql/context-factories.ts).
-      const createContext = contextFactoryOf(app.server);
-      if (!createContext) throw new Error('GraphQL over SSE: no context factory for this server (graphql-ws is not attached)');
-      context = await createContext(request.headers.authorization);
+      context = await dependencies.createContext(request.headers.authorization, request.log);
     } catch (error) {
       // A dependency that is down answers 503 with Retry-After (the formatter logs it as a warning); else a masked 500.
       return refuse([internalError(error)]);
@@ -122,7 +123,7 @@ export function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDe
     const count = (type: string, errors?: readonly GraphQLError[], name?: string) =>
       metrics?.countOperation({ name: params.operationName ?? name, type, transport: 'sse', errorCode: errorCodeLabel(errors?.[0]), started });
 
-    const checked = checkOperation(schema, checkDocument, params);
+    const checked = checkOperation(schema, checkDocument, params, dependencies.trusted);
     if (Array.isArray(checked)) {
       count('unknown', checked);
       return refuse(checked);

@@ -11,13 +11,15 @@ import type { Context } from './context';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE } from '../errors/dependency-unavailable';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { formatGraphQLError } from './format-error';
-import { provideContextFactory } from './context-factories';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError } from './operation-checks';
 import { SubscriptionGroups } from './subscription-groups';
+import type { TrustedDocuments } from './trusted-documents';
 
 export interface WebSocketDependencies {
   server: Server;
   schema: GraphQLSchema;
+  /** Trusted documents only, when set: an operation must be one of the manifests' (src/graphql/trusted-documents.ts). */
+  trusted?: TrustedDocuments;
   /** Who a connection_init's token belongs to (null: refused). */
   authenticate(authorization: unknown): Promise<Principal | null>;
   /** The one context factory, for each operation of a socket. */
@@ -48,7 +50,6 @@ export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
   const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
   // The same factory for GraphQL over SSE on this server (src/graphql/sse.ts).
-  provideContextFactory(deps.server, (authorization) => deps.createContext(authorization));
   const { metrics } = deps;
   // Running subscriptions by socket and id, with their root field: counted while they run.
   const runningSubscriptions = new WeakMap<WsContext, Map<string, string>>();
@@ -81,7 +82,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   /** An operation of a socket checked and given its context: graphql-ws's execution arguments, or the errors that refuse it. */
   const setUp = async (ctx: WsContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
     // Refused before it starts (parse, validation, variables), as over HTTP (a 400): an `error` message, never a result.
-    const checked = checkOperation(deps.schema, checkDocument, payload);
+    const checked = checkOperation(deps.schema, checkDocument, payload, deps.trusted);
     if (Array.isArray(checked)) return checked;
     let contextValue;
     try {

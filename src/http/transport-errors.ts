@@ -15,7 +15,8 @@ import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 
 export function isGraphQLPath(url: string): boolean {
   const pathname = url.split('?')[0];
-  return pathname === '/graphql' || pathname === '/graphql/';
+  // /graphql/stream: GraphQL over Server-Sent Events (src/graphql/sse.ts).
+  return pathname === '/graphql' || pathname === '/graphql/' || pathname === '/graphql/stream';
 }
 
 /** `shape`: where the route's document writes this status in another of its shapes (src/rest/route.ts `errorShapes`). */

@@ -56,7 +56,7 @@ export class Metrics {
 
   readonly graphqlOperations = new Counter({
     name: 'lg_graphql_operations_total',
-    help: 'GraphQL operations run, by operation name, type, transport (http, rest, websocket) and first error code (none when it succeeded)',
+    help: 'GraphQL operations run, by operation name, type, transport (http, rest, websocket, sse) and first error code (none when it succeeded)',
     labelNames: ['operation', 'type', 'transport', 'error_code'] as const,
     registers: [this.registry],
   });
