@@ -1,11 +1,13 @@
+import { createHash } from 'node:crypto';
 import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { TestClock } from './support/clock';
 import { formOf, submit, visit } from './support/browser';
 import { BUSINESS_SCOPE, connect, connectAlice, generateUrl, importEnded, runConsent } from './support/consent';
+import { openAdmin } from './support/faults';
 import { graphql, http } from './support/http';
-import { sandboxOf } from './support/posts';
+import { eventually, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -186,6 +188,118 @@ describe('the consent flow, as a browser follows it', () => {
     await sandboxOf(t.url).fail({ count: 1, status: 500, pathContains: '/oauth/token' });
     const consent = await runConsent(t.url, org.token, { state: 'broken' });
     expect(Object.fromEntries(consent.landed)).toEqual({ error: 'oauth_error', state: 'broken' });
+  });
+});
+
+describe('the callbacks’ refusals, as a person’s browser sees them', () => {
+  /** What browsers send when they open a page. */
+  const BROWSERS = {
+    Chromium: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7',
+    Firefox: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    Safari: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    'a bare text/html': 'text/html',
+  };
+  const JSON_CLIENTS = {
+    'no Accept': undefined,
+    'fetch’s default': '*/*',
+    'application/json': 'application/json',
+    'JSON preferred to HTML': 'application/json, text/html;q=0.9',
+    'HTML refused': 'text/html;q=0, */*',
+    'HTML no better than JSON': 'text/html, application/json',
+  };
+
+  /** A callback whose state names no consent: the tampered or never-issued one. */
+  const unknownState = (provider: 'alpha' | 'beta') => `${t.url}/oauth/${provider}/callback?state=never-issued-${provider}&code=whatever`;
+
+  /** The page's checks that hold for every refusal: self-contained, locked down, accessible, varying with Accept. */
+  function expectPersonPage(answer: Response, html: string, status: number) {
+    expect(answer.status).toBe(status);
+    expect(answer.headers.get('location')).toBeNull();
+    expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('vary')).toMatch(/(^|, *)Accept($|,)/i);
+    const policy = answer.headers.get('content-security-policy')!;
+    expect(policy).toMatch(/^default-src 'none'; /);
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toMatch(/unsafe|https?:|\*/);
+    // Its one style is the one the policy allows by hash; nothing else loads or runs.
+    const style = /<style>([^<]*)<\/style>/.exec(html)![1]!;
+    expect(policy).toContain(`style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+    expect(html).not.toMatch(/<script|<img|<link|<iframe|<form|\bsrc=|\bhref=|\bstyle=|\bon[a-z]+=/i);
+    expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
+    expect(html).toMatch(/<meta name="viewport"/);
+    expect(html).toMatch(/<title>[^<]+<\/title>/);
+    expect(html).toMatch(/<main>\s*<h1>[^<]+<\/h1>/);
+    expect(html).toContain(`Error ${status}.`);
+  }
+
+  it.each(Object.entries(BROWSERS))('answers %s an HTML page that says what happened and what to do, with the same 400', async (_browser, accept) => {
+    for (const provider of ['alpha', 'beta'] as const) {
+      const answer = await fetch(unknownState(provider), { redirect: 'manual', headers: { accept } });
+      const html = await answer.text();
+      expectPersonPage(answer, html, 400);
+      expect(html).toContain('<h1>This link cannot connect your account</h1>');
+      expect(html).toContain('This consent is unknown to the service: start again from your application.');
+      expect(html).toContain('start connecting your account again');
+      expect(html).toContain(`Reference for support: ${answer.headers.get('x-request-id')}`);
+    }
+  });
+
+  it.each(Object.entries(JSON_CLIENTS))('answers %s the documented JSON body, exactly', async (_client, accept) => {
+    for (const provider of ['alpha', 'beta'] as const) {
+      const answer = await fetch(unknownState(provider), { redirect: 'manual', headers: accept ? { accept } : {} });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(answer.headers.get('vary')).toMatch(/(^|, *)Accept($|,)/i);
+      expect(await answer.json()).toEqual({ error: 400, message: 'This consent is unknown to the service: start again from your application.' });
+    }
+  });
+
+  it('escapes what it shows: a request id chosen by the caller stays text', async () => {
+    const chosen = `<script>alert('x')</script>&"<b>`;
+    const answer = await fetch(unknownState('alpha'), { redirect: 'manual', headers: { accept: BROWSERS.Firefox, 'x-request-id': chosen } });
+    const html = await answer.text();
+    expect(answer.headers.get('x-request-id')).toBe(chosen);
+    expectPersonPage(answer, html, 400);
+    expect(html).toContain('Reference for support: &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;&lt;b&gt;');
+    expect(html).not.toContain('<b>');
+  });
+
+  it('keeps redirecting a browser that completes a consent, and answers a page when the database is lost mid-callback (503, Retry-After)', async () => {
+    const consent = await runConsent(t.url, org.token, { state: 'page' });
+    expect(consent.fromCallback.status).toBe(302);
+    const fresh = await generateUrl(t.url, org.token, { redirect_url: 'https://app.example/return', state: 'lost' });
+    const page = await visit(fresh.body.url);
+    const toCallback = await submit(formOf(page.body, fresh.body.url), { button: ['decision', 'approve'] });
+
+    // The callback waits for the consent sessions, which a session of the test holds; its backend is then ended.
+    const locker = await openAdmin(t.databaseUrl, 'lg-test-locker');
+    const admin = await openAdmin(t.databaseUrl, 'lg-test-admin');
+    try {
+      const { rows } = await locker.query<{ pid: number }>('select pg_backend_pid() as pid');
+      await locker.query('begin');
+      await locker.query('lock table oauth_session in access exclusive mode');
+      const answered = fetch(toCallback.location!, { redirect: 'manual', headers: { accept: BROWSERS.Firefox } });
+      const blocked = await eventually(async () => {
+        const found = await admin.query<{ pid: number }>('select pid from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))', [rows[0]!.pid]);
+        return found.rows.length > 0 ? found.rows : undefined;
+      }, 30000, 'the callback to wait for the consent sessions');
+      await admin.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [blocked.map((row) => row.pid)]);
+      await locker.query('rollback');
+      const answer = await answered;
+      const html = await answer.text();
+      expectPersonPage(answer, html, 503);
+      expect(answer.headers.get('retry-after')).toEqual(expect.stringMatching(/^\d+$/));
+      expect(html).toContain('reload this page');
+      expect(html).not.toMatch(/terminat|administrator|ECONN|select |pg_/i);
+    } finally {
+      await locker.end();
+      await admin.end();
+    }
+    // The session was never taken: the same callback, once the database is back, completes the consent.
+    const again = await visit(toCallback.location!);
+    expect(Object.fromEntries(query(again.location!))).toMatchObject({ alphaId: 'alpha-user-alice', state: 'lost' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { Arg, Ctx, Field, ID, Mutation, ObjectType, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, Field, ID, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { Account } from '../account/account.entity';
 import type { Context } from '../graphql/context';
 import {
@@ -8,6 +8,8 @@ import {
   reconnectAlphaAccount,
   type FlowOutcome,
 } from './alpha-connection.service';
+import { listConsentAccounts } from './consent-accounts.service';
+import { AlphaConsentAccountsArgs, AlphaProviderAccountConnection } from './consent-accounts.types';
 
 @ObjectType({ description: 'Where to send the person for their consent at the alpha provider.' })
 export class AlphaConsentUrl {
@@ -41,6 +43,14 @@ export class AlphaConnectionResolver {
     @Ctx() ctx: Context,
   ): Promise<AlphaConsentUrl> {
     return generateAlphaConsentUrl(ctx, { redirectUrl, state });
+  }
+
+  @Query(() => AlphaProviderAccountConnection, {
+    description:
+      'After a completed consent (the callback’s alphaId), the accounts that person has at the provider: the ids connectAlphaAccount takes, and which the organization already has. NOT_FOUND when connect would not find the consent. Organization tokens only.',
+  })
+  async alphaConsentAccounts(@Args() args: AlphaConsentAccountsArgs, @Ctx() ctx: Context): Promise<AlphaProviderAccountConnection> {
+    return AlphaProviderAccountConnection.of(await listConsentAccounts(ctx, args));
   }
 
   @Mutation(() => AlphaConnectionOutcome, { description: 'Completes a connection after the consent: imports the account, its locations and reviews. Organization tokens only.' })

@@ -176,8 +176,36 @@ function requireExternalApi(externalApi: boolean | null | undefined): void {
 }
 
 /** `accounts/1001` or `1001` -> `1001`: the provider's account id as we keep it. */
-function providerAccountId(id: string): string {
+export function providerAccountId(id: string): string {
   return id.startsWith('accounts/') ? id.slice('accounts/'.length) : id;
+}
+
+/**
+ * The answer to a consent that cannot be used: unknown person, another organization's consent, expired, used, or
+ * no longer accepted by the provider. One answer for all, so that it tells nothing of other organizations' consents.
+ */
+export function consentNotFound(): DomainError {
+  return DomainError.notFound('Consent (complete the consent first: generate-url, then the callback)');
+}
+
+/**
+ * The completed consent of the person `alphaId` that the organization may still use (connect, and the list of the
+ * person's accounts): authorized by the callback, not yet used by a connect, within its time; the latest, or the
+ * one of the caller's `state` when given. Null when there is none.
+ */
+export function findCompletedAlphaConsent(em: EntityManager, organizationId: string, alphaId: string, now: Date, callerState?: string | null): Promise<OAuthSession | null> {
+  return em.findOne(
+    OAuthSession,
+    {
+      organization: organizationId,
+      status: OAuthSessionStatus.AUTHORIZED,
+      identity: { subject: alphaId },
+      expiresAt: { $gt: now },
+      provider: 'alpha',
+      ...(callerState !== undefined && callerState !== null ? { callerState } : {}),
+    },
+    { orderBy: { createdAt: 'desc' }, populate: ['identity'] },
+  );
 }
 
 export interface ConnectArgs {
@@ -200,19 +228,8 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
   if (args.billingId !== principal.organizationId) throw DomainError.badInput('billing_id is not the organization of this token');
   const { runtime } = scope;
   const now = runtime.clock.now();
-  const session = await scope.em.findOne(
-    OAuthSession,
-    {
-      organization: principal.organizationId,
-      status: OAuthSessionStatus.AUTHORIZED,
-      identity: { subject: args.alphaId },
-      expiresAt: { $gt: now },
-      provider: 'alpha',
-      ...(args.state !== undefined && args.state !== null ? { callerState: args.state } : {}),
-    },
-    { orderBy: { createdAt: 'desc' }, populate: ['identity'] },
-  );
-  if (!session?.identity) throw DomainError.notFound('Consent (complete the consent first: generate-url, then the callback)');
+  const session = await findCompletedAlphaConsent(scope.em, principal.organizationId, args.alphaId, now, args.state);
+  if (!session?.identity) throw consentNotFound();
   const identity = session.identity;
   const state = session.callerState;
   const alphaAccountId = providerAccountId(args.id.trim());

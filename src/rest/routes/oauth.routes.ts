@@ -1,4 +1,4 @@
-import { RestConnectAccountDocument, RestDisconnectAccountDocument, RestGenerateAlphaUrlDocument, RestReconnectAccountDocument } from '../../generated/graphql';
+import { RestAlphaConsentAccountsDocument, RestConnectAccountDocument, RestDisconnectAccountDocument, RestGenerateAlphaUrlDocument, RestReconnectAccountDocument } from '../../generated/graphql';
 import { body, defineRoute, query } from '../route';
 
 const tag = 'Alpha account connection';
@@ -30,6 +30,25 @@ export const oauthRoutes = [
     payload: { times: 'epochMs', at: 'generateAlphaConsentUrl' },
     // CONSENT_SESSIONS_OPEN_LIMIT consents of the organization already wait for their callback.
     errors: ['RATE_LIMIT_EXCEEDED'],
+  }),
+  // Not a path of the interface document: how a REST caller learns the `id`s connect takes (docs/oauth.md).
+  defineRoute({
+    method: 'GET',
+    path: '/oauth/alpha/accounts',
+    organizationTokenOnly: true,
+    summary: 'After a completed consent, the accounts the person has at the provider (the ids connect takes), and whether the organization already has each.',
+    tag,
+    operation: RestAlphaConsentAccountsDocument,
+    variables: {
+      alphaId: query('alphaId', 'the identity-provider user id, from the callback'),
+      first: query('first', 'accounts per page, 1 to 100, default 20'),
+      after: query('after', 'the page_info.end_cursor of the previous page'),
+    },
+    successStatus: 200,
+    envelope: 'spread',
+    payload: { times: 'epochMs', at: 'alphaConsentAccounts' },
+    // NOT_FOUND: no consent connect could use; SERVICE_UNAVAILABLE: the provider failed (Retry-After).
+    errors: ['NOT_FOUND', 'SERVICE_UNAVAILABLE'],
   }),
   defineRoute({
     method: 'POST',
