@@ -193,6 +193,13 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
       variables: (ids, own) => ({ p: ids.pendingPersonId, id: ids.pendingAlphaAccountId, b: own.organizationId }),
     },
   ],
+  alphaConsentAccounts: [
+    {
+      document: 'query ($p: ID!) { alphaConsentAccounts(alphaId: $p) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id name type connected accountId } } } }',
+      variables: (ids) => ({ p: ids.pendingPersonId }),
+    },
+    { document: 'query ($p: ID!) { alphaConsentAccounts(alphaId: $p, first: 1) { nodes { id name connected accountId } } }', variables: (ids) => ({ p: ids.personId }) },
+  ],
   createAccountToken: [{ document: 'mutation ($a: ID!) { createAccountToken(accountId: $a) { token apiToken { id accountId } } }', variables: (ids) => ({ a: ids.accountId }) }],
   createBetaBrand: [
     {
@@ -305,6 +312,7 @@ const REST_CASES: Record<string, RestCase[]> = {
   'POST /citations/disable': [(ids) => ({ query: { account_id: ids.scopeAccountId }, body: { location_id: ids.locationId } })],
   'POST /review/answer': [(ids) => ({ query: { account_id: ids.scopeAccountId }, body: { review_id: ids.reviewName, answer: 'Taken over' } })],
   'POST /oauth/alpha/generate-url': [() => ({ body: { redirect_url: ATTACK, state: 's' } })],
+  'GET /oauth/alpha/accounts': [(ids) => ({ query: { alphaId: ids.pendingPersonId } }), (ids) => ({ query: { alphaId: ids.personId, first: '1' } })],
   'POST /connect/account': [
     (ids) => ({ query: { uid: 'null', alphaId: ids.pendingPersonId, id: ids.pendingAlphaAccountId, billing_id: ids.organizationId, ...flow } }),
     (ids, own) => ({ query: { uid: 'null', alphaId: ids.pendingPersonId, id: ids.pendingAlphaAccountId, billing_id: own.organizationId, ...flow } }),
