@@ -10,7 +10,7 @@ import { graphql, http } from './support/http';
 import { minimalLocationBody, waitUntilConnected } from './support/locations';
 import { eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
-import { postProbe, updateJobProbe, type Probe } from './support/ws';
+import { postProbe, updateJobProbe, waitUntil, type Probe } from './support/ws';
 
 /**
  * Subscriptions over Server-Sent Events (the graphql-sse protocol, distinct connections mode) at /graphql/stream,
@@ -51,31 +51,6 @@ function createPost(fixture: OrganizationFixture, account: number, summary: stri
   });
 }
 
-/** Resolves once `done()` holds, checked again whenever `wake` is called; rejects on `failed()` or after `timeoutMs`. */
-function until(waiters: Set<() => void>, done: () => boolean, failed: () => string | undefined, what: string, timeoutMs: number, every?: () => void): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let repeat: NodeJS.Timeout | undefined;
-    const finish = (error?: Error) => {
-      clearTimeout(timer);
-      clearInterval(repeat);
-      waiters.delete(check);
-      if (error) reject(error);
-      else resolve();
-    };
-    const check = () => {
-      if (done()) return finish();
-      const failure = failed();
-      if (failure) finish(new Error(`${what}: ${failure}`));
-    };
-    const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), timeoutMs);
-    waiters.add(check);
-    if (every) {
-      every();
-      repeat = setInterval(every, 100);
-    }
-    check();
-  });
-}
 
 /** A failure as the test's output shows it (graphql-sse's NetworkError names the status it got). */
 const failureText = (failure: unknown): string => (failure instanceof Error ? failure.message : JSON.stringify(failure));
@@ -119,14 +94,14 @@ async function subscribeOverSse<T = any>(token: string, query: string, variables
     completed: false,
     async until(done, what, timeoutMs = 20000) {
       const stopped = () => (recorder.failure ? `the stream failed: ${failureText(recorder.failure)}` : recorder.completed ? 'the stream completed' : undefined);
-      await until(waiters, () => done(recorder.events), stopped, what, timeoutMs);
+      await waitUntil(waiters, () => done(recorder.events), stopped, what, timeoutMs);
       return recorder.events;
     },
     completion: (timeoutMs = 20000) =>
-      until(waiters, () => recorder.completed, () => (recorder.failure ? `the stream failed: ${failureText(recorder.failure)}` : undefined), 'the stream to complete', timeoutMs),
+      waitUntil(waiters, () => recorder.completed, () => (recorder.failure ? `the stream failed: ${failureText(recorder.failure)}` : undefined), 'the stream to complete', timeoutMs),
     async sync(timeoutMs = 20000) {
       const id = await probe.send();
-      await until(waiters, () => probesSeen.has(id), () => (recorder.failure || recorder.completed ? 'the stream ended' : undefined), 'the probe', timeoutMs);
+      await waitUntil(waiters, () => probesSeen.has(id), () => (recorder.failure || recorder.completed ? 'the stream ended' : undefined), 'the probe', timeoutMs);
     },
     close: () => client.dispose(),
   };
@@ -153,7 +128,7 @@ async function subscribeOverSse<T = any>(token: string, query: string, variables
   // The stream is open once its answer's headers arrive; probes are sent until one comes through.
   const sent = new Set<string>();
   try {
-    await until(
+    await waitUntil(
       waiters,
       () => [...sent].some((id) => probesSeen.has(id)),
       () => (recorder.failure ? `the stream failed: ${failureText(recorder.failure)}` : undefined),
@@ -221,7 +196,7 @@ async function openRawStream(token: string, query: string, options: { baseUrl?: 
   return {
     response,
     text: () => text,
-    until: (done, what, timeoutMs = 20000) => until(waiters, () => done(text), () => (over ? `the stream ended; it read ${JSON.stringify(text)}` : undefined), what, timeoutMs),
+    until: (done, what, timeoutMs = 20000) => waitUntil(waiters, () => done(text), () => (over ? `the stream ended; it read ${JSON.stringify(text)}` : undefined), what, timeoutMs),
     ended,
     async close() {
       controller.abort();

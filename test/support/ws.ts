@@ -140,27 +140,11 @@ export async function subscribe<T = any>(
 
   /** Waits until `done` holds, re-checking on every message; `every` runs at most each `everyMs` meanwhile. */
   const until = (done: () => boolean, what: string, timeoutMs: number, every?: () => void, everyMs = 100) =>
-    new Promise<void>((resolve, reject) => {
-      let repeat: NodeJS.Timeout | undefined;
-      const finish = (error?: Error) => {
-        clearTimeout(timer);
-        clearInterval(repeat);
-        waiters.delete(check);
-        if (error) reject(error);
-        else resolve();
-      };
-      const check = () => {
-        if (done()) finish();
-        else if (errors.length > 0) finish(new Error(`${what}: the subscription failed: ${JSON.stringify(errors)}`));
-      };
-      const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}; events: ${events.length}, errors: ${JSON.stringify(errors)}`)), timeoutMs);
-      waiters.add(check);
-      if (every) {
-        every();
-        repeat = setInterval(every, everyMs);
-      }
-      check();
-    });
+    waitUntil(waiters, done, () => (errors.length > 0 ? `the subscription failed: ${JSON.stringify(errors)}` : undefined), what, timeoutMs, every, everyMs).catch(
+      (error: Error) => {
+        throw /^timed out/.test(error.message) ? new Error(`${error.message}; events: ${events.length}, errors: ${JSON.stringify(errors)}`) : error;
+      },
+    );
 
   const recorder: Recorder<T> = {
     events,
@@ -187,4 +171,41 @@ export async function subscribe<T = any>(
     () => void probe.send().then((id) => (sent = new Set([...sent, id]))),
   );
   return recorder;
+}
+
+/**
+ * Resolves once `done()` holds, checked again whenever a member of `waiters` is called (a message arrived); rejects
+ * when `failed()` names a failure, or after `timeoutMs`. `every` runs at once and each `everyMs` meanwhile (probes).
+ */
+export function waitUntil(
+  waiters: Set<() => void>,
+  done: () => boolean,
+  failed: () => string | undefined,
+  what: string,
+  timeoutMs: number,
+  every?: () => void,
+  everyMs = 100,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let repeat: NodeJS.Timeout | undefined;
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      clearInterval(repeat);
+      waiters.delete(check);
+      if (error) reject(error);
+      else resolve();
+    };
+    const check = () => {
+      if (done()) return finish();
+      const failure = failed();
+      if (failure) finish(new Error(`${what}: ${failure}`));
+    };
+    const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), timeoutMs);
+    waiters.add(check);
+    if (every) {
+      every();
+      repeat = setInterval(every, everyMs);
+    }
+    check();
+  });
 }
