@@ -1,9 +1,97 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { staticAssets } from '../http/static-assets';
 
 /**
- * The REST reference page at /docs, rendered from /openapi.json by a renderer bundled from npm (offline). Issue 18,
- * item 2: being built.
+ * The REST reference page at /docs: Swagger UI (swagger-ui-dist, a dependency) rendering /openapi.json, its files
+ * served from the npm package, never a CDN, so it works with no internet (docs/openapi.md).
+ *
+ * Public, like the document it shows: the page holds nothing but /openapi.json, which is public in every
+ * environment. "Try it out" sends requests from the person's browser to this origin with the token they enter
+ * under Authorize, which is kept in the page only (not stored).
  */
-export function registerApiReference(_app: FastifyInstance): void {
-  // Filled in by the OpenAPI work of issue 18.
+
+const ASSET_PATH = '/docs/assets/';
+
+/** The package's folder (its `absolute-path.js` entry names it). */
+const ASSET_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+
+/** The only files the page loads: the bundle (which needs no standalone preset for this layout) and its stylesheet. */
+const ASSETS = new Set(['swagger-ui-bundle.js', 'swagger-ui.css']);
+
+/**
+ * The page's one inline script, allowed by its hash: Swagger UI on /openapi.json. No validator badge (it would ask
+ * validator.swagger.io), no URL box (the page shows this service's document only), and try-it-out requests keep the
+ * path's own base: the document's server.
+ */
+const INITIALIZER = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    displayOperationId: true,
+    defaultModelsExpandDepth: 1,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+  });
+});`;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+
+/**
+ * The page loads its two files from here and /openapi.json, and talks to this origin only (try it out). Swagger UI
+ * writes style attributes and inline SVG images, hence 'unsafe-inline' styles and data: images; nothing else runs.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `script-src 'self' 'sha256-${sha256(INITIALIZER)}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Listings Gateway · REST reference</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${ASSET_PATH}swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<noscript>The reference page needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+<script src="${ASSET_PATH}swagger-ui-bundle.js"></script>
+<script>${INITIALIZER}</script>
+</body>
+</html>
+`;
+
+export function registerApiReference(app: FastifyInstance): void {
+  for (const url of ['/docs', '/docs/']) {
+    app.get(url, (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        // The page names unversioned files: it is small, and always asked again.
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', CONTENT_SECURITY_POLICY)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .send(PAGE),
+    );
+  }
+  const send = staticAssets({
+    dir: ASSET_DIR,
+    names: ASSETS,
+    // The names carry no content hash (a new swagger-ui-dist keeps them): revalidate, answer 304 when unchanged.
+    cacheControl: 'no-cache',
+    missing: 'No reference page asset',
+  });
+  app.get<{ Params: { file: string } }>(`${ASSET_PATH}:file`, (request, reply) => send(request, reply, request.params.file));
 }
