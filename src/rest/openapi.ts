@@ -1,112 +1,71 @@
-import type { GraphQLSchema } from 'graphql';
-import { errorCatalogue, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
-import { restErrorBody } from '../http/error-body';
-import { compileRecord } from './record';
+import { Kind, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { oauthCallbackPaths, consentCallbacks } from './openapi-callbacks';
+import { SchemaComponents } from './openapi-components';
+import { errorResponses, isRateLimited } from './openapi-errors';
+import { headerRef, REQUEST_ID_PARAMETER, REQUEST_ID_PARAMETER_REF, RESPONSE_HEADERS, type ResponseHeaderName } from './openapi-headers';
+import { operationVariables, requestBodySchema, variableParameters, type ParameterObject } from './openapi-inputs';
+import { nameRecords } from './openapi-records';
+import { compileRecord, type JsonSchema } from './record';
 import type { RestRoute, ValueSource } from './route';
 
-/** The documented body of errors of one shape, exactly: every key required, no other key. */
-function errorSchema(codes: readonly ErrorCode[], shape: RestErrorShape): Record<string, unknown> {
-  const code = codes[0]!;
-  const { body } = restErrorBody(code, 'message', {}, shape);
-  const valueSchema = (key: string, value: unknown): Record<string, unknown> => {
-    if (key === 'success') return { const: false };
-    // The shape whose message is the code itself.
-    if (value === code) return { enum: [...codes] };
-    if (Array.isArray(value)) return { type: 'array', items: { type: 'string' } };
-    if (typeof value === 'number') return { type: 'integer' };
-    return { type: typeof value };
-  };
-  return {
-    type: 'object',
-    required: Object.keys(body),
-    properties: Object.fromEntries(Object.entries(body).map(([key, value]) => [key, valueSchema(key, value)])),
-    additionalProperties: false,
-    example: body,
-  };
-}
-
 /**
- * Errors any documented path may answer: its input refused (by the route or by HTTP itself), no token, a server
- * that is stopping or failed. Routes add their own (src/rest/route.ts `errors`).
+ * OpenAPI 3.1 of the REST surface, generated from the route table and the schema (never written by hand): each
+ * route's parameters and body typed by its operation's variables (src/rest/openapi-inputs.ts), its success body by
+ * the record compiler (src/rest/record.ts) with the shared records and enums named (src/rest/openapi-records.ts),
+ * every error status in its documented body (src/rest/openapi-errors.ts), the headers (src/rest/openapi-headers.ts)
+ * and the consent flows' redirects (src/rest/openapi-callbacks.ts). docs/openapi.md says what is in it and why.
  */
-const EVERY_ROUTE: readonly ErrorCode[] = [
-  'BAD_USER_INPUT',
-  'BAD_REQUEST',
-  'UNAUTHENTICATED',
-  'PAYLOAD_TOO_LARGE',
-  'URI_TOO_LONG',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'REQUEST_HEADERS_TOO_LARGE',
-  'INTERNAL_SERVER_ERROR',
-  'SERVICE_UNAVAILABLE',
-];
 
-/** Errors of tokens scoped to one account, on routes that act on an account. */
-const ACCOUNT_SCOPED: readonly ErrorCode[] = ['ACCOUNT_ID_REQUIRED', 'FORBIDDEN', 'NOT_FOUND'];
-
-/** Whether the route acts on an account named by `account_id` (organization tokens name it; its absence is a 400, another organization's a 404). */
-function readsAccountId(route: RestRoute): boolean {
-  return (Object.values(route.variables) as ValueSource[]).some((source) => source.from === 'query' && source.name === 'account_id');
+function operationOf(route: RestRoute): OperationDefinitionNode {
+  const operation = route.operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (!operation) throw new Error(`Route ${route.method} ${route.path} has no GraphQL operation`);
+  return operation;
 }
 
-function errorCodes(route: RestRoute): ErrorCode[] {
-  const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...(route.errors ?? [])]);
-  if (route.organizationTokenOnly) codes.add('ORGANIZATION_TOKEN_REQUIRED');
-  else for (const code of ACCOUNT_SCOPED) codes.add(code);
-  if (readsAccountId(route)) for (const code of ['ACCOUNT_ID_REQUIRED', 'NOT_FOUND'] as const) codes.add(code);
-  return [...codes];
+/** The route's operationId: its own, or its GraphQL operation's name without `Rest` (`RestCreatePost` -> `createPost`). */
+export function operationIdOf(route: RestRoute): string {
+  if (route.operationId) return route.operationId;
+  const name = operationOf(route).name?.value;
+  if (!name) throw new Error(`Route ${route.method} ${route.path}: an anonymous operation needs an operationId`);
+  const bare = name.replace(/^Rest(?=[A-Z])/, '');
+  return bare.charAt(0).toLowerCase() + bare.slice(1);
 }
 
-/** One response per status; where codes of one status render differently (404), any of their shapes. */
-function errorResponses(route: RestRoute): Record<string, unknown> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of errorCodes(route)) {
-    const { status } = errorCatalogue[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
-  const responses: Record<string, unknown> = {};
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const byShape = new Map<RestErrorShape, ErrorCode[]>();
-    for (const code of codes) {
-      const shape = route.errorShapes?.[status] ?? errorCatalogue[code].shape;
-      byShape.set(shape, [...(byShape.get(shape) ?? []), code]);
-    }
-    const schemas = [...byShape].map(([shape, shapeCodes]) => errorSchema(shapeCodes, shape));
-    const schema = schemas.length === 1 ? schemas[0] : { oneOf: schemas };
-    responses[String(status)] = { description: codes.join(', '), content: { 'application/json': { schema } } };
-  }
-  return responses;
-}
-
-function parameters(route: RestRoute): unknown[] {
+/** The field selection's parameter (`include_fields`): the REST names of the listed records' fields, comma-separated. */
+function fieldSelectionParameter(route: RestRoute, schema: GraphQLSchema, where: string): ParameterObject[] {
   const selection = route.payload.fieldSelection;
+  if (!selection) return [];
+  const known = compileRecord(schema, route.operation, route.payload, where).itemFields(selection.list);
+  if (!known) throw new Error(`${where}: ${selection.list} is not a list of records in its payload`);
   return [
-    ...(Object.values(route.variables) as ValueSource[])
-      .filter((source): source is Extract<ValueSource, { name: string }> => source.from !== 'bodyFields' && source.from !== 'body')
-      .map((source) => ({
-        name: source.name,
-        in: source.from,
-        required: source.from === 'path' || Boolean(source.required),
-        description: source.description,
-        schema: { type: 'string' },
-      })),
-    ...(selection ? [{ name: selection.parameter, in: 'query', required: false, description: selection.description, schema: { type: 'string' } }] : []),
+    {
+      name: selection.parameter,
+      in: 'query',
+      required: false,
+      ...(selection.description ? { description: selection.description } : {}),
+      schema: { type: 'array', items: { type: 'string', enum: known } },
+      style: 'form',
+      explode: false,
+    },
   ];
 }
 
 /** The success body: the payload in its envelope; with a field selection, items need only the fields always kept. */
-function successSchema(route: RestRoute, schema: GraphQLSchema): Record<string, unknown> {
-  let payload = compileRecord(schema, route.operation, route.payload, `Route ${route.method} ${route.path}`).schema;
+function successSchema(route: RestRoute, schema: GraphQLSchema, components: SchemaComponents, where: string): JsonSchema {
+  let payload = compileRecord(schema, route.operation, route.payload, where).schema;
   const selection = route.payload.fieldSelection;
   if (selection) {
-    const members = payload.properties as Record<string, Record<string, unknown>>;
+    const members = payload.properties as Record<string, JsonSchema>;
     const list = members[selection.list]!;
     payload = {
       ...payload,
       properties: { ...members, [selection.list]: { ...list, items: { ...(list.items as object), required: [...selection.always] } } },
     };
   }
-  if (route.envelope === 'spread') {
+  const envelope = route.envelope ?? 'payload';
+  // Only a payload of its own may be a shared record: the other envelopes write its members beside theirs.
+  payload = nameRecords(schema, route, payload, components, { where, rootMayBeShared: envelope === 'payload' });
+  if (envelope === 'spread') {
     return {
       type: 'object',
       required: ['success', ...((payload.required as string[]) ?? [])],
@@ -114,8 +73,8 @@ function successSchema(route: RestRoute, schema: GraphQLSchema): Record<string, 
       additionalProperties: false,
     };
   }
-  if (typeof route.envelope === 'object') {
-    const constants = route.envelope.bare;
+  if (typeof envelope === 'object') {
+    const constants = envelope.bare;
     return {
       type: 'object',
       required: [...((payload.required as string[]) ?? []), ...Object.keys(constants)],
@@ -126,53 +85,92 @@ function successSchema(route: RestRoute, schema: GraphQLSchema): Record<string, 
   return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
 }
 
-function requestBody(route: RestRoute): unknown {
-  const fields = (Object.values(route.variables) as ValueSource[]).flatMap((source) =>
-    source.from === 'body' ? [source.name] : source.from === 'bodyFields' ? Object.values(source.fields) : [],
-  );
-  if (fields.length === 0) return undefined;
+/** The headers of the route's success: its id, a limit's state, an idempotent replay. */
+function successHeaders(route: RestRoute): Record<string, unknown> {
+  const names: ResponseHeaderName[] = ['X-Request-Id'];
+  if (isRateLimited(route)) names.push('RateLimit-Policy', 'RateLimit');
+  // A route reading an Idempotency-Key may answer an earlier request's record again.
+  if ((Object.values(route.variables) as ValueSource[]).some((source) => source.from === 'header' && source.name.toLowerCase() === 'idempotency-key')) {
+    names.push('Idempotent-Replayed');
+  }
+  return Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+}
+
+function describeRoute(route: RestRoute, operation: OperationDefinitionNode): string {
+  const rootFields = operation.selectionSet.selections.flatMap((selection) => (selection.kind === Kind.FIELD ? [selection.name.value] : []));
+  return [
+    route.organizationTokenOnly ? 'Requires an organization token.' : undefined,
+    `Runs the GraphQL ${operation.operation} ${rootFields.map((field) => `\`${field}\``).join(' or ')} of /graphql.`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+function buildOperation(route: RestRoute, schema: GraphQLSchema, components: SchemaComponents): Record<string, unknown> {
+  const where = `Route ${route.method} ${route.path}`;
+  const operation = operationOf(route);
+  const variables = operationVariables(schema, route, operation);
+  const body = requestBodySchema(components, route, variables, where);
+  const callbacks = consentCallbacks(route.method, route.path);
   return {
-    required: true,
-    content: {
-      'application/json': {
-        schema: { type: 'object', properties: Object.fromEntries(fields.map((field) => [field, {}])) },
+    operationId: operationIdOf(route),
+    summary: route.summary,
+    description: describeRoute(route, operation),
+    tags: [route.tag],
+    parameters: [...variableParameters(components, route, variables, where), ...fieldSelectionParameter(route, schema, where), REQUEST_ID_PARAMETER_REF],
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    responses: {
+      [String(route.successStatus)]: {
+        description: 'Success',
+        headers: successHeaders(route),
+        content: { 'application/json': { schema: successSchema(route, schema, components, where) } },
       },
+      ...errorResponses(route),
     },
+    ...(callbacks ? { callbacks } : {}),
   };
 }
 
-/** OpenAPI 3.1 of the REST surface, generated from the route table (never written by hand). */
+/**
+ * OpenAPI 3.1 of the REST surface. `serverUrl` is PUBLIC_URL; without it the server is `/`, the origin the document
+ * was read from (docs/openapi.md).
+ */
 export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema, serverUrl?: string): Record<string, unknown> {
+  const components = new SchemaComponents();
   const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Map<string, string>();
   for (const route of routes) {
     const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
-    const body = requestBody(route);
+    const operation = buildOperation(route, schema, components);
+    const operationId = operation.operationId as string;
+    const taken = operationIds.get(operationId);
+    if (taken) throw new Error(`OpenAPI: ${route.method} ${route.path} and ${taken} are both ${operationId}`);
+    operationIds.set(operationId, `${route.method} ${route.path}`);
     paths[openApiPath] ??= {};
-    paths[openApiPath][route.method.toLowerCase()] = {
-      summary: route.summary,
-      tags: [route.tag],
-      description: route.organizationTokenOnly ? 'Requires an organization token.' : undefined,
-      parameters: parameters(route),
-      ...(body ? { requestBody: body } : {}),
-      responses: {
-        [String(route.successStatus)]: {
-          description: 'Success',
-          content: { 'application/json': { schema: successSchema(route, schema) } },
-        },
-        ...errorResponses(route),
-      },
-    };
+    paths[openApiPath][route.method.toLowerCase()] = operation;
+  }
+  for (const [path, item] of Object.entries(oauthCallbackPaths())) {
+    if (paths[path]) throw new Error(`OpenAPI: ${path} is a route of the table and a consent callback`);
+    paths[path] = item;
   }
   return {
     openapi: '3.1.0',
     info: {
       title: 'Listings Gateway REST interface',
       version: '1',
-      description: 'The documented REST paths. Each runs a GraphQL operation of /graphql.',
+      description:
+        'The documented REST paths. Each runs a GraphQL operation of /graphql (its description names it). ' +
+        'Send `Authorization: Bearer <token>` (an organization or an account token). The reference page is at /docs.',
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    // A server URL ends without a slash: the paths start with one.
+    servers: [serverUrl ? { url: serverUrl.replace(/\/+$/, '') } : { url: '/', description: 'the origin this document was read from' }],
     security: [{ bearer: [] }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     paths,
+    components: {
+      schemas: components.toJSON(),
+      headers: RESPONSE_HEADERS,
+      parameters: { RequestId: REQUEST_ID_PARAMETER },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An organization token (lgo_…) or an account token (lga_…).' } },
+    },
   };
 }

@@ -40,6 +40,11 @@ export interface RestRoute<TData = any, TVariables extends Record<string, unknow
   path: string;
   summary: string;
   tag: string;
+  /**
+   * The operation's name in /openapi.json (what generated clients call it), unique in the table. Default: the GraphQL
+   * operation's name without `Rest`, in lowerCamelCase (`RestCreatePost` -> `createPost`).
+   */
+  operationId?: string;
   /** Documented for OpenAPI and enforced by the operation: organization-token-only routes answer 403 otherwise. */
   organizationTokenOnly?: boolean;
   operation: TypedDocumentNode<TData, TVariables>;

@@ -16,12 +16,16 @@ interface DocumentedOperation {
 
 type OpenApiDocument = {
   paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json'?: { schema: unknown } } }> }>>;
+  components?: { schemas?: Record<string, unknown> };
 };
 
 function compile(document: OpenApiDocument): DocumentedOperation[] {
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
   ajv.addKeyword('example');
   addFormats(ajv);
+  // The shared records and enums, under the id their references name (`#/components/schemas/Post`): resolvable from
+  // every response's schema.
+  for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) ajv.addSchema(schema as object, `#/components/schemas/${name}`);
   const operations: DocumentedOperation[] = [];
   for (const [template, methods] of Object.entries(document.paths)) {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);

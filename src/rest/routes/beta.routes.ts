@@ -10,6 +10,7 @@ export const betaRoutes = [
   defineRoute({
     method: 'POST',
     path: '/oauth/beta/generate-url',
+    operationId: 'generateBetaConsentUrl',
     summary: 'The beta provider’s consent URL; the person returns to redirect_url with success=true, state and company_id.',
     tag: 'Beta account connection',
     organizationTokenOnly: true,
@@ -26,6 +27,7 @@ export const betaRoutes = [
   defineRoute({
     method: 'GET',
     path: '/beta/brands/:segment_id',
+    operationId: 'getBetaBrand',
     summary: 'One beta brand.',
     tag: 'Beta brands',
     organizationTokenOnly: true,
@@ -38,6 +40,7 @@ export const betaRoutes = [
   defineRoute({
     method: 'PATCH',
     path: '/beta/brands/:segment_id',
+    operationId: 'updateBetaBrand',
     summary: 'Changes a beta brand (at least one field); a job pushes the change to the provider.',
     tag: 'Beta brands',
     organizationTokenOnly: true,
@@ -65,6 +68,7 @@ export const betaRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/beta/brands/:segment_id',
+    operationId: 'deleteBetaBrand',
     summary: 'Deletes a beta brand; 409 while locations are attached.',
     tag: 'Beta brands',
     organizationTokenOnly: true,

@@ -13,6 +13,7 @@ export const businessProfileRoutes = [
   defineRoute({
     method: 'GET',
     path: '/business-profile',
+    operationId: 'getBusinessProfile',
     summary: 'One account by account_id and/or reference_id; with neither, every account of the organization.',
     tag,
     organizationTokenOnly: true,
@@ -29,6 +30,7 @@ export const businessProfileRoutes = [
   defineRoute({
     method: 'PATCH',
     path: '/business-profile',
+    operationId: 'updateBusinessProfile',
     summary: 'Renames an account or changes its reference id (only when looked up by account_id).',
     tag,
     organizationTokenOnly: true,

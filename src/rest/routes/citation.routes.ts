@@ -6,6 +6,7 @@ export const citationRoutes = [
   defineRoute({
     method: 'POST',
     path: '/citations/disable',
+    operationId: 'disableCitations',
     summary: 'Disables the citations of a location (only from ACTIVE, one request at a time). Needs citations API access.',
     tag: 'Citations',
     operation: RestDisableCitationsDocument,

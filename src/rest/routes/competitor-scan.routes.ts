@@ -5,6 +5,7 @@ export const competitorScanRoutes = [
   defineRoute({
     method: 'GET',
     path: '/competitor-scan',
+    operationId: 'getCompetitorScan',
     summary: 'The latest competitor scan of the account’s location (or the one with scanId, or of placeId).',
     tag: 'Competitor scan',
     operation: RestCompetitorScanDocument,

@@ -40,6 +40,7 @@ export const locationRoutes = [
   defineRoute({
     method: 'POST',
     path: '/location',
+    operationId: 'createLocation',
     summary: 'Creates a location of the account; a job creates it at the alpha provider (connected once it knows it).',
     tag,
     organizationTokenOnly: true,
@@ -52,6 +53,7 @@ export const locationRoutes = [
   defineRoute({
     method: 'GET',
     path: '/location',
+    operationId: 'listLocations',
     summary: 'Lists locations of the account in creation order.',
     tag,
     operation: RestLocationsDocument,
@@ -76,6 +78,7 @@ export const locationRoutes = [
   defineRoute({
     method: 'PATCH',
     path: '/location/update',
+    operationId: 'updateLocation',
     summary: 'Updates a location with only the fields that change; poll GET /location/updates for the job.',
     tag,
     operation: RestUpdateLocationDocument,
@@ -94,6 +97,7 @@ export const locationRoutes = [
   defineRoute({
     method: 'GET',
     path: '/location/updates',
+    operationId: 'listLocationUpdates',
     summary: 'Updates of the account’s locations, newest first.',
     tag,
     operation: RestLocationUpdatesDocument,

@@ -17,6 +17,7 @@ export const oauthRoutes = [
   defineRoute({
     method: 'POST',
     path: '/oauth/alpha/generate-url',
+    operationId: 'generateAlphaConsentUrl',
     organizationTokenOnly: true,
     summary: 'The consent URL of the identity provider to send the person to (offline access, e-mail, profile, business management).',
     tag,
@@ -35,6 +36,7 @@ export const oauthRoutes = [
   defineRoute({
     method: 'GET',
     path: '/oauth/alpha/accounts',
+    operationId: 'listAlphaConsentAccounts',
     organizationTokenOnly: true,
     summary: 'After a completed consent, the accounts the person has at the provider (the ids connect takes), and whether the organization already has each.',
     tag,
@@ -53,6 +55,7 @@ export const oauthRoutes = [
   defineRoute({
     method: 'POST',
     path: '/connect/account',
+    operationId: 'connectAlphaAccount',
     organizationTokenOnly: true,
     summary: 'Completes the connection after the callback; the account, its locations and reviews are imported by a job.',
     tag,
@@ -71,6 +74,7 @@ export const oauthRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/disconnect/account',
+    operationId: 'disconnectAlphaAccount',
     summary: 'Disconnects an account: it leaves the organization with its locations, posts and reviews.',
     tag,
     operation: RestDisconnectAccountDocument,
@@ -87,6 +91,7 @@ export const oauthRoutes = [
   defineRoute({
     method: 'POST',
     path: '/reconnect/account',
+    operationId: 'reconnectAlphaAccount',
     summary: 'Refreshes a connection’s tokens and queues a full re-sync of the account.',
     tag,
     operation: RestReconnectAccountDocument,

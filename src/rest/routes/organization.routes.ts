@@ -5,6 +5,7 @@ export const organizationRoutes = [
   defineRoute({
     method: 'GET',
     path: '/organization',
+    operationId: 'getOrganization',
     summary: 'The organization of the token, with its accounts.',
     tag: 'Accounts and organization',
     organizationTokenOnly: true,
@@ -17,6 +18,7 @@ export const organizationRoutes = [
   defineRoute({
     method: 'GET',
     path: '/organization/accounts',
+    operationId: 'listOrganizationAccounts',
     summary: 'The accounts of the organization (organization-list shape).',
     tag: 'Accounts and organization',
     organizationTokenOnly: true,

@@ -17,6 +17,7 @@ export const postRoutes = [
   defineRoute({
     method: 'POST',
     path: '/post',
+    operationId: 'createPost',
     summary: 'Creates a post for one location; it answers at once in SENDING and is published by a job.',
     tag,
     operation: RestCreatePostDocument,
@@ -42,6 +43,7 @@ export const postRoutes = [
   defineRoute({
     method: 'GET',
     path: '/post',
+    operationId: 'listPosts',
     summary: 'Lists posts of the account, newest first; campaign posts never, deleted ones only with state=DELETED.',
     tag,
     operation: RestPostsDocument,
@@ -60,6 +62,7 @@ export const postRoutes = [
   defineRoute({
     method: 'GET',
     path: '/post/:id',
+    operationId: 'getPost',
     summary: 'One post: the polling operation for creation and deletion.',
     tag,
     operation: RestPostDocument,
@@ -70,6 +73,7 @@ export const postRoutes = [
   defineRoute({
     method: 'DELETE',
     path: '/post/:id',
+    operationId: 'deletePost',
     summary: 'Deletes a post: at once if it never reached the provider, else queued (state SENDING) until DELETED.',
     tag,
     operation: RestDeletePostDocument,

@@ -5,6 +5,7 @@ export const reviewRoutes = [
   defineRoute({
     method: 'POST',
     path: '/review/answer',
+    operationId: 'answerReview',
     summary: 'Replies to a review of the account; the provider moderates the reply (PENDING, then ACTIVE or REJECTED).',
     tag: 'Reviews',
     operation: RestAnswerReviewDocument,
