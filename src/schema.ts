@@ -26,6 +26,7 @@ import { OrganizationResolver } from './organization/organization.resolver';
 import { PostResolver } from './post/post.resolver';
 import { subscriptionPubSub } from './events/graphql-pubsub';
 import { validateArgument } from './graphql/argument-rules';
+import { NodeResolver } from './graphql/node';
 
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
@@ -51,6 +52,8 @@ export const resolvers = [
   CompetitorScanWorkResolver,
   BetaBrandWorkResolver,
   ReviewWorkResolver,
+  // `node(nodeId:)` and every record's `nodeId`: the records' resolvers above define how each is refetched.
+  NodeResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

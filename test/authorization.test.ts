@@ -1,6 +1,7 @@
 import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 import { randomBytes } from 'node:crypto';
 import { routeTable } from '../src/rest/routes';
+import { toNodeId } from '../src/graphql/node-id';
 import { newId } from '../src/shared/ids';
 import { formOf, submit, visit } from './support/browser';
 import { connect, connectAlice, importEnded, runConsent } from './support/consent';
@@ -51,7 +52,38 @@ interface Ids {
   segmentId: string;
   betaCompanyId: string;
   tokenId: string;
+  /** The global ids `node` takes (src/graphql/node.ts) of the records above. */
+  accountNodeId: string;
+  tokenNodeId: string;
+  workNodeId: string;
+  segmentNodeId: string;
+  scanNodeId: string;
+  locationNodeId: string;
+  updateJobNodeId: string;
+  postNodeId: string;
+  reviewNodeId: string;
 }
+
+type NodeIdName = 'accountNodeId' | 'tokenNodeId' | 'workNodeId' | 'segmentNodeId' | 'scanNodeId' | 'locationNodeId' | 'updateJobNodeId' | 'postNodeId' | 'reviewNodeId';
+
+/** The ids with the global ids of their records, keyed as each record's `defineNode` says. */
+function withNodeIds(ids: Omit<Ids, NodeIdName>): Ids {
+  const inAccount = (name: string, id: string) => toNodeId(name, [ids.accountId, id]);
+  return {
+    ...ids,
+    accountNodeId: toNodeId('Account', [ids.accountId]),
+    tokenNodeId: toNodeId('ApiToken', [ids.tokenId]),
+    workNodeId: toNodeId('AsyncWork', [ids.workId]),
+    segmentNodeId: toNodeId('BetaBrand', [ids.segmentId]),
+    scanNodeId: inAccount('CompetitorScan', ids.scanId),
+    locationNodeId: inAccount('Location', ids.locationId),
+    updateJobNodeId: inAccount('LocationUpdateJob', ids.updateJobId),
+    postNodeId: inAccount('Post', ids.postId),
+    reviewNodeId: inAccount('Review', ids.reviewId),
+  };
+}
+
+const NODE_ID_NAMES: NodeIdName[] = ['accountNodeId', 'tokenNodeId', 'workNodeId', 'segmentNodeId', 'scanNodeId', 'locationNodeId', 'updateJobNodeId', 'postNodeId', 'reviewNodeId'];
 
 /** What an intruder has of its own: its account, a location there, its organization, its person and beta company. */
 interface Own {
@@ -99,6 +131,11 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
     { document: 'query ($r: String) { account(referenceId: $r) { id name referenceId } }', variables: (ids) => ({ r: ids.accountReferenceId }) },
   ],
   accounts: [{ document: 'query { accounts { id name } }', variables: () => ({}) }],
+  accountsConnection: [{ document: 'query { accountsConnection(first: 50) { totalCount edges { cursor node { id name nodeId } } } }', variables: () => ({}) }],
+  node: NODE_ID_NAMES.map((name) => ({
+    document: 'query ($n: ID!) { node(nodeId: $n) { __typename nodeId ... on Account { id name } ... on Post { id } ... on Location { id name } ... on Review { id comment } } }',
+    variables: (ids: Ids) => ({ n: ids[name] }),
+  })),
   asyncWork: [
     {
       document: 'query ($a: ID) { asyncWork(accountId: $a, first: 50) { totalCount edges { node { id kind subjectId accountId } } } }',
@@ -110,8 +147,15 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
   providerHealth: [{ document: 'query { providerHealth { provider calls } }', variables: () => ({}) }],
   retryAsyncWork: [{ document: 'mutation ($id: ID!) { retryAsyncWork(id: $id) { id status } }', variables: (ids) => ({ id: ids.workId }) }],
   apiTokens: [{ document: 'query ($a: ID) { apiTokens(accountId: $a) { id accountId } }', variables: (ids) => ({ a: ids.accountId }) }],
+  apiTokensConnection: [
+    {
+      document: 'query ($a: ID) { apiTokensConnection(accountId: $a, includeRevoked: true, first: 10) { totalCount nodes { id accountId nodeId } } }',
+      variables: (ids) => ({ a: ids.accountId }),
+    },
+  ],
   betaBrand: [{ document: 'query ($s: String!) { betaBrand(segmentId: $s) { segmentId brandName } }', variables: (ids) => ({ s: ids.segmentId }) }],
   betaBrands: [{ document: 'query { betaBrands { segmentId brandName } }', variables: () => ({}) }],
+  betaBrandsConnection: [{ document: 'query { betaBrandsConnection(first: 10) { totalCount nodes { segmentId brandName nodeId } } }', variables: () => ({}) }],
   competitorScan: [
     { document: 'query ($a: ID, $s: ID) { competitorScan(accountId: $a, scanId: $s) { id status text } }', variables: (ids) => ({ a: ids.scopeAccountId, s: ids.scanId }) },
     { document: 'query ($a: ID, $l: ID) { competitorScan(accountId: $a, locationId: $l) { id status text } }', variables: (ids) => ({ a: ids.scopeAccountId, l: ids.locationId }) },
@@ -134,6 +178,18 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
     },
     {
       document: 'query ($a: ID, $id: ID) { locationUpdateJobs(accountId: $a, id: $id, page: 1, perPage: 10) { found updates { id } } }',
+      variables: (ids) => ({ a: ids.scopeAccountId, id: ids.updateJobId }),
+    },
+  ],
+  locationUpdateJobsConnection: [
+    {
+      document: 'query ($a: ID, $l: ID) { locationUpdateJobsConnection(accountId: $a, locationId: $l, first: 10) { totalCount edges { node { id nodeId } } } }',
+      variables: (ids) => ({ a: ids.scopeAccountId, l: ids.locationId }),
+    },
+  ],
+  locationUpdateJobsPage: [
+    {
+      document: 'query ($a: ID, $id: ID) { locationUpdateJobsPage(accountId: $a, id: $id, page: 1, perPage: 10) { found updates { id } } }',
       variables: (ids) => ({ a: ids.scopeAccountId, id: ids.updateJobId }),
     },
   ],
@@ -634,7 +690,7 @@ beforeAll(async () => {
     betaCompanyId: 'company-2002',
   };
 
-  victim = {
+  victim = withNodeIds({
     scopeAccountId: accountId,
     accountId,
     accountReferenceId: reference,
@@ -656,8 +712,8 @@ beforeAll(async () => {
     segmentId: brand.createBetaBrand.segmentId,
     betaCompanyId: 'company-1001',
     tokenId: victimToken.createAccountToken.apiToken.id,
-  };
-  nobody = {
+  });
+  nobody = withNodeIds({
     scopeAccountId: newId(),
     accountId: newId(),
     accountReferenceId: `victim-ref-${hex()}`,
@@ -679,7 +735,7 @@ beforeAll(async () => {
     segmentId: `brand-${newId()}`,
     betaCompanyId: `company-${hex()}`,
     tokenId: newId(),
-  };
+  });
   victimTokens = { organization: victimOrg.token, account };
   const victimNames = [
     'Alice Bakery Group',

@@ -1,13 +1,24 @@
-import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import { Args, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
 import type { Context } from '../graphql/context';
+import { ConnectionArgs, sliceOfList, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { Organization } from '../organization/organization.entity';
 import { Account } from './account.entity';
+import { AccountConnection } from './account.resolver';
 
-/** `Organization.accounts`: it lives with accounts, which depend on organizations (never the other way round). */
+/**
+ * `Organization.accounts` and `accountsConnection`: they live with accounts, which depend on organizations (never the
+ * other way round). Both read the organization's accounts through one loader (one query per request).
+ */
 @Resolver(() => Organization)
 export class OrganizationAccountsResolver {
-  @FieldResolver(() => [Account], { description: 'Accounts of the organization, oldest first.' })
+  @FieldResolver(() => [Account], { description: 'Accounts of the organization, oldest first.', deprecationReason: 'Use accountsConnection.' })
   accounts(@Root() organization: Organization, @Ctx() ctx: Context): Promise<Account[]> {
     return ctx.loaders.accountsByOrganization.load(organization.id);
+  }
+
+  @FieldResolver(() => AccountConnection, { description: 'Accounts of the organization, oldest first.' })
+  async accountsConnection(@Root() organization: Organization, @Args() args: ConnectionArgs, @Ctx() ctx: Context): Promise<Connection<Account>> {
+    const request = sliceRequestOf(args);
+    return toConnection(sliceOfList(await ctx.loaders.accountsByOrganization.load(organization.id), request, 'asc'), args.after);
   }
 }

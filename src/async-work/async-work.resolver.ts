@@ -5,6 +5,7 @@ import { BetaBrand } from '../beta-brand/beta-brand.entity';
 import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
 import type { TopicPayloads } from '../events/topics';
 import type { Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { recordChangeFilter } from '../graphql/record-change-filter';
 import { LocationUpdateJob } from '../location/location-update-job.entity';
@@ -24,9 +25,20 @@ import {
   PostWork,
   ProviderHealth,
   ReviewWork,
+  typeOfWork,
 } from './async-work.types';
 
 const AsyncWorkConnection = ConnectionType(AsyncWork, 'AsyncWork');
+
+/** Every kind of work is refetched as `asyncWorkItem(id:)` reads it: global ids name AsyncWork, whatever the kind. */
+export const asyncWorkNode = defineNode({
+  name: 'AsyncWork',
+  types: [PostWork, LocationWork, LocationUpdateWork, AccountWork, CompetitorScanWork, BetaBrandWork, ReviewWork],
+  key: ['id'],
+  keyOf: (work: AsyncWorkView) => ({ id: work.id }),
+  read: (ctx, key) => findWork(ctx, key.id),
+  typeOf: typeOfWork,
+});
 
 @Resolver(() => AsyncWork)
 export class AsyncWorkResolver {

@@ -1,4 +1,5 @@
 import { Field, Float, ID, Int, InterfaceType, ObjectType } from 'type-graphql';
+import { Node } from '../graphql/node';
 import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
 import type { AsyncWorkView } from './async-work.service';
 
@@ -17,9 +18,15 @@ const TYPE_OF_KIND: Record<AsyncWorkKind, string> = {
   REVIEW_REPLY_CHECK: 'ReviewWork',
 };
 
+/** The GraphQL type of a unit of work. */
+export function typeOfWork(work: AsyncWorkView): string {
+  return TYPE_OF_KIND[work.kind];
+}
+
 @InterfaceType('AsyncWork', {
   description: 'A unit of asynchronous work and how it stands (docs/async-work.md); each kind names the record it is about.',
-  resolveType: (work: AsyncWorkView) => TYPE_OF_KIND[work.kind],
+  implements: Node,
+  resolveType: typeOfWork,
 })
 export class AsyncWork implements AsyncWorkView {
   @Field(() => ID)
@@ -71,25 +78,25 @@ export class AsyncWork implements AsyncWorkView {
   version!: number;
 }
 
-@ObjectType({ implements: AsyncWork, description: 'Work on a post: publishing, checking, deleting it.' })
+@ObjectType({ implements: [AsyncWork, Node], description: 'Work on a post: publishing, checking, deleting it.' })
 export class PostWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: "Work on a location: publishing it, disabling its citations." })
+@ObjectType({ implements: [AsyncWork, Node], description: "Work on a location: publishing it, disabling its citations." })
 export class LocationWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: 'A location update sent to the provider.' })
+@ObjectType({ implements: [AsyncWork, Node], description: 'A location update sent to the provider.' })
 export class LocationUpdateWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: "An account's import of its locations and reviews." })
+@ObjectType({ implements: [AsyncWork, Node], description: "An account's import of its locations and reviews." })
 export class AccountWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: 'A competitor scan.' })
+@ObjectType({ implements: [AsyncWork, Node], description: 'A competitor scan.' })
 export class CompetitorScanWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: 'A beta brand sent to the provider.' })
+@ObjectType({ implements: [AsyncWork, Node], description: 'A beta brand sent to the provider.' })
 export class BetaBrandWork extends AsyncWork {}
 
-@ObjectType({ implements: AsyncWork, description: "A review's reply: sending it, following its moderation." })
+@ObjectType({ implements: [AsyncWork, Node], description: "A review's reply: sending it, following its moderation." })
 export class ReviewWork extends AsyncWork {}
 
 @ObjectType({ description: 'How much work of one kind is in one status.' })

@@ -25,6 +25,14 @@ export async function listAccountTokens(
   );
 }
 
+/** One account token of the organization, revoked or not (what `apiTokens` lists with includeRevoked); 404 otherwise. */
+export async function getAccountToken(scope: RequestScope, id: string): Promise<ApiToken> {
+  const principal = requireOrganizationToken(scope);
+  const token = isId(id) ? await scope.em.findOne(ApiToken, { id, organization: principal.organizationId, account: { $ne: null } }) : null;
+  if (!token) throw DomainError.notFound('Account token');
+  return token;
+}
+
 export async function createAccountToken(
   scope: RequestScope,
   args: { accountId: string; label?: string | null },

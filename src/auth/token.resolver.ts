@@ -3,8 +3,10 @@ import {
 } from 'type-graphql';
 import { ArgumentRules, text } from '../graphql/argument-rules';
 import type { Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
+import { ConnectionType, sliceOfList, sliceRequestOf, toConnection, withConnectionArgs, type Connection } from '../graphql/relay-connection';
 import { ApiToken } from './api-token.entity';
-import { createAccountToken, listAccountTokens, revokeAccountToken } from './token-management.service';
+import { createAccountToken, getAccountToken, listAccountTokens, revokeAccountToken } from './token-management.service';
 
 export enum TokenKind {
   ORGANIZATION = 'ORGANIZATION',
@@ -31,15 +33,48 @@ export class CreateAccountTokenArgs {
   label?: string | null;
 }
 
+@ArgsType()
+class ApiTokenFilters {
+  @Field(() => ID, { nullable: true, description: "Only this account's tokens." })
+  accountId?: string | null;
+
+  @Field({ defaultValue: false, description: 'Revoked tokens too.' })
+  includeRevoked: boolean = false;
+}
+
+@ArgsType()
+export class ApiTokensConnectionArgs extends withConnectionArgs(ApiTokenFilters) {}
+
+export const ApiTokenConnection = ConnectionType(ApiToken, 'ApiToken');
+
+/** `node` reads an account token as `apiTokensConnection` lists it: organization tokens only, revoked ones too. */
+export const apiTokenNode = defineNode({
+  name: 'ApiToken',
+  types: [ApiToken],
+  key: ['id'],
+  keyOf: (token: ApiToken) => ({ id: token.id }),
+  read: (ctx, key) => getAccountToken(ctx, key.id),
+});
+
 @Resolver(() => ApiToken)
 export class TokenResolver {
-  @Query(() => [ApiToken], { description: 'Account tokens of the organization, newest first. Organization token only.' })
+  @Query(() => [ApiToken], {
+    description: 'Account tokens of the organization, newest first. Organization token only.',
+    deprecationReason: 'Use apiTokensConnection.',
+  })
   apiTokens(
     @Arg('accountId', () => ID, { nullable: true }) accountId: string | null | undefined,
     @Arg('includeRevoked', { defaultValue: false }) includeRevoked: boolean,
     @Ctx() ctx: Context,
   ): Promise<ApiToken[]> {
     return listAccountTokens(ctx, { accountId, includeRevoked });
+  }
+
+  @Query(() => ApiTokenConnection, { description: 'Account tokens of the organization, newest first. Organization token only.' })
+  async apiTokensConnection(@Args() args: ApiTokensConnectionArgs, @Ctx() ctx: Context): Promise<Connection<ApiToken>> {
+    const request = sliceRequestOf(args);
+    const tokens = await listAccountTokens(ctx, { accountId: args.accountId, includeRevoked: args.includeRevoked });
+    return toConnection(sliceOfList(tokens, request, 'desc'), args.after);
   }
 
   @Mutation(() => CreatedApiToken, { description: 'Creates a token bound to one account. Organization token only.' })

@@ -1,6 +1,8 @@
-import { Arg, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, Field, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { generateBetaConsentUrl } from '../oauth/beta-connection.service';
 import type { Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
+import { ConnectionArgs, ConnectionType, sliceOfList, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { BetaBrand } from './beta-brand.entity';
 import { CreateBetaBrandInput, UpdateBetaBrandInput } from './beta-brand.inputs';
 import { createBetaBrand, deleteBetaBrand, getBetaBrand, listBetaBrands, updateBetaBrand } from './beta-brand.service';
@@ -23,6 +25,17 @@ export class DeletedBetaBrand {
   deleted!: boolean;
 }
 
+export const BetaBrandConnection = ConnectionType(BetaBrand, 'BetaBrand');
+
+/** A brand's key is its segmentId (brand-<uuid>): what `betaBrand(segmentId:)` takes. */
+export const betaBrandNode = defineNode({
+  name: 'BetaBrand',
+  types: [BetaBrand],
+  key: ['segmentId'],
+  keyOf: (brand: BetaBrand) => ({ segmentId: brand.segmentId }),
+  read: (ctx, key) => getBetaBrand(ctx, key.segmentId),
+});
+
 @Resolver(() => BetaBrand)
 export class BetaBrandResolver {
   @Mutation(() => BetaConsentUrl, { description: 'Starts a beta consent. Organization token with beta API access.' })
@@ -34,9 +47,15 @@ export class BetaBrandResolver {
     return generateBetaConsentUrl(ctx, { redirectUrl, state });
   }
 
-  @Query(() => [BetaBrand], { description: 'The organization’s beta brands, oldest first.' })
+  @Query(() => [BetaBrand], { description: 'The organization’s beta brands, oldest first.', deprecationReason: 'Use betaBrandsConnection.' })
   betaBrands(@Ctx() ctx: Context): Promise<BetaBrand[]> {
     return listBetaBrands(ctx);
+  }
+
+  @Query(() => BetaBrandConnection, { description: 'The organization’s beta brands, oldest first.' })
+  async betaBrandsConnection(@Args() args: ConnectionArgs, @Ctx() ctx: Context): Promise<Connection<BetaBrand>> {
+    const request = sliceRequestOf(args);
+    return toConnection(sliceOfList(await listBetaBrands(ctx), request, 'asc'), args.after);
   }
 
   @Query(() => BetaBrand)

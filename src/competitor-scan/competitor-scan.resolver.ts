@@ -1,12 +1,22 @@
 import { Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { withLimitHeaders, type Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
 import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanArgs, CompetitorScansArgs, RunCompetitorScanArgs } from './competitor-scan.inputs';
 import { getCompetitorScan, listCompetitorScans, runCompetitorScan } from './competitor-scan.service';
 import { ScanTimestamp } from './competitor-scan.types';
 
 export const CompetitorScanConnection = ConnectionType(CompetitorScan, 'CompetitorScan');
+
+/** A scan's key is its account and its id: what `competitorScan(accountId:, scanId:)` takes. */
+export const competitorScanNode = defineNode({
+  name: 'CompetitorScan',
+  types: [CompetitorScan],
+  key: ['accountId', 'id'],
+  keyOf: (scan: CompetitorScan) => ({ accountId: scan.account.id, id: scan.id }),
+  read: (ctx, key) => getCompetitorScan(ctx, { accountId: key.accountId, scanId: key.id }),
+});
 
 @Resolver(() => CompetitorScan)
 export class CompetitorScanResolver {

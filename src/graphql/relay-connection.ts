@@ -63,11 +63,15 @@ export interface Edge<T> {
 
 export interface Connection<T> {
   edges: Edge<T>[];
+  nodes: T[];
   pageInfo: PageInfo;
   totalCount: number;
 }
 
-/** A Relay-style connection type for a node type, named `<name>Connection` (edges of `<name>Edge`). */
+/**
+ * A Relay-style connection type for a node type, named `<name>Connection` (edges of `<name>Edge`): `edges { cursor
+ * node }`, `nodes`, `pageInfo` and `totalCount`, the one shape of every list (docs/graphql-lists.md).
+ */
 export function ConnectionType<T extends object>(nodeType: ClassType<T>, name: string) {
   @ObjectType(`${name}Edge`)
   class EdgeType {
@@ -82,6 +86,9 @@ export function ConnectionType<T extends object>(nodeType: ClassType<T>, name: s
   class ConnectionClass {
     @Field(() => [EdgeType])
     edges!: EdgeType[];
+
+    @Field(() => [nodeType], { description: 'The nodes of the edges, without their cursors.' })
+    nodes!: T[];
 
     @Field(() => PageInfo)
     pageInfo!: PageInfo;
@@ -108,6 +115,7 @@ export function toConnection<T extends { id: string }>(slice: Slice<T>, after: s
   const edges = slice.nodes.map((node) => ({ cursor: encodeCursor(node.id), node }));
   return {
     edges,
+    nodes: slice.nodes,
     totalCount: slice.totalCount,
     pageInfo: {
       hasNextPage: slice.hasMore,
@@ -116,6 +124,24 @@ export function toConnection<T extends { id: string }>(slice: Slice<T>, after: s
       endCursor: edges.at(-1)?.cursor ?? null,
     },
   };
+}
+
+/**
+ * A slice of a list a service reads whole (an organization's accounts, brands or tokens), by the rule of every
+ * cursor list: in the order of the ids (`asc`: oldest first, `desc`: newest first), after the id of the cursor, so a
+ * cursor whose record has gone meanwhile still reads on from where it was.
+ */
+export function sliceOfList<T extends { id: string }>(items: readonly T[], request: SliceRequest, order: 'asc' | 'desc'): Slice<T> {
+  const sorted = [...items].sort((a, b) => (order === 'asc' ? compareIds(a.id, b.id) : compareIds(b.id, a.id)));
+  const afterId = request.afterId?.toLowerCase();
+  const rest = afterId === undefined ? sorted : sorted.filter((item) => (order === 'asc' ? compareIds(item.id, afterId) > 0 : compareIds(item.id, afterId) < 0));
+  return { nodes: rest.slice(0, request.first), hasMore: rest.length > request.first, totalCount: items.length };
+}
+
+/** The order of ids as PostgreSQL sorts uuids (their bytes, so their lower-case hex). */
+function compareIds(a: string, b: string): number {
+  const [left, right] = [a.toLowerCase(), b.toLowerCase()];
+  return left < right ? -1 : left > right ? 1 : 0;
 }
 
 /** The slice request of connection arguments, the cursor decoded to the id it stands for. */

@@ -1,6 +1,7 @@
 import { Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { withLimitHeaders, type Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
 import { PageType, type Page } from '../graphql/page';
 import { Location } from './location.entity';
 import { CreateLocationArgs, LocationRefArgs, LocationsArgs, LocationsPageArgs } from './location.inputs';
@@ -9,6 +10,15 @@ import { createLocation, getLocation, listLocations, listLocationsPage } from '.
 export const LocationConnection = ConnectionType(Location, 'Location');
 
 export const LocationPage = PageType(Location, 'LocationPage', 'locations', { endsEarly: true });
+
+/** A location's key is its account and its id: what `location(accountId:, id:)` takes. */
+export const locationNode = defineNode({
+  name: 'Location',
+  types: [Location],
+  key: ['accountId', 'id'],
+  keyOf: (location: Location) => ({ accountId: location.account.id, id: location.id }),
+  read: (ctx, key) => getLocation(ctx, key),
+});
 
 @Resolver(() => Location)
 export class LocationResolver {

@@ -224,6 +224,23 @@ export async function listUpdateJobs(
   return { found, page: args.page, perPage: args.perPage, updates };
 }
 
+/** Updates of the account's locations (of one location, in one status, when given), newest first, a slice at a time. */
+export async function listUpdateJobSlice(
+  scope: RequestScope,
+  filter: { accountId?: string | null; locationId?: string | null; status?: LocationUpdateStatus | null },
+  slice: SliceRequest,
+): Promise<Slice<LocationUpdateJob>> {
+  const accountId = await resolveAccountScope(scope, filter.accountId);
+  const where: ObjectQuery<LocationUpdateJob> = { account: accountId };
+  if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;
+  if (filter.status) where.status = filter.status;
+  const [rows, totalCount] = await Promise.all([
+    findPlain(scope.em, LocationUpdateJob, slice.afterId ? { ...where, id: { $lt: slice.afterId } } : where, { orderBy: { id: 'desc' }, limit: slice.first + 1 }),
+    scope.em.count(LocationUpdateJob, where),
+  ]);
+  return sliceOf(rows, slice.first, totalCount);
+}
+
 /** One update of the account's locations (404 otherwise). */
 export async function getUpdateJob(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<LocationUpdateJob> {
   const accountId = await resolveAccountScope(scope, args.accountId);

@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
+import { defineNode } from '../graphql/node';
 import { PageType, type Page } from '../graphql/page';
 import { withLimitHeaders, type Context } from '../graphql/context';
 import { recordChangeFilter } from '../graphql/record-change-filter';
@@ -22,6 +23,15 @@ import { loadPostForEvent } from './post.events';
 export const PostConnection = ConnectionType(Post, 'Post');
 
 export const PostPage = PageType(Post, 'PostPage', 'posts');
+
+/** A post's key is its account and its id: what `post(accountId:, id:)` takes. */
+export const postNode = defineNode({
+  name: 'Post',
+  types: [Post],
+  key: ['accountId', 'id'],
+  keyOf: (post: Post) => ({ accountId: post.account.id, id: post.id }),
+  read: (ctx, key) => getPost(ctx, key),
+});
 
 @ObjectType()
 export class CreatePostPayload {

@@ -1,11 +1,21 @@
 import { Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import type { Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
 import { Review } from './review.entity';
 import { AnswerReviewArgs, ReviewRefArgs, ReviewsArgs } from './review.inputs';
 import { answerReview, getReview, listReviews } from './review.service';
 
 export const ReviewConnection = ConnectionType(Review, 'Review');
+
+/** A review's key is its account and our id of it: what `review(accountId:, id:)` takes. */
+export const reviewNode = defineNode({
+  name: 'Review',
+  types: [Review],
+  key: ['accountId', 'id'],
+  keyOf: (review: Review) => ({ accountId: review.account.id, id: review.id }),
+  read: (ctx, key) => getReview(ctx, key),
+});
 
 @ObjectType()
 export class AnswerReviewPayload {
