@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { ConfigError } from '../src/config';
+import type { DemoProvider } from '../src/demo/demo.provider';
 import type { ServerExtension } from '../src/stack';
-import { alphaSandboxPlugin } from '../sandboxes/alpha/alpha-sandbox';
+import { alphaSandboxPlugin, DEFAULT_ALPHA_SANDBOX_CONFIG } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
-import { addDemoReviews } from '../sandboxes/alpha/alpha-sandbox.demo';
+import { addDemoReviews, armDemoRefusal, DEMO_REFUSAL_MARKER, demoReviews } from '../sandboxes/alpha/alpha-sandbox.demo';
 import { betaSandboxPlugin } from '../sandboxes/beta/beta-sandbox';
+import { approveDemoConsent } from '../sandboxes/beta/beta-sandbox.demo';
 
 /** The one setting the development entry reads beyond the product's (src/config.ts). */
 export const SANDBOX_SETTING = 'SANDBOX';
@@ -37,7 +39,11 @@ export function sandboxesWanted(env: NodeJS.ProcessEnv): boolean {
 export interface ProviderSandboxesOptions {
   /** Keep what the simulated providers hold between starts under the data directory, as real ones would. Default true. */
   persist?: boolean;
-  /** Add the demo's provider data (reviews in every reply state) once the server listens. Default false. */
+  /**
+   * The demo's provider data and what it may ask of the providers (src/demo/demo.provider.ts): reviews in every
+   * reply state and a refusal marker armed once the server listens, a review period for posts on request, beta
+   * consents approved on request. Default false.
+   */
   demoData?: boolean;
 }
 
@@ -52,12 +58,33 @@ export function providerSandboxes(options: ProviderSandboxesOptions = {}): Serve
       await app.register(betaSandboxPlugin, { prefix: '/sandbox/beta', clock: now, stateFile: stateFile('beta') });
     },
     providerUrls: (serverUrl) => ({ alpha: `${serverUrl}/sandbox/alpha`, beta: `${serverUrl}/sandbox/beta` }),
-    async started({ alphaUrl, demo, log }) {
-      if (!options.demoData || !demo) return;
-      // Before the workers start, so the demo's first import brings every reply state.
-      await addDemoReviews(createAlphaSandboxControl(alphaUrl)).catch((error: unknown) => {
+    async started({ alphaUrl, log }) {
+      if (!options.demoData) return;
+      // Before the workers start, so a demo's first import brings every reply state, and its refused post is refused.
+      const control = createAlphaSandboxControl(alphaUrl);
+      await addDemoReviews(control).catch((error: unknown) => {
         log.warn({ err: error }, 'could not add the demo reviews to the alpha sandbox');
       });
+      await armDemoRefusal(control).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not arm the demo refusal in the alpha sandbox');
+      });
+    },
+    ...(options.demoData ? { demoProvider: ({ alpha }: { alpha: string; beta: string }) => sandboxDemoProvider(alpha) } : {}),
+  };
+}
+
+/** The sandboxes as a DemoProvider: what the demo's preparation asks of them goes through their controls and pages. */
+function sandboxDemoProvider(alphaUrl: string): DemoProvider {
+  const withReview = demoReviews(createAlphaSandboxControl(alphaUrl));
+  return {
+    rejectMarker: DEFAULT_ALPHA_SANDBOX_CONFIG.rejectMarker ?? '[[reject]]',
+    refusalMarker: DEMO_REFUSAL_MARKER,
+    withPostsUnderReview: (work) => withReview(work),
+    async approveBetaConsent(authorizeUrl, companyId) {
+      const landed = await approveDemoConsent(authorizeUrl, companyId);
+      if (landed.searchParams.get('success') !== 'true') {
+        throw new Error(`the beta consent of ${companyId} did not succeed: ${landed.searchParams.get('error') ?? landed.toString()}`);
+      }
     },
   };
 }

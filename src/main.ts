@@ -46,7 +46,9 @@ async function main(extensionFor: ExtensionFor): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   stack = await startStack(config, { extension });
-  console.log(stack.banner());
+  // The banner says the service is ready to use: the demo it prints is too (a bounded wait; the log says why not).
+  await stack.demoReady();
+  if (!stopping) console.log(stack.banner());
 }
 
 export function runService(extensionFor: ExtensionFor = async () => undefined): void {

@@ -10,6 +10,8 @@ import { observeAll, ProviderHealthWindow } from './observability/provider-healt
 import { logTracingProblems, stopTracing } from './observability/tracing';
 import { registerMetricsRoute } from './http/metrics-route';
 import { seedDemo, type DemoSeed } from './demo/demo.seed';
+import { DemoPreparation } from './demo/demo.preparation';
+import type { DemoProvider } from './demo/demo.provider';
 import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
@@ -40,6 +42,12 @@ export interface Stack {
   demo: DemoSeed | undefined;
   log: FastifyBaseLogger;
   banner(): string;
+  /**
+   * Resolves when the demo this start prints is ready to use (its locations at the provider, its posts made and
+   * settled: src/demo/demo.prepare.ts), or after a bounded wait, which the log explains; at once when this process
+   * prepares no demo.
+   */
+  demoReady(): Promise<void>;
   /** Stops everything this process started, in the reverse order of starting; resolves when all has ended. */
   stop(): Promise<void>;
 }
@@ -57,6 +65,8 @@ export interface ServerExtension {
   started?(context: { serverUrl: string; alphaUrl: string; demo: DemoSeed | undefined; log: FastifyBaseLogger }): Promise<void>;
   /** What answers as the providers, for the banner: `the sandbox`. */
   description: string;
+  /** What the demo may ask of the providers it serves (at `alpha` and `beta`), when they can be told (src/demo/demo.provider.ts). */
+  demoProvider?(urls: { alpha: string; beta: string }): DemoProvider;
 }
 
 export interface StackOptions {
@@ -72,15 +82,19 @@ export interface StackOptions {
 
 const DEMO_FILE = 'demo.json';
 
+/** How long the banner waits for the demo to be ready before it comes anyway (the preparation goes on). */
+const DEMO_READY_WAIT_MS = 60_000;
+
 /**
  * The demo organization is seeded into a brand-new database (one with no organization) outside production,
- * and its tokens kept in <data dir>/demo.json (owner-only) so every start can print them again.
+ * and its tokens kept in <data dir>/demo.json (owner-only) so every start can print them again. A process without
+ * workers queues the seed's jobs itself (`jobs`); one with workers leaves them to its workers' start.
  */
-async function demoFor(config: Config, dataDir: string, database: Database): Promise<DemoSeed | undefined> {
+async function demoFor(config: Config, dataDir: string, database: Database, jobs: JobEngine | undefined): Promise<DemoSeed | undefined> {
   const file = path.resolve(dataDir, DEMO_FILE);
   const em = database.orm.em.fork();
   if ((await em.count(Organization, {})) === 0 && config.nodeEnv !== 'production') {
-    const demo = await seedDemo(em);
+    const demo = await seedDemo(em, { jobs });
     await fs.mkdir(dataDir, { recursive: true });
     await fs.writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
     return demo;
@@ -144,8 +158,6 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const applied = await migrate(database);
     const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database) });
     const providerHealth = new ProviderHealthWindow();
-    const demo =
-      options.seedDemo === false || config.role === 'worker' ? undefined : await demoFor(config, location.dataDir, database);
     const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log, metrics });
     steps.push({ name: 'the event bus', run: () => events.close() });
     const unbridge = bridgeEventsToSubscriptions(events);
@@ -162,6 +174,10 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       ledger: (sql, values) => database.orm.em.getConnection().execute(sql, values),
     });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
+    const demo =
+      options.seedDemo === false || config.role === 'worker'
+        ? undefined
+        : await demoFor(config, location.dataDir, database, config.role === 'api' ? jobs : undefined);
 
     // Where this server listens, once it does: a mounted provider's URLs and the default public URL derive from it.
     let serverUrl: string | undefined;
@@ -245,6 +261,15 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     // sandboxes it mounts, which they may be calling) still answers; then the server drains; then pg-boss stops.
     steps.push({ name: 'the running jobs', run: () => jobs.drain() });
     steps.push({ name: 'taking new jobs', run: () => jobs.stopTaking() });
+    // Demos are prepared where the workers run, outside production, when this start may seed one (tests say not).
+    const demoPreparation =
+      config.role !== 'api' && config.nodeEnv !== 'production' && options.seedDemo !== false
+        ? await DemoPreparation.start(runtime, {
+            provider: extension?.demoProvider?.({ alpha: alphaUrlNow(), beta: baseUrlNow(betaBaseUrl) }),
+            log,
+          })
+        : undefined;
+    if (demoPreparation) steps.push({ name: 'the demo preparation', run: () => demoPreparation.stop() });
 
     return {
       url,
@@ -253,6 +278,9 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       demo,
       log,
       banner: () => bannerText(config, url, location.description, demo, applied, alphaUrlNow(), extension?.description, location.dataDir),
+      demoReady: async () => {
+        if (demo && demoPreparation) await demoPreparation.ready(demo.organization_id, DEMO_READY_WAIT_MS);
+      },
       stop,
     };
   } catch (error) {

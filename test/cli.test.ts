@@ -1,4 +1,5 @@
 import { graphql, http } from './support/http';
+import { eventually } from './support/posts';
 import { runCli } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -44,8 +45,10 @@ describe('npm run cli', () => {
     const flags = await graphql(t.url, '{ organization { betaApi citationsApi } }', { token: demo.token });
     expect(flags.body.data.organization).toEqual({ betaApi: true, citationsApi: true });
 
-    for (const account of demo.accounts) {
-      expect(Object.keys(account).sort()).toEqual(['id', 'location_ids', 'token']);
+    for (const account of demo.accounts) expect(Object.keys(account).sort()).toEqual(['id', 'location_ids', 'token']);
+    // The third account's locations are imported from the provider after the seed (the next test): it prints none.
+    expect(demo.accounts[2].location_ids).toEqual([]);
+    for (const account of demo.accounts.slice(0, 2)) {
       const locations = await graphql(t.url, '{ locations(first: 100) { edges { node { id websiteUri } } } }', {
         token: account.token,
       });
@@ -59,6 +62,30 @@ describe('npm run cli', () => {
     const websites = all.body.data.locations.edges.map((e: { node: { websiteUri: string | null } }) => e.node.websiteUri);
     expect(websites.some((w: string | null) => w)).toBe(true);
     expect(websites.some((w: string | null) => w === null)).toBe(true);
+  });
+
+  it('demo on a running server: its jobs are the server\'s at once, so its import ends and its locations reach the provider without a restart', async () => {
+    const result = await runCli(['demo'], env);
+    expect(result.code).toBe(0);
+    const demo = json(result.stdout);
+    // The CLI runs no workers: the running server's take the jobs the seed queued, woken by its commit.
+    const accounts = await eventually(async () => {
+      const answer = await graphql(t.url, '{ accounts { name syncStatus syncError } }', { token: demo.token });
+      const all: { name: string; syncStatus: string }[] = answer.body.data.accounts;
+      return all.every((account) => !['QUEUED', 'RUNNING'].includes(account.syncStatus)) ? all : undefined;
+    }, 30000, 'the demo\'s import');
+    // Its own two are made here (nothing to import); Alice's bakeries come from the provider.
+    expect(accounts.map((account) => account.syncStatus).sort()).toEqual(['NONE', 'NONE', 'SUCCEEDED']);
+    const connected = await eventually(async () => {
+      const flags: boolean[] = [];
+      for (const account of demo.accounts) {
+        const locations = await http(t.url, 'GET', `/location?account_id=${account.id}&include_fields=connected`, { token: demo.token });
+        flags.push(...locations.body.data.map((location: { connected: boolean }) => location.connected));
+      }
+      return flags.every(Boolean) ? flags : undefined;
+    }, 30000, 'the demo\'s locations at the provider');
+    // Its own three, and Alice's two, imported.
+    expect(connected).toHaveLength(5);
   });
 
   it('token create prints {token} for the organization or one of its accounts', async () => {

@@ -2,9 +2,15 @@ import type { AlphaSandboxControl } from './alpha-sandbox.control';
 import type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
 
 /**
+ * What the demo needs of the alpha sandbox that a server mounts in development (dev/provider-sandboxes.ts): reviews
+ * whose replies are still moderated and were rejected, a refusal the demo's content can ask for, and a review
+ * period for the posts it publishes meanwhile. All of it through the controls, as any script would.
+ */
+
+/**
  * Two reviews of Alice's Mitte bakery whose replies are still being moderated and were rejected, so the demo
- * organization (which imports Alice's account) shows every reply state at once. Added to the sandbox this server
- * mounts, in development; fixed ids, so a later start finds them there and adds nothing.
+ * organization (which imports Alice's account) shows every reply state at once. Fixed ids, so a later start finds
+ * them there and adds nothing.
  */
 const DEMO_LOCATION = 'accounts/1001/locations/10012';
 const DEMO_REVIEWS: AlphaSandboxReviewInput[] = [
@@ -29,4 +35,45 @@ export async function addDemoReviews(control: AlphaSandboxControl): Promise<void
   const present = new Set(state.reviews.map((review) => review.name));
   const missing = DEMO_REVIEWS.filter((review) => !present.has(`${DEMO_LOCATION}/reviews/${review.reviewId}`));
   if (missing.length > 0 && state.locations.some((location) => location.name === DEMO_LOCATION)) await control.addReviews(DEMO_LOCATION, missing);
+}
+
+/** Text that makes the sandbox refuse a provider call whose body holds it (a post, a location update, a reply). */
+export const DEMO_REFUSAL_MARKER = '[[error]]';
+
+/** As good as for ever: a scripted failure is used up one call at a time. */
+const REFUSALS = 1_000_000_000;
+
+/**
+ * Arms the refusal: every provider call whose body contains DEMO_REFUSAL_MARKER answers 400 INVALID_ARGUMENT, as the
+ * provider refuses content it will not take. A scripted failure (POST /_control/fail), so it lasts until a reset or
+ * the server's stop (failures are not kept in the state file); armed again at every start.
+ */
+export async function armDemoRefusal(control: AlphaSandboxControl): Promise<void> {
+  const state = await control.state();
+  if (state.failures.some((failure) => failure.bodyContains === DEMO_REFUSAL_MARKER)) return;
+  await control.fail({ count: REFUSALS, status: 400, bodyContains: DEMO_REFUSAL_MARKER });
+}
+
+/** How long the posts published while the demo asks for a review stay PROCESSING. */
+export const DEMO_REVIEW_MS = 24 * 3600_000;
+
+/**
+ * `withReview(work)` runs `work` while the sandbox holds every new post under review (its `processingMs`), then
+ * restores the setting it had; one at a time, so two demos prepared at once never restore each other's.
+ */
+export function demoReviews(control: AlphaSandboxControl): <T>(work: () => Promise<T>) => Promise<T> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>): Promise<T> => {
+    const run = previous.then(async () => {
+      const { processingMs } = await control.configure({});
+      await control.configure({ processingMs: DEMO_REVIEW_MS });
+      try {
+        return await work();
+      } finally {
+        await control.configure({ processingMs });
+      }
+    });
+    previous = run.catch(() => undefined);
+    return run;
+  };
 }

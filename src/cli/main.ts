@@ -9,12 +9,16 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConfigError, loadConfig } from '../config';
+import { ConfigError, loadConfig, type Config } from '../config';
 import { locateDatabase } from '../db/locate-database';
 import { DatabaseSetupError } from '../db/embedded';
-import { migrate, openDatabase } from '../db/orm';
+import { migrate, openDatabase, type Database } from '../db/orm';
 import { seedDemo } from '../demo/demo.seed';
 import { DomainError } from '../errors/domain-error';
+import { createEventBus } from '../events/create-event-bus';
+import { JobEngine } from '../jobs/job-engine';
+import { createLogger } from '../logger';
+import { systemClock } from '../shared/clock';
 import { createOrganization, createToken } from '../auth/bootstrap';
 
 const USAGE = `Usage:
@@ -24,10 +28,51 @@ const USAGE = `Usage:
 
 class UsageError extends Error {}
 
-type Command = (em: EntityManager, args: string[]) => Promise<unknown>;
+/** What a command may use: the database (its own entity manager), and the settings for what else it starts. */
+interface CommandContext {
+  em: EntityManager;
+  database: Database;
+  databaseUrl: string;
+  config: Config;
+}
+
+type Command = (context: CommandContext, args: string[]) => Promise<unknown>;
+
+/** The CLI's log lines go to stderr (stdout is its JSON), warnings and worse unless LOG_LEVEL asks for fewer. */
+function cliLogger(config: Config) {
+  const quieter = ['fatal', 'error', 'silent'].includes(config.logLevel);
+  return createLogger({ ...config, logLevel: quieter ? config.logLevel : 'warn' }, { destination: process.stderr });
+}
+
+/**
+ * Runs `work` with a job engine that only enqueues (this process runs no workers), on the event bus the server
+ * uses: jobs enqueued in a transaction wake the workers of every running server when it commits. Without a server
+ * they wait in the queue and run at its next start.
+ */
+async function withJobEngine<T>(context: CommandContext, work: (jobs: JobEngine) => Promise<T>): Promise<T> {
+  const log = cliLogger(context.config);
+  const events = await createEventBus({ databaseUrl: context.databaseUrl, redisUrl: context.config.redisUrl, log });
+  try {
+    const jobs = await JobEngine.start({
+      databaseUrl: context.databaseUrl,
+      events,
+      config: context.config.jobs,
+      log,
+      clock: systemClock,
+      ledger: (sql, values) => context.database.orm.em.getConnection().execute(sql, values),
+    });
+    try {
+      return await work(jobs);
+    } finally {
+      await jobs.stop();
+    }
+  } finally {
+    await events.close();
+  }
+}
 
 const commands: Record<string, Command> = {
-  'org create': async (em, args) => {
+  'org create': async ({ em }, args) => {
     const { values } = parseArgs({
       args,
       options: { name: { type: 'string' }, 'beta-api': { type: 'boolean' }, 'citations-api': { type: 'boolean' } },
@@ -41,14 +86,15 @@ const commands: Record<string, Command> = {
     });
     return { organization_id: organization.id, token };
   },
-  'token create': async (em, args) => {
+  'token create': async ({ em }, args) => {
     const { values } = parseArgs({ args, options: { org: { type: 'string' }, account: { type: 'string' } }, strict: true });
     if (!values.org) throw new UsageError('token create needs --org');
     return createToken(em, { organizationId: values.org, accountId: values.account });
   },
-  demo: async (em, args) => {
+  demo: async (context, args) => {
     parseArgs({ args, options: {}, strict: true });
-    return seedDemo(em);
+    // Its jobs (the locations' publishes, the import) are queued with it: a running server takes them at once.
+    return withJobEngine(context, (jobs) => seedDemo(context.em, { jobs }));
   },
 };
 
@@ -65,7 +111,8 @@ async function main(argv: string[]): Promise<number> {
     const database = await openDatabase(location.url);
     try {
       await migrate(database);
-      const result = await command(database.orm.em.fork(), argv.slice(name.split(' ').length));
+      const context = { em: database.orm.em.fork(), database, databaseUrl: location.url, config };
+      const result = await command(context, argv.slice(name.split(' ').length));
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return 0;
     } finally {

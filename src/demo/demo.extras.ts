@@ -10,9 +10,10 @@ import type { Location } from '../location/location.entity';
 import type { Organization } from '../organization/organization.entity';
 
 /**
- * The demo's beta brand and completed competitor scan. The brand is not at the beta provider until the demo links
- * its company through the beta consent (it says so in syncError); the scan's figures are computed as a real scan's
- * are (src/competitor-scan/scan.compute.ts) from a small fixed market around the location.
+ * The demo's beta brand and completed competitor scan. The brand is not at the beta provider until a beta consent of
+ * the organization links its company (it says so in syncError): the demo's preparation links it where the provider
+ * lets it (src/demo/demo.prepare.ts), then pushes the brand. The scan's figures are computed as a real scan's are
+ * (src/competitor-scan/scan.compute.ts) from a small fixed market around the location.
  */
 
 const KM_PER_DEGREE = 111.195;
@@ -27,13 +28,16 @@ const MARKET: [string, number, number, number, number, number][] = [
 
 const CLIENT = { rating: 4.3, reviews: 87, photos: 12 };
 
+/** The beta company the demo's brand belongs to: Acme Coffee Company of the beta sandbox. */
+export const DEMO_BETA_COMPANY = 'company-1001';
+
 export function seedDemoBrand(tx: EntityManager, organization: Organization, location: Location, now: Date): BetaBrand {
   return tx.create(BetaBrand, {
     segmentId: `brand-${randomUUID()}`,
     organization,
-    betaCompanyId: 'company-1001',
+    betaCompanyId: DEMO_BETA_COMPANY,
     betaSyncStatus: BetaSyncStatus.FAILED,
-    syncError: 'Not at the beta provider yet: link company-1001 through the beta consent (POST /oauth/beta/generate-url), then change the brand to push it',
+    syncError: `Not at the beta provider yet: link ${DEMO_BETA_COMPANY} through the beta consent (POST /oauth/beta/generate-url), then change the brand to push it`,
     brandName: 'Demo Coffee',
     name: 'Demo Coffee (US)',
     countryCode: 'US',

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
 import { AccountSyncStatus } from '../account/account.enums';
 import { issueToken } from '../auth/token.service';
+import type { JobEngine } from '../jobs/job-engine';
 import { Location } from '../location/location.entity';
 import { createOrganization } from '../auth/bootstrap';
 import { seedDemoBrand, seedDemoScan } from './demo.extras';
@@ -12,6 +13,18 @@ export interface DemoSeed {
   accounts: { id: string; token: string; location_ids: string[] }[];
 }
 
+/** What marks a demo organization (its owners): the demo's preparation looks for these (src/demo/demo.preparation.ts). */
+export const DEMO_OWNER = 'demo-owner';
+
+/** The demo's own accounts, by their reference: their locations are created at the provider by jobs. */
+export const DEMO_ACCOUNTS = [
+  { name: 'Demo Coffee Downtown', referenceId: 'demo-downtown', country: 'US', cities: ['Springfield', 'Shelbyville'] },
+  { name: 'Demo Coffee Lakeside', referenceId: 'demo-lakeside', country: 'CA', cities: ['Toronto'] },
+] as const;
+
+/** The account of the alpha sandbox's own that the demo imports (Alice's bakeries): reviews in every reply state. */
+export const DEMO_IMPORTED_ACCOUNT = { name: 'Alice Bakery Group', referenceId: 'demo-alice', alphaAccountId: '1001', country: 'DE' } as const;
+
 const weekdayHours = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'].map((day) => ({
   openDay: day,
   openTime: { hours: '09', minutes: '00' },
@@ -19,24 +32,31 @@ const weekdayHours = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY'].ma
   closeTime: { hours: '18', minutes: '00' },
 }));
 
+export interface SeedDemoOptions {
+  /**
+   * Queue the jobs that bring the demo to the provider (its locations' publishes, the import) in the seed's own
+   * transaction, so that whichever process runs workers takes them at once (a running server is woken by the
+   * commit). Left out by a process that registers workers itself right after seeding: their start queues what is
+   * owed (src/location/location.worker.ts, src/account-import/account-import.worker.ts), and once is enough.
+   */
+  jobs?: Pick<JobEngine, 'enqueue'>;
+}
+
 /**
  * The demo organization (both feature flags on) with two accounts connected to the alpha provider and their
- * locations, with a website and without. The locations are created at the provider by the workers of the first
- * start (src/location/location.worker.ts), as any new location is; they are `connected` once it knows them. Its
- * third account, Alice's bakeries of the sandbox, is imported with its reviews; it has a beta brand and a completed
- * competitor scan (src/demo/demo.extras.ts).
+ * locations, with a website and without. The locations are created at the provider by jobs, as any new location
+ * is; they are `connected` once it knows them. Its third account, Alice's bakeries of the sandbox, is imported with
+ * its reviews; it has a beta brand and a completed competitor scan (src/demo/demo.extras.ts). Posts, location
+ * updates and the brand's push need the locations at the provider first: the demo's preparation makes them once they
+ * are there, in the process that runs the workers (src/demo/demo.prepare.ts).
  */
-export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
+export async function seedDemo(em: EntityManager, options: SeedDemoOptions = {}): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
     const { organization, token } = await createOrganization(tx, { name: 'Demo Coffee Group', betaApi: true, citationsApi: true });
-    organization.owners = ['demo-owner'];
-    const plans = [
-      { name: 'Demo Coffee Downtown', referenceId: 'demo-downtown', country: 'US', cities: ['Springfield', 'Shelbyville'] },
-      { name: 'Demo Coffee Lakeside', referenceId: 'demo-lakeside', country: 'CA', cities: ['Toronto'] },
-    ];
+    organization.owners = [DEMO_OWNER];
     const accounts: DemoSeed['accounts'] = [];
     const demoLocations: Location[] = [];
-    for (const plan of plans) {
+    for (const plan of DEMO_ACCOUNTS) {
       const account = tx.create(Account, {
         organization,
         name: plan.name,
@@ -68,14 +88,14 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
       const { secret } = issueToken(tx, organization, { account, label: 'demo account token' });
       accounts.push({ id: account.id, token: secret, location_ids: locations.map((location) => location.id) });
     }
-    // An account of the alpha sandbox's own (Alice's bakeries), imported with its reviews by the first start's
-    // workers as a connected account is: reviews answered, unanswered, pending and rejected.
+    // An account of the alpha sandbox's own (Alice's bakeries), imported with its reviews as a connected account
+    // is: reviews answered, unanswered, pending and rejected.
     const bakery = tx.create(Account, {
       organization,
-      name: 'Alice Bakery Group',
-      referenceId: 'demo-alice',
-      countryCodes: ['DE'],
-      alphaAccountId: '1001',
+      name: DEMO_IMPORTED_ACCOUNT.name,
+      referenceId: DEMO_IMPORTED_ACCOUNT.referenceId,
+      countryCodes: [DEMO_IMPORTED_ACCOUNT.country],
+      alphaAccountId: DEMO_IMPORTED_ACCOUNT.alphaAccountId,
       syncStatus: AccountSyncStatus.QUEUED,
       syncProgress: { locations: 0, reviews: 0 },
     });
@@ -85,6 +105,10 @@ export async function seedDemo(em: EntityManager): Promise<DemoSeed> {
     seedDemoBrand(tx, organization, demoLocations[0]!, now);
     seedDemoScan(tx, organization, demoLocations[0]!, now);
     await tx.flush();
+    if (options.jobs) {
+      for (const location of demoLocations) await options.jobs.enqueue(tx, 'location-publish', { locationId: location.id });
+      await options.jobs.enqueue(tx, 'account-import', { accountId: bakery.id });
+    }
     return { organization_id: organization.id, token, accounts };
   });
 }
