@@ -165,7 +165,7 @@ const RETRIES: { [K in RetryableKind]: Retry } = {
 export async function retryWork(scope: RequestScope, id: string): Promise<AsyncWorkView> {
   const principal = requireOrganizationToken(scope);
   if (!isId(id)) throw DomainError.notFound('Async work');
-  await scope.em.transactional(async (tx) => {
+  return scope.em.transactional(async (tx) => {
     const record = await lockRow(tx, AsyncWorkRecord, { id, organization: principal.organizationId });
     if (!record) throw DomainError.notFound('Async work');
     if (record.status !== AsyncWorkStatus.DEAD_LETTERED || !isRetryableKind(record.kind)) {
@@ -173,8 +173,8 @@ export async function retryWork(scope: RequestScope, id: string): Promise<AsyncW
     }
     const retried = await RETRIES[record.kind](tx, scope.runtime, record.payload, record.id);
     if (!retried) throw new DomainError('NOT_RETRYABLE', 'Its record has moved on since: there is nothing to retry');
+    // The answer is the work as this retry left it (QUEUED), read in its transaction: once it commits, a worker may
+    // take the job at once, and the retry's answer must not depend on whether it already did.
+    return viewOfRecord(await tx.refreshOrFail(record));
   });
-  const retried = await findWork(scope, id);
-  if (!retried) throw DomainError.notFound('Async work');
-  return retried;
 }
