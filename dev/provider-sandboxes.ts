@@ -4,7 +4,7 @@ import type { DemoProvider } from '../src/demo/demo.provider';
 import type { ServerExtension } from '../src/stack';
 import { alphaSandboxPlugin, DEFAULT_ALPHA_SANDBOX_CONFIG } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
-import { addDemoReviews, armDemoRefusal, DEMO_REFUSAL_MARKER, demoReviews } from '../sandboxes/alpha/alpha-sandbox.demo';
+import { addDemoReviews, armDemoRefusal, DEMO_REFUSAL_MARKER } from '../sandboxes/alpha/alpha-sandbox.demo';
 import { betaSandboxPlugin } from '../sandboxes/beta/beta-sandbox';
 import { approveDemoConsent } from '../sandboxes/beta/beta-sandbox.demo';
 
@@ -41,7 +41,7 @@ export interface ProviderSandboxesOptions {
   persist?: boolean;
   /**
    * The demo's provider data and what it may ask of the providers (src/demo/demo.provider.ts): reviews in every
-   * reply state and a refusal marker armed once the server listens, a review period for posts on request, beta
+   * reply state and a refusal marker armed once the server listens, the markers its posts use, beta
    * consents approved on request. Default false.
    */
   demoData?: boolean;
@@ -69,17 +69,16 @@ export function providerSandboxes(options: ProviderSandboxesOptions = {}): Serve
         log.warn({ err: error }, 'could not arm the demo refusal in the alpha sandbox');
       });
     },
-    ...(options.demoData ? { demoProvider: ({ alpha }: { alpha: string; beta: string }) => sandboxDemoProvider(alpha) } : {}),
+    ...(options.demoData ? { demoProvider: () => sandboxDemoProvider() } : {}),
   };
 }
 
 /** The sandboxes as a DemoProvider: what the demo's preparation asks of them goes through their controls and pages. */
-function sandboxDemoProvider(alphaUrl: string): DemoProvider {
-  const withReview = demoReviews(createAlphaSandboxControl(alphaUrl));
+function sandboxDemoProvider(): DemoProvider {
   return {
     rejectMarker: DEFAULT_ALPHA_SANDBOX_CONFIG.rejectMarker ?? '[[reject]]',
+    reviewMarker: DEFAULT_ALPHA_SANDBOX_CONFIG.reviewMarker ?? '[[review]]',
     refusalMarker: DEMO_REFUSAL_MARKER,
-    withPostsUnderReview: (work) => withReview(work),
     async approveBetaConsent(authorizeUrl, companyId) {
       const landed = await approveDemoConsent(authorizeUrl, companyId);
       if (landed.searchParams.get('success') !== 'true') {

@@ -301,6 +301,19 @@ describe('post states', () => {
     expect((await client.listLocalPosts(at)).localPosts.map((post) => post.state)).toEqual(['REJECTED']);
   });
 
+  it('a summary with the review marker stays PROCESSING for a day, and holds up no other post', async () => {
+    const reviewed = await create({ summary: 'Winter hours [[review]]' });
+    const other = await create({ summary: 'Open on Sunday' });
+    expect(reviewed.state).toBe('PROCESSING');
+    expect(other.state).toBe('LIVE');
+    now += 24 * 3600_000 - 1;
+    expect((await client.getLocalPost(nameOf(reviewed))).state).toBe('PROCESSING');
+    now += 1;
+    expect((await client.getLocalPost(nameOf(reviewed))).state).toBe('LIVE');
+    await control.configure({ reviewMarker: null });
+    expect((await create({ summary: 'Spring hours [[review]]' })).state).toBe('LIVE');
+  });
+
   it('a scheduled post is PROCESSING until its time, LIVE after', async () => {
     const scheduledTime = new Date(START + 3_600_000).toISOString();
     const created = await create({ ...standardPost, scheduledTime });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
 import { eventually } from './support/posts';
-import { ROOT, runCli, startServerProcess, type ProcessOptions, type ServerProcess } from './support/process';
+import { errorLines, ROOT, runCli, startServerProcess, type ProcessOptions, type ServerProcess } from './support/process';
 
 /** `node dist/src/main.js` in `root`, remembered so afterAll can end it if a test failed halfway. */
 function startMain(root: string, env: Record<string, string>, options: Omit<ProcessOptions, 'root'> = {}): ServerProcess {
@@ -31,10 +31,6 @@ const clusters = new Set<string>();
 const removeAtEnd = new Set<string>();
 
 /** pino lines at level error (50) or fatal (60), and anything that looks like a stack dump. */
-function errorLines(output: string): string[] {
-  return output.split('\n').filter((line) => /"level":(50|60)/.test(line) || /^\s+at /.test(line) || /Unhandled|ERR_|Error:/.test(line));
-}
-
 function postmasterPid(clusterDir: string): number | undefined {
   const file = path.join(clusterDir, 'postmaster.pid');
   return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;

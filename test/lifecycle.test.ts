@@ -7,7 +7,7 @@ import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/m
 import { waitUntilConnected } from './support/locations';
 import { http } from './support/http';
 import { eventually, pollPost } from './support/posts';
-import { runCli, startServerProcess, type ServerProcess } from './support/process';
+import { errorLines, runCli, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
 
 /**
@@ -65,10 +65,6 @@ async function startServer(extra: Record<string, string> = {}): Promise<{ server
 }
 
 /** pino lines at level error (50) or fatal (60), and anything that looks like a stack dump. */
-function errorLines(output: string): string[] {
-  return output.split('\n').filter((line) => /"level":(50|60)/.test(line) || /^\s+at /.test(line) || /Unhandled|ERR_|Error:/.test(line));
-}
-
 function createPost(url: string, summary: string) {
   const account = demo.accounts[0]!;
   return http(url, 'POST', `/post?account_id=${account.id}`, {

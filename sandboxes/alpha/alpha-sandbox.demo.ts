@@ -3,8 +3,7 @@ import type { AlphaSandboxReviewInput } from './alpha-sandbox.reviews';
 
 /**
  * What the demo needs of the alpha sandbox that a server mounts in development (dev/provider-sandboxes.ts): reviews
- * whose replies are still moderated and were rejected, a refusal the demo's content can ask for, and a review
- * period for the posts it publishes meanwhile. All of it through the controls, as any script would.
+ * whose replies are still moderated and were rejected, and a refusal the demo's content can ask for. All of it through the controls, as any script would.
  */
 
 /**
@@ -52,28 +51,4 @@ export async function armDemoRefusal(control: AlphaSandboxControl): Promise<void
   const state = await control.state();
   if (state.failures.some((failure) => failure.bodyContains === DEMO_REFUSAL_MARKER)) return;
   await control.fail({ count: REFUSALS, status: 400, bodyContains: DEMO_REFUSAL_MARKER });
-}
-
-/** How long the posts published while the demo asks for a review stay PROCESSING. */
-export const DEMO_REVIEW_MS = 24 * 3600_000;
-
-/**
- * `withReview(work)` runs `work` while the sandbox holds every new post under review (its `processingMs`), then
- * restores the setting it had; one at a time, so two demos prepared at once never restore each other's.
- */
-export function demoReviews(control: AlphaSandboxControl): <T>(work: () => Promise<T>) => Promise<T> {
-  let previous: Promise<unknown> = Promise.resolve();
-  return <T>(work: () => Promise<T>): Promise<T> => {
-    const run = previous.then(async () => {
-      const { processingMs } = await control.configure({});
-      await control.configure({ processingMs: DEMO_REVIEW_MS });
-      try {
-        return await work();
-      } finally {
-        await control.configure({ processingMs });
-      }
-    });
-    previous = run.catch(() => undefined);
-    return run;
-  };
 }

@@ -52,6 +52,8 @@ export interface AlphaSandboxConfig {
   processingMs: number;
   /** A summary containing this becomes REJECTED; null: nothing is rejected. */
   rejectMarker: string | null;
+  /** A summary containing this stays PROCESSING for REVIEW_MS (the provider reviewing it); null: none is. */
+  reviewMarker: string | null;
   /** Accepted edits per location in any rolling minute of the clock; the next is answered 429. */
   locationEditsPerMinute: number;
   /** Lifetime of the identity provider's access tokens, on the clock. */
@@ -64,10 +66,14 @@ export interface AlphaSandboxConfig {
 
 export type AlphaSandboxOAuthClient = SandboxOAuthClient;
 
+/** How long a post whose summary holds the review marker stays PROCESSING: a day, as a long manual review. */
+export const REVIEW_MS = 24 * 3600_000;
+
 export const DEFAULT_ALPHA_SANDBOX_CONFIG: Readonly<AlphaSandboxConfig> = {
   latencyMs: 0,
   processingMs: 0,
   rejectMarker: '[[reject]]',
+  reviewMarker: '[[review]]',
   locationEditsPerMinute: 10,
   accessTokenTtlSeconds: 3600,
   moderationMs: 0,
@@ -365,7 +371,10 @@ export class AlphaSandboxStore {
     if (existing) return { post: this.view(existing), created: false };
 
     const now = this.clock();
-    const { processingMs, rejectMarker } = this.config;
+    const { processingMs, rejectMarker, reviewMarker } = this.config;
+    const summary = input.content.summary ?? '';
+    // Per post, not a setting: a post under review holds up no other post made meanwhile.
+    const processing = reviewMarker !== null && summary.includes(reviewMarker) ? REVIEW_MS : processingMs;
     const record: PostRecord = {
       seq: this.nextSeq++,
       id: randomBytes(8).readBigUInt64BE().toString(),
@@ -374,8 +383,8 @@ export class AlphaSandboxStore {
       requestId: input.requestId,
       content: input.content,
       createdAt: now,
-      processingUntil: processingMs > 0 ? now + processingMs : undefined,
-      rejected: rejectMarker !== null && (input.content.summary ?? '').includes(rejectMarker),
+      processingUntil: processing > 0 ? now + processing : undefined,
+      rejected: rejectMarker !== null && summary.includes(rejectMarker),
       scheduledAt: input.content.scheduledTime === undefined ? undefined : Date.parse(input.content.scheduledTime),
     };
     const name = nameOf(record);

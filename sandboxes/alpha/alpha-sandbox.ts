@@ -124,6 +124,7 @@ type Query = Record<string, unknown>;
 const configPatchSchema = z.strictObject({
   ...commonConfigPatchShape,
   processingMs: z.number().int().min(0).optional(),
+  reviewMarker: z.string().min(1).nullable().optional(),
   locationEditsPerMinute: z.number().int().min(1).optional(),
   moderationMs: z.number().int().min(0).optional(),
 });

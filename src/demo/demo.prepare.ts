@@ -195,16 +195,12 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
       await deletePost(scope(), { accountId: downtown.account.id, id: created.id });
     });
     if (provider) {
-      // Published while the provider reviews what it receives; it stays PROCESSING until the review ends. Only once
-      // every other post has reached the provider: each is judged as it arrives there.
+      // The provider reviews it: it stays PROCESSING until the review ends.
       await step('the post under review', async () => {
-        await watch.until('the posts before the one under review', () => postsSending(fresh(), organizationId), STEP_WAIT_MS);
-        await provider.withPostsUnderReview(async () => {
-          const { post: created } = await post('demo-under-review', downtown.account.id, springfield.id, {
-            params: { summary: 'Winter hours from December: open until 20:00 on weekdays.' },
-          });
-          await watch.until('the post under review', leftSending(created.id), STEP_WAIT_MS);
+        const { post: created } = await post('demo-under-review', downtown.account.id, springfield.id, {
+          params: { summary: `Winter hours from December: open until 20:00 on weekdays. ${provider.reviewMarker}` },
         });
+        await watch.until('the post under review', leftSending(created.id), STEP_WAIT_MS);
       });
       await step('the beta brand', () => linkAndPushBrand(scope, provider, organizationId));
     }

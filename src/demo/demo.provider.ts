@@ -12,8 +12,8 @@ export interface DemoProvider {
    * ERROR, a location update FAILED, each with the provider's reason.
    */
   refusalMarker: string;
-  /** Runs `work` while the alpha provider holds the posts it receives under review (for a day). */
-  withPostsUnderReview<T>(work: () => Promise<T>): Promise<T>;
+  /** Text the alpha provider holds a post under review for (a day: it stays PROCESSING) when its summary contains it. */
+  reviewMarker: string;
   /**
    * Approves a beta consent as its person would on the provider's page: opens `authorizeUrl` (what
    * generate-url answered), chooses company `companyId`, approves, and follows the provider's redirect to our

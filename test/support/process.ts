@@ -42,6 +42,18 @@ export function runCli(
   });
 }
 
+/**
+ * The lines of a process's output that say something went wrong: a log line (pino's JSON) at error or fatal level,
+ * and any other line with a stack frame or an error's name. A log line is judged by its level only: a warning may
+ * carry the error it is about (a provider's refusal of a job), and is not an error of the process.
+ */
+export function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => {
+    if (line.startsWith('{"level":')) return /^\{"level":(50|60)\b/.test(line);
+    return /^\s+at /.test(line) || /Unhandled|ERR_|Error:/.test(line);
+  });
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   output(): string;
