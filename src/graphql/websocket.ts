@@ -38,7 +38,7 @@ const TRY_AGAIN_LATER = 1013;
 
 /** ws's send options of a `next` frame built as bytes: a text frame (bytes are sent as binary by default). */
 const TEXT_FRAME = { binary: false } as const;
-const CLOSING_BRACE = Buffer.from('}');
+const CLOSING_BRACE = 0x7d;
 
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
@@ -101,11 +101,18 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
    * member's generator ends or fails after its last result was written).
    */
   const deliveryTo = (socket: WebSocket, id: string): Delivery => {
-    const prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`);
+    // A string, not bytes: it is kept for the subscription's life, and a small Buffer costs more (memory per idle
+    // subscription); writing it into each frame costs little.
+    const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    const prefixBytes = Buffer.byteLength(prefix);
     return (result) => {
       if (socket.readyState !== WebSocket.OPEN) return;
       const payload = nextPayload(result);
-      socket.send(Buffer.concat([prefix, payload, CLOSING_BRACE], prefix.length + payload.length + 1), TEXT_FRAME, written);
+      const frame = Buffer.allocUnsafe(prefixBytes + payload.length + 1);
+      frame.write(prefix, 0, 'utf8');
+      payload.copy(frame, prefixBytes);
+      frame[frame.length - 1] = CLOSING_BRACE;
+      socket.send(frame, TEXT_FRAME, written);
     };
   };
   // Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
@@ -149,6 +156,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           const principal = await deps.authenticate(authorization);
           if (!principal) return false;
           const socket = socketOf(ctx);
+          // graphql-ws keeps the upgrade request (headers and all) in ctx.extra for the socket's life; nothing here
+          // reads it after this point, and it is most of what an idle subscription would hold beyond its socket.
+          delete (ctx.extra as { request?: unknown }).request;
           let sockets = socketsByToken.get(principal.tokenId);
           if (!sockets) socketsByToken.set(principal.tokenId, (sockets = new Set()));
           sockets.add(socket);
