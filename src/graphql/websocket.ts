@@ -156,8 +156,8 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           const principal = await deps.authenticate(authorization);
           if (!principal) return false;
           const socket = socketOf(ctx);
-          // graphql-ws keeps the upgrade request (headers and all) in ctx.extra for the socket's life; nothing here
-          // reads it after this point, and it is most of what an idle subscription would hold beyond its socket.
+          // graphql-ws keeps the upgrade request (headers and all) in ctx.extra for the socket's life; nothing
+          // reads it after this point, so it is let go (memory per idle subscription: bench/fanout).
           delete (ctx.extra as { request?: unknown }).request;
           let sockets = socketsByToken.get(principal.tokenId);
           if (!sockets) socketsByToken.set(principal.tokenId, (sockets = new Set()));
