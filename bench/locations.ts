@@ -14,6 +14,7 @@ import type { FrameLayout, NextFrame } from './support/broadcast-server';
 import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
 import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { LOAD_USAGE, startCpuLoad, type CpuLoad } from './support/load';
 import { awaitNoUnfinishedUpdates, patchLocation, seedLocations } from './support/locations';
 import type { BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
@@ -27,7 +28,7 @@ const USAGE = `  --locations N        connected locations created for the run, i
   --fanout-rate R      updates per second of the subscriber runs (default 5)
   --subscribers S      graphql-ws subscribers of the fan-out run, and bare ws sockets of the baseline (default 1000)
   --rounds K           fan-out runs: baseline, then K times (service, baseline) (default 1)
-`;
+${LOAD_USAGE.replace('the measured runs', 'the 1,000-subscriber runs')}`;
 
 interface Options {
   locations: number;
@@ -38,6 +39,8 @@ interface Options {
   fanoutRate: number;
   subscribers: number;
   rounds: number;
+  /** CPU-burning sibling processes during the runs against the plain broadcast (bench/support/load.ts). */
+  load: number;
 }
 
 // ---- events ------------------------------------------------------------------------------------------------
@@ -797,7 +800,7 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
 runBench({
   name: 'locations',
   usage: USAGE,
-  values: ['locations', 'burst-updates', 'paced-updates', 'paced-rate', 'fanout-updates', 'fanout-rate', 'subscribers', 'rounds'],
+  values: ['locations', 'burst-updates', 'paced-updates', 'paced-rate', 'fanout-updates', 'fanout-rate', 'subscribers', 'rounds', 'load'],
   timeoutSeconds: 300,
   // A provider that answers at once and takes any number of edits: every millisecond measured is the gateway's.
   sandbox: { latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 },
@@ -810,11 +813,19 @@ runBench({
     fanoutRate: decimalOption('fanout-rate', values['fanout-rate'], 5, 0.1),
     subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
     rounds: integerOption('rounds', values.rounds, 1, 1),
+    load: integerOption('load', values.load, 0, 0, 16),
   }),
   start(options, signal) {
     let bench: LocationsBench | undefined;
     const pipeline: PipelineResult[] = [];
     const fanout: FanoutResult[] = [];
+    let load: CpuLoad | undefined;
+    let loadCpuSeconds: number | undefined;
+    const stopLoad = async () => {
+      loadCpuSeconds = load?.cpuSeconds() ?? loadCpuSeconds;
+      await load?.stop();
+      load = undefined;
+    };
     return {
       async measure({ stack }: BenchEnvironment) {
         const accountId = stack.targets[0]?.accountId;
@@ -853,19 +864,31 @@ runBench({
             fanout.push(result);
             console.log(`    p50 ${ms(result.latency.p50)} ms, p95 ${ms(result.latency.p95)} ms, ${result.received}/${result.expected} deliveries`);
           };
-          // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
-          await run('plain-1', 'baseline');
-          for (let round = 1; round <= options.rounds; round++) {
-            await run(`fanout-${options.subscribers}${options.rounds > 1 ? `-${round}` : ''}`, 'service');
-            await run(`plain-${round + 1}`, 'baseline');
+          if (options.load > 0) {
+            load = startCpuLoad(options.load);
+            console.log(`  --load ${options.load}: ${options.load} CPU-burning sibling process(es) run until the last of these runs ends`);
+          }
+          try {
+            // Interleaved, so that noise of the shared machine shows as a difference between runs of one kind.
+            await run('plain-1', 'baseline');
+            for (let round = 1; round <= options.rounds; round++) {
+              await run(`fanout-${options.subscribers}${options.rounds > 1 ? `-${round}` : ''}`, 'service');
+              await run(`plain-${round + 1}`, 'baseline');
+            }
+          } finally {
+            await stopLoad();
           }
         }
       },
       report(stack, aborted) {
+        if (options.load > 0) {
+          console.log(`\nLoaded: ${options.load} CPU-burning sibling process(es) during the runs against the plain broadcast (--load), ${ms(loadCpuSeconds, 1)} CPU s used by them`);
+        }
         const figures = report(pipeline, fanout, bench, stack, options, aborted);
         return { pipeline, fanout: fanout.map((run) => ({ ...run, samples: undefined })), pooled: figures };
       },
       async close() {
+        await stopLoad();
         if (!bench) return;
         await bench.close();
         console.log('sockets closed, broadcast server stopped');

@@ -181,4 +181,67 @@ describe('postUpdated over graphql-ws', () => {
       await Promise.all([outsider.close(), otherAccount.close(), sameAccount.close()]);
     }
   });
+
+  it("writes graphql-ws's exact next message to each socket of a group, with that socket's own id, as text", async () => {
+    // Raw sockets, so the bytes are what is checked: a grouped subscription's payload is serialized once and each
+    // socket's id spliced in (src/graphql/websocket.ts). Ids that JSON must escape, and one that ends early.
+    const ids = ['a', 'quote " and \\ é \u2028', 'ends'];
+    const url = `${t.url.replace(/^http/, 'ws')}/graphql`;
+    const frames = new Map<string, { text: string; binary: boolean }[]>(ids.map((id) => [id, []]));
+    const sockets = await Promise.all(
+      ids.map(
+        (id) =>
+          new Promise<WebSocket>((resolve, reject) => {
+            const socket = new WebSocket(url, 'graphql-transport-ws');
+            socket.once('error', reject);
+            socket.on('message', (data: Buffer, binary: boolean) => {
+              const text = data.toString('utf8');
+              const message = JSON.parse(text) as { type: string };
+              if (message.type === 'connection_ack') {
+                socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: POST_UPDATED } }));
+                resolve(socket);
+              } else frames.get(id)!.push({ text, binary });
+            });
+            socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${org.token}` } })));
+          }),
+      ),
+    );
+    try {
+      const probe = probeOf(org);
+      const nexts = (id: string) => frames.get(id)!.filter((frame) => frame.text.includes('"type":"next"'));
+      // Not acknowledged by graphql-ws: probes until every socket got one.
+      const deadline = Date.now() + 20_000;
+      while (ids.some((id) => nexts(id).length === 0) && Date.now() < deadline) {
+        await probe.send();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const last = ids[2]!;
+      sockets[2]!.send(JSON.stringify({ id: last, type: 'complete' }));
+      // The completed id gets nothing more; the others get the next event, ordered after the earlier ones.
+      const counts = ids.map((id) => nexts(id).length);
+      const probeId = await probe.send();
+      while (ids.slice(0, 2).some((id) => !nexts(id).some((frame) => frame.text.includes(probeId))) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await probe.send().then(() => new Promise((resolve) => setTimeout(resolve, 200)));
+      const payloads = new Set<string>();
+      for (const id of ids) {
+        for (const frame of nexts(id)) {
+          const message = JSON.parse(frame.text) as { id: string; type: string; payload: unknown };
+          // Byte for byte what graphql-ws's own JSON.stringify({ id, type, payload }) makes, in a text frame.
+          expect(frame.text).toBe(JSON.stringify({ id, type: 'next', payload: message.payload }));
+          expect(frame.binary).toBe(false);
+          payloads.add(JSON.stringify(message.payload));
+        }
+      }
+      expect(nexts(ids[0]!).map((frame) => JSON.parse(frame.text).payload)).toEqual(nexts(ids[1]!).map((frame) => JSON.parse(frame.text).payload));
+      expect(nexts(ids[0]!).some((frame) => frame.text.includes(probeId))).toBe(true);
+      expect(nexts(last)).toHaveLength(counts[2]!);
+      expect(frames.get(last)!.some((frame) => frame.text.includes(probeId))).toBe(false);
+    } finally {
+      await Promise.all(
+        sockets.map((socket) => new Promise<void>((resolve) => (socket.readyState === WebSocket.CLOSED ? resolve() : (socket.once('close', () => resolve()), socket.close())))),
+      );
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse, type ExecutionResult } from 'graphql';
-import { SubscriptionGroups } from '../src/graphql/subscription-groups';
+import { oncePerResult, SubscriptionGroups } from '../src/graphql/subscription-groups';
 
 /**
  * The sharing itself, on a schema small enough to count executions: a subscription whose events are pushed by
@@ -117,5 +117,50 @@ describe('subscription groups', () => {
     const refused = await groups.subscribe('bad', { schema, document: parse('subscription { nope }') });
     expect((refused as ExecutionResult).errors?.[0]?.message).toMatch(/nope/);
     expect(groups.size).toBe(0);
+  });
+
+  it('hands results to a delivery once its transport asks: earlier ones in order, nothing after it left', async () => {
+    const { schema, publish } = countingSchema();
+    const groups = new SubscriptionGroups();
+    const delivered: ExecutionResult[] = [];
+    const member = (await groups.subscribe('key', { schema, document }, (result) => delivered.push(result))) as AsyncGenerator<ExecutionResult>;
+    const puller = (await groups.subscribe('key', { schema, document })) as AsyncGenerator<ExecutionResult>;
+    // Before the transport asks (graphql-ws: before the subscription is registered), results wait.
+    publish('one');
+    await nextOf(puller);
+    expect(delivered).toEqual([]);
+    // Asking hands over what waited, then each result as it comes; the generator itself only ends.
+    const ended = member.next();
+    expect(delivered.map((result) => result.data)).toEqual([{ ticked: 'ONE' }]);
+    publish('two');
+    const two = await nextOf(puller);
+    expect(delivered).toHaveLength(2);
+    // One result object for the group: a serialization made for one member serves the others.
+    expect(delivered[1]).toBe(two);
+    let serialized = 0;
+    const serialize = oncePerResult((result) => `${(serialized += 1)}:${JSON.stringify(result)}`);
+    expect(serialize(two)).toBe(serialize(delivered[1]!));
+    expect(serialized).toBe(1);
+    await member.return(undefined);
+    await expect(ended).resolves.toEqual({ value: undefined, done: true });
+    publish('three');
+    await nextOf(puller);
+    expect(delivered).toHaveLength(2);
+    await puller.return(undefined);
+  });
+
+  it('fails only the member whose delivery throws', async () => {
+    const { schema, publish } = countingSchema();
+    const groups = new SubscriptionGroups();
+    const failing = (await groups.subscribe('key', { schema, document }, () => {
+      throw new Error('socket write failed');
+    })) as AsyncGenerator<ExecutionResult>;
+    const puller = (await groups.subscribe('key', { schema, document })) as AsyncGenerator<ExecutionResult>;
+    const ended = failing.next();
+    publish('boom');
+    await expect(ended).rejects.toThrow('socket write failed');
+    expect(await nextOf(puller)).toEqual({ data: { ticked: 'BOOM' } });
+    await failing.return(undefined);
+    await puller.return(undefined);
   });
 });

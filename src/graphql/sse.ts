@@ -11,7 +11,7 @@ import type { TrustedDocuments } from './trusted-documents';
 import { toGraphQLError } from './errors';
 import { classifyError, formatGraphQLError } from './format-error';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError, type OperationRequest } from './operation-checks';
-import { SubscriptionGroups } from './subscription-groups';
+import { oncePerResult, SubscriptionGroups } from './subscription-groups';
 
 /** What GraphQL over Server-Sent Events uses: the schema, the one context factory, and where revocations arrive. */
 export interface SseDependencies {
@@ -72,6 +72,9 @@ export function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDe
   const checkDocument = documentChecker(schema);
   // Identical subscriptions of one visibility share one execution per event.
   const groups = new SubscriptionGroups();
+  // A group's result without errors, as the `next` message every stream of the group writes: serialized once per
+  // event. (Errors go through each request's formatter, which logs with that request's id.)
+  const sharedNextMessage = oncePerResult(nextMessage);
   // Streams set up or running: by token, so a revocation (in any process) ends them; all, so a stop ends them.
   const streams = new Set<EventStream>();
   const streamsByToken = new Map<string, Set<EventStream>>();
@@ -135,7 +138,7 @@ export function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDe
       return refuse(errors);
     }
 
-    const stream = new EventStream(request.log, format);
+    const stream = new EventStream(request.log, format, sharedNextMessage);
     const untrack = track(stream, principal.tokenId);
     let source: AsyncGenerator<ExecutionResult> | ExecutionResult;
     try {
@@ -217,6 +220,8 @@ class EventStream {
   constructor(
     private readonly log: FastifyBaseLogger,
     private readonly format: (error: GraphQLError) => GraphQLFormattedError,
+    /** The `next` message of a result without errors, shared by the streams of its group. */
+    private readonly nextMessageOf: (result: ExecutionResult) => string,
   ) {}
 
   start(reply: FastifyReply, source: AsyncGenerator<ExecutionResult>, released: () => void): void {
@@ -258,7 +263,7 @@ class EventStream {
         const step: IteratorResult<ExecutionResult, unknown> = await source.next();
         if (step.done || this.finished) break;
         const value = step.value;
-        this.write(nextMessage(value.errors ? { ...value, errors: value.errors.map(this.format) } : value));
+        this.write(value.errors ? nextMessage({ ...value, errors: value.errors.map(this.format) }) : this.nextMessageOf(value));
       }
     } catch (error) {
       // The source itself failed (the event bus, say): the client reads it masked (its cause is logged), then `complete`.

@@ -4,27 +4,62 @@ import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
  * Subscriptions that would compute the same results share one execution. Sockets subscribing with the same
  * document, operation, variables and scope (what the resolvers and the subscription's filter can see of the
  * caller) form a group: an event is filtered and executed once for the group, and the one result object goes to
- * every member (graphql-ws then only frames it per socket). Without this, 1,000 dashboards of one organization
- * cost 1,000 executions of every event.
+ * every member; the transports serialize it once per event too (oncePerResult) and only frame it per socket.
+ * Without this, 1,000 dashboards of one organization cost 1,000 executions of every event.
  *
  * A group's execution runs with the context of the member that opened it; its scope is by definition the same
  * as every other member's. Members join and leave at any time: a new member receives the events after it
  * joined; the group's execution ends when its last member leaves.
  */
 
-/** One subscriber's view of its group: an async generator graphql-ws drives, fed by the group. */
+/**
+ * Where a member's results go when its transport writes them itself rather than pulling them one by one (graphql-ws:
+ * the group's result serialized once, each socket's frame written at once; src/graphql/websocket.ts). Called in
+ * order, synchronously, for each result; a throw fails that member alone.
+ */
+export type Delivery = (result: ExecutionResult) => void;
+
+/**
+ * A serialization of a group's results made once per event: the group hands the same result object to every member,
+ * so what was made for the first member is reused for the others, looked up by that object (and dropped with it).
+ */
+export function oncePerResult<T>(serialize: (result: ExecutionResult) => T): (result: ExecutionResult) => T {
+  const made = new WeakMap<ExecutionResult, T>();
+  return (result) => {
+    let value = made.get(result);
+    if (value === undefined) {
+      value = serialize(result);
+      made.set(result, value);
+    }
+    return value;
+  };
+}
+
+/**
+ * One subscriber's view of its group: an async generator its transport drives, fed by the group. With a Delivery,
+ * results are queued only until the transport first asks for one (graphql-ws does once the subscription is
+ * registered, so nothing is written for an id before that, nor after the client completed it); from then on each
+ * result is handed to the Delivery as it comes, and the generator only ends (or fails) when the group does.
+ */
 class Member implements AsyncGenerator<ExecutionResult> {
   private readonly queue: ExecutionResult[] = [];
   private waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
   private failWaiting: ((error: unknown) => void) | undefined;
   private done = false;
   private failure: { error: unknown } | undefined;
+  /** With a Delivery: the transport asked for a result, results are handed over as they come. */
+  private delivering = false;
 
-  constructor(private readonly leave: (member: Member) => void) {}
+  constructor(
+    private readonly leave: (member: Member) => void,
+    private readonly deliver?: Delivery,
+  ) {}
 
   push(result: ExecutionResult): void {
     if (this.done) return;
-    if (this.waiting) {
+    if (this.delivering) {
+      this.handOver(result);
+    } else if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = this.failWaiting = undefined;
       resolve({ value: result, done: false });
@@ -55,6 +90,11 @@ class Member implements AsyncGenerator<ExecutionResult> {
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {
+    if (this.deliver && !this.delivering && !this.done) {
+      this.delivering = true;
+      // What arrived before the transport was ready, in order; the promise below then waits for the end.
+      for (const queued of this.queue.splice(0)) this.handOver(queued);
+    }
     const queued = this.queue.shift();
     if (queued) return Promise.resolve({ value: queued, done: false });
     if (this.failure) {
@@ -68,6 +108,18 @@ class Member implements AsyncGenerator<ExecutionResult> {
       this.waiting = resolve;
       this.failWaiting = reject;
     });
+  }
+
+  private handOver(result: ExecutionResult): void {
+    if (this.failure) return;
+    try {
+      this.deliver!(result);
+    } catch (error) {
+      // This member's transport failed, not the group: it ends with that error (graphql-ws sends it as `error`, and
+      // does not return the generator after that) and leaves the group.
+      this.fail(error);
+      this.leave(this);
+    }
   }
 
   return(): Promise<IteratorResult<ExecutionResult>> {
@@ -111,10 +163,10 @@ export class SubscriptionGroups {
 
   /**
    * graphql-ws's `subscribe`: joins the group of `key` (opening it with `args` when it is the first) and returns
-   * this member's results. A subscription graphql-js refuses (an ExecutionResult) is answered to that caller
-   * alone, and no group is kept.
+   * this member's results, pulled from the generator or, with `deliver`, handed to it (see Member). A subscription
+   * graphql-js refuses (an ExecutionResult) is answered to that caller alone, and no group is kept.
    */
-  async subscribe(key: string, args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+  async subscribe(key: string, args: ExecutionArgs, deliver?: Delivery): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
     let group = this.groups.get(key);
     if (!group) {
       const opened: Group = { members: new Set(), source: Promise.resolve(subscribe(args)) };
@@ -133,7 +185,7 @@ export class SubscriptionGroups {
     const source = await group.source;
     if (!isAsyncIterable(source)) return source;
     const joined = group;
-    const member = new Member((leaving) => this.leave(key, joined, leaving));
+    const member = new Member((leaving) => this.leave(key, joined, leaving), deliver);
     joined.members.add(member);
     return member;
   }

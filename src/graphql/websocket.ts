@@ -12,7 +12,7 @@ import { isDependencyUnavailable, UNAVAILABLE_MESSAGE } from '../errors/dependen
 import { INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { formatGraphQLError } from './format-error';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError } from './operation-checks';
-import { SubscriptionGroups } from './subscription-groups';
+import { oncePerResult, SubscriptionGroups, type Delivery } from './subscription-groups';
 import type { TrustedDocuments } from './trusted-documents';
 
 export interface WebSocketDependencies {
@@ -35,6 +35,10 @@ export interface WebSocketDependencies {
 
 /** WebSocket close code 1013 (RFC 6455 registry: Try Again Later): a dependency is down for a moment. */
 const TRY_AGAIN_LATER = 1013;
+
+/** ws's send options of a `next` frame built as bytes: a text frame (bytes are sent as binary by default). */
+const TEXT_FRAME = { binary: false } as const;
+const CLOSING_BRACE = 0x7d;
 
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
@@ -75,12 +79,47 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
   const socketOf = (ctx: WsContext) => (ctx.extra as { socket: WebSocket }).socket;
   // Identical subscriptions of one visibility share one execution per event.
   const groups = new SubscriptionGroups();
-  const groupKeys = new WeakMap<object, string>();
+  // Per operation's context: its group, and how its results reach its socket.
+  const groupings = new WeakMap<object, { key: string; deliver: Delivery }>();
+  /**
+   * The `next` payload of a group's result, serialized once per event for every socket of the group: what
+   * graphql-ws would send (errors through the one formatter, as onNext does; `errors` absent when there are none).
+   */
+  const nextPayload = oncePerResult((result) =>
+    Buffer.from(JSON.stringify(result.errors ? { ...result, errors: result.errors.map(format) } : result)),
+  );
+  // A write fails only when the socket is gone (ws then closes it, and the close ends its subscriptions): the
+  // client's doing, noted at debug level.
+  const written = (error?: Error) => {
+    if (error) deps.log.debug({ err: error }, 'graphql-ws: a next message was not written, the socket is gone');
+  };
+  /**
+   * The write path of a grouped subscription, instead of graphql-ws's per-socket JSON.stringify of the whole
+   * message (each socket has its own subscription id): graphql-ws's exact `next` message, `{"id":…,"type":"next",
+   * "payload":…}`, as this id's prefix + the shared payload bytes + `}`. Written at once, in the group's order; like
+   * graphql-ws's own send, nothing to a socket that is closing. graphql-ws still sends `complete` and `error` (the
+   * member's generator ends or fails after its last result was written).
+   */
+  const deliveryTo = (socket: WebSocket, id: string): Delivery => {
+    // A string, not bytes: it is kept for the subscription's life, and a small Buffer costs more (memory per idle
+    // subscription); writing it into each frame costs little.
+    const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    const prefixBytes = Buffer.byteLength(prefix);
+    return (result) => {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      const payload = nextPayload(result);
+      const frame = Buffer.allocUnsafe(prefixBytes + payload.length + 1);
+      frame.write(prefix, 0, 'utf8');
+      payload.copy(frame, prefixBytes);
+      frame[frame.length - 1] = CLOSING_BRACE;
+      socket.send(frame, TEXT_FRAME, written);
+    };
+  };
   // Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
   const checkDocument = documentChecker(deps.schema);
 
   /** An operation of a socket checked and given its context: graphql-ws's execution arguments, or the errors that refuse it. */
-  const setUp = async (ctx: WsContext, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
+  const setUp = async (ctx: WsContext, id: string, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
     // Refused before it starts (parse, validation, variables), as over HTTP (a 400): an `error` message, never a result.
     const checked = checkOperation(deps.schema, checkDocument, payload, deps.trusted);
     if (Array.isArray(checked)) return checked;
@@ -95,7 +134,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       socketOf(ctx).close(CloseCode.Forbidden, 'Forbidden');
       return [unauthenticatedError()];
     }
-    groupKeys.set(contextValue, subscriptionGroupKey(payload, contextValue.principal));
+    if (checked.operation.operation === OperationTypeNode.SUBSCRIPTION) {
+      groupings.set(contextValue, { key: subscriptionGroupKey(payload, contextValue.principal), deliver: deliveryTo(socketOf(ctx), id) });
+    }
     return {
       schema: deps.schema,
       document: checked.document,
@@ -115,6 +156,9 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
           const principal = await deps.authenticate(authorization);
           if (!principal) return false;
           const socket = socketOf(ctx);
+          // graphql-ws keeps the upgrade request (headers and all) in ctx.extra for the socket's life; nothing
+          // reads it after this point, so it is let go (memory per idle subscription: bench/fanout).
+          delete (ctx.extra as { request?: unknown }).request;
           let sockets = socketsByToken.get(principal.tokenId);
           if (!sockets) socketsByToken.set(principal.tokenId, (sockets = new Set()));
           sockets.add(socket);
@@ -141,7 +185,7 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       },
       onSubscribe: async (ctx, id, payload) => {
         const started = performance.now();
-        const answer = await setUp(ctx, payload);
+        const answer = await setUp(ctx, id, payload);
         if (metrics) {
           const operation = Array.isArray(answer) ? undefined : getOperationAST(answer.document, answer.operationName);
           const errorCode = errorCodeLabel(Array.isArray(answer) ? answer[0] : undefined);
@@ -161,10 +205,11 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
       },
       onComplete: (ctx, id) => subscriptionEnded(ctx, id),
       subscribe: (args) => {
-        const key = args.contextValue ? groupKeys.get(args.contextValue) : undefined;
-        return key === undefined ? subscribe(args) : groups.subscribe(key, args);
+        const grouping = args.contextValue ? groupings.get(args.contextValue) : undefined;
+        return grouping === undefined ? subscribe(args) : groups.subscribe(grouping.key, args, grouping.deliver);
       },
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
+      // Results of queries and mutations (grouped subscriptions are written by deliveryTo, through nextPayload).
       onNext: (_ctx, _id, _payload, _args, result: ExecutionResult) =>
         result.errors ? { ...result, errors: result.errors.map(format) } : undefined,
       // Close reasons of unexpected failures would carry the error's message otherwise: never, in any mode.
