@@ -18,7 +18,7 @@ import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
 import { inSpan } from '../observability/trace-context';
-import { compileRecord, type CompiledRecord } from './record';
+import { compileRecord, REST_LEAF_SERIALIZERS, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
 
@@ -154,7 +154,8 @@ function envelop(route: RestRoute, payload: unknown): Record<string, unknown> {
  * resolving its fields, not for walking the document again. Executed by graphql-js where it cannot be compiled.
  */
 function prepareExecution(schema: GraphQLSchema, route: RestRoute): (context: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult> {
-  const compiled = compileQuery(schema, route.operation);
+  // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
+  const compiled = compileQuery(schema, route.operation, undefined, { customSerializers: REST_LEAF_SERIALIZERS });
   if (isCompiledQuery(compiled)) return async (context, variables) => compiled.query(undefined, context, variables);
   return async (contextValue, variableValues) => execute({ schema, document: route.operation, contextValue, variableValues });
 }

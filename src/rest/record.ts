@@ -15,6 +15,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { DateTimeResolver } from 'graphql-scalars';
 import { DomainError } from '../errors/domain-error';
 import { isVerbatim, restFieldName } from './names';
 import type { RestRecord } from './route';
@@ -29,6 +30,8 @@ import type { RestRecord } from './route';
  * - an enum as its value (`PostSource.APP` -> `app`), which is the documented spelling;
  * - null written as null, unless the field is absent when unset;
  * - `verbatim` fields are the provider's own body: names kept, null fields absent, no conversion.
+ * Times reach the record as `Date`s (REST_LEAF_SERIALIZERS), or as the ISO strings of graphql-js where a route's
+ * operation is not compiled; both are written in the route's unit.
  */
 
 export type JsonSchema = Record<string, unknown>;
@@ -126,8 +129,9 @@ class RecordCompiler {
     }
     if (isScalarType(nullable)) {
       if (nullable.name === 'DateTime' && !verbatim) {
+        // An ISO time is written by the serializer (a Date's toJSON is its ISO string): nothing to do here.
         return this.rules.times === 'epochMs'
-          ? { present: (value) => Date.parse(value as string), schema: { type: 'integer', description: 'milliseconds since epoch' } }
+          ? { present: epochMs, schema: { type: 'integer', description: 'milliseconds since epoch' } }
           : { present: (value) => value, schema: { type: 'string', format: 'date-time' } };
       }
       return { present: (value) => value, schema: SCALAR_SCHEMAS[nullable.name] ?? {} };
@@ -179,6 +183,25 @@ class RecordCompiler {
     };
   }
 }
+
+function epochMs(value: unknown): number {
+  return value instanceof Date ? value.getTime() : Date.parse(value as string);
+}
+
+/**
+ * How REST's compiled operations (src/rest/adapter.ts, graphql-jit's `customSerializers`) serialize leaf types
+ * instead of the schema's scalar: `DateTime` is checked as the scalar checks it (graphql-scalars' DateTime, which
+ * the schema's DateTimeISO formats) and stays a `Date`, so a record writes it in its unit without an ISO string
+ * made and parsed back per time. The same values as the scalar's, with the same refusals.
+ */
+export const REST_LEAF_SERIALIZERS: Record<string, (value: unknown) => unknown> = {
+  DateTime: (value) => {
+    const date = DateTimeResolver.serialize(value);
+    // The scalar's toISOString() refuses a timestamp out of range; so does this.
+    if (Number.isNaN(date.getTime())) throw new RangeError('Invalid time value');
+    return date;
+  },
+};
 
 /** A field that is left out when null is never null in the answer. */
 function withoutNull(schema: JsonSchema): JsonSchema {

@@ -14,7 +14,7 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { compileRecord, type JsonSchema } from '../../src/rest/record';
+import { compileRecord, REST_LEAF_SERIALIZERS, type JsonSchema } from '../../src/rest/record';
 import type { RestRecord } from '../../src/rest/route';
 import { domainError } from './refusal';
 
@@ -79,6 +79,22 @@ describe('a REST record', () => {
     // 2024-02-29T12:00Z is 19782 days and 12 hours after the epoch: (19782 × 24 + 12) × 3600 × 1000 ms.
     expect(record(operation, { at: 'post', times: 'epochMs' }).present({ post: { createdAt: created } })).toEqual({ created_at: 1709208000000 });
     expect(record(operation, { at: 'post', times: 'iso' }).present({ post: { createdAt: created } })).toEqual({ created_at: created });
+    // A compiled operation hands the record the Date itself (REST_LEAF_SERIALIZERS): the same ms; an ISO time is
+    // left to the serializer, which writes a Date as its ISO string.
+    const date = new Date(created);
+    expect(record(operation, { at: 'post', times: 'epochMs' }).present({ post: { createdAt: date } })).toEqual({ created_at: 1709208000000 });
+    expect(JSON.stringify(record(operation, { at: 'post', times: 'iso' }).present({ post: { createdAt: date } }))).toBe(`{"created_at":"${created}"}`);
+  });
+
+  it('gets times from compiled operations as the DateTime scalar checks them, as Dates', () => {
+    const serialize = REST_LEAF_SERIALIZERS.DateTime!;
+    const date = new Date(created);
+    expect(serialize(date)).toBe(date);
+    expect(serialize(created)).toEqual(date);
+    expect(serialize(1709208000000)).toEqual(date);
+    expect(() => serialize(new Date(Number.NaN))).toThrow('DateTime cannot represent an invalid Date instance');
+    expect(() => serialize('yesterday')).toThrow('DateTime cannot represent an invalid date-time-string yesterday');
+    expect(() => serialize(8.64e15 + 1)).toThrow('Invalid time value');
   });
 
   it('writes an enum as its value, the documented spelling', () => {
