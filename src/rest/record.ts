@@ -18,7 +18,7 @@ import {
 import { DateTimeResolver } from 'graphql-scalars';
 import { DomainError } from '../errors/domain-error';
 import { isVerbatim, restFieldName } from './names';
-import type { RestRecord } from './route';
+import type { RestRecord, RestRoute } from './route';
 
 /**
  * The documented REST form of an operation's result, derived from the operation's own selection and the schema's
@@ -252,4 +252,80 @@ export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rul
       return properties ? Object.keys(properties) : undefined;
     },
   };
+}
+
+/**
+ * A route's success body: its payload in the route's envelope, with the records of the payload named by `name`
+ * (/openapi.json's components; the route's serializer takes them as compiled). With a field selection, the listed
+ * items need only the fields always kept. One definition for the document and the serializer.
+ */
+export function successBodySchema(
+  route: RestRoute,
+  payloadSchema: JsonSchema,
+  name: (payload: JsonSchema, rootMayBeShared: boolean) => JsonSchema = (payload) => payload,
+): JsonSchema {
+  let payload = payloadSchema;
+  const selection = route.payload.fieldSelection;
+  if (selection) {
+    const members = payload.properties as Record<string, JsonSchema>;
+    const list = members[selection.list]!;
+    payload = {
+      ...payload,
+      properties: { ...members, [selection.list]: { ...list, items: { ...(list.items as object), required: [...selection.always] } } },
+    };
+  }
+  const envelope = route.envelope ?? 'payload';
+  // Only a payload of its own may be a shared record: the other envelopes write its members beside theirs.
+  payload = name(payload, envelope === 'payload');
+  if (envelope === 'spread') {
+    return {
+      type: 'object',
+      required: ['success', ...((payload.required as string[]) ?? [])],
+      properties: { success: { const: true }, ...(payload.properties as object) },
+      additionalProperties: false,
+    };
+  }
+  if (typeof envelope === 'object') {
+    const constants = envelope.bare;
+    return {
+      type: 'object',
+      required: [...((payload.required as string[]) ?? []), ...Object.keys(constants)],
+      properties: { ...(payload.properties as object), ...Object.fromEntries(Object.entries(constants).map(([key, value]) => [key, { const: value }])) },
+      additionalProperties: false,
+    };
+  }
+  return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
+}
+
+/**
+ * The schema a route's success body is serialized by (Fastify's response schema, compiled once by its serializer
+ * compiler, fast-json-stringify), from the body's schema: the same bytes as JSON.stringify of the presented body.
+ * Undefined where it cannot be compiled to them, and the route keeps JSON.stringify:
+ * - `oneOf`/`anyOf` (a payload at several paths): the serializer would pick the branch by validating every answer
+ *   at run time, slower than JSON.stringify, and its pick is not the presenter's;
+ * Where an object's required members do not all come before its optional ones, `required` is left out: the
+ * serializer writes required members first, and the record's order is the document's. The presenter writes every
+ * required member anyway (what `required` would check).
+ */
+export function serializerSchema(body: JsonSchema): JsonSchema | undefined {
+  if ('oneOf' in body || 'anyOf' in body) return undefined;
+  const out: JsonSchema = { ...body };
+  if (body.items !== undefined) {
+    const items = serializerSchema(body.items as JsonSchema);
+    if (!items) return undefined;
+    out.items = items;
+  }
+  if (body.properties !== undefined) {
+    const properties: Record<string, JsonSchema> = {};
+    for (const [key, member] of Object.entries(body.properties as Record<string, JsonSchema>)) {
+      const compiled = serializerSchema(member);
+      if (!compiled) return undefined;
+      properties[key] = compiled;
+    }
+    out.properties = properties;
+    const required = (body.required as string[] | undefined) ?? [];
+    const keys = Object.keys(properties);
+    if (!keys.every((key, index) => required.includes(key) === index < required.length)) delete out.required;
+  }
+  return out;
 }
