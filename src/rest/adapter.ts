@@ -18,7 +18,7 @@ import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
 import { inSpan } from '../observability/trace-context';
-import { compileRecord, REST_LEAF_SERIALIZERS, serializerSchema, successBodySchema, type CompiledRecord } from './record';
+import { compileRecord, REST_LEAF_SERIALIZERS, successSerializerSchema, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
 
@@ -54,8 +54,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
     const selectFields = fieldSelector(route, record);
     // The success body is written by a serializer compiled once from its documented schema; a route whose schema
-    // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts serializerSchema).
-    const successSchema = serializerSchema(successBodySchema(route, record.schema));
+    // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts).
+    const successSchema = successSerializerSchema(route, record.schema);
     const run = prepareExecution(deps.schema, route);
     const operationName = operation.name?.value;
     // graphql-jit runs the operation, out of the GraphQL instrumentation's sight: its span is named and described

@@ -298,6 +298,15 @@ export function successBodySchema(
 }
 
 /**
+ * The schema of the serializer a route writes its success body with (Fastify's response schema for the success
+ * status); undefined: JSON.stringify writes it, where the route says so (`writer`) or its schema cannot be compiled.
+ */
+export function successSerializerSchema(route: RestRoute, payloadSchema: JsonSchema): JsonSchema | undefined {
+  if (route.payload.writer === 'JSON.stringify') return undefined;
+  return serializerSchema(successBodySchema(route, payloadSchema));
+}
+
+/**
  * The schema a route's success body is serialized by (Fastify's response schema, compiled once by its serializer
  * compiler, fast-json-stringify), from the body's schema: the same bytes as JSON.stringify of the presented body.
  * Undefined where it cannot be compiled to them, and the route keeps JSON.stringify:

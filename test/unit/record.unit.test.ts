@@ -15,7 +15,7 @@ import {
   parse,
 } from 'graphql';
 import Fastify from 'fastify';
-import { compileRecord, REST_LEAF_SERIALIZERS, serializerSchema, successBodySchema, type JsonSchema } from '../../src/rest/record';
+import { compileRecord, REST_LEAF_SERIALIZERS, serializerSchema, successBodySchema, successSerializerSchema, type JsonSchema } from '../../src/rest/record';
 import type { RestRecord, RestRoute } from '../../src/rest/route';
 import { domainError } from './refusal';
 
@@ -258,6 +258,13 @@ describe('a REST record', () => {
       const operation = 'query ($full: Boolean!) { full: post(id: "1") @include(if: $full) { postId } brief: post(id: "1") @skip(if: $full) { postId } }';
       const rules: RestRecord = { at: ['full', 'brief'], times: 'iso' };
       expect(serializerSchema(successBodySchema(route(rules), record(operation, rules).schema))).toBeUndefined();
+    });
+
+    it('is not used where the route writes with JSON.stringify', () => {
+      const rules: RestRecord = { at: 'post', times: 'iso' };
+      const post = record('query { post(id: "1") { postId } }', rules);
+      expect(successSerializerSchema(route(rules), post.schema)).toMatchObject({ properties: { payload: { properties: { post_id: { type: 'string' } } } } });
+      expect(successSerializerSchema(route({ ...rules, writer: 'JSON.stringify' }), post.schema)).toBeUndefined();
     });
   });
 
