@@ -309,10 +309,9 @@ export function successSerializerSchema(route: RestRoute, payloadSchema: JsonSch
 /**
  * The schema a route's success body is serialized by (Fastify's response schema, compiled once by its serializer
  * compiler, fast-json-stringify), from the body's schema: the same bytes as JSON.stringify of the presented body.
- * Undefined where it cannot be compiled to them, and the route keeps JSON.stringify:
- * - `oneOf`/`anyOf` (a payload at several paths): the serializer would pick the branch by validating every answer
- *   at run time, slower than JSON.stringify, and its pick is not the presenter's;
- * Where an object's required members do not all come before its optional ones, `required` is left out: the
+ * Undefined for a `oneOf`/`anyOf` (a payload at several paths), and the route keeps JSON.stringify: the serializer
+ * would pick the branch by validating every answer at run time, slower than JSON.stringify, and its pick is not the
+ * presenter's. Where an object's required members do not all come before its optional ones, `required` is left out: the
  * serializer writes required members first, and the record's order is the document's. The presenter writes every
  * required member anyway (what `required` would check).
  */
