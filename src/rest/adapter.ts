@@ -18,7 +18,7 @@ import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
 import { inSpan } from '../observability/trace-context';
-import { compileRecord, type CompiledRecord } from './record';
+import { compileRecord, REST_LEAF_SERIALIZERS, successSerializerSchema, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
 
@@ -53,6 +53,9 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     const readVariables = prepareVariables(deps.schema, route, operation);
     const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
     const selectFields = fieldSelector(route, record);
+    // The success body is written by a serializer compiled once from its documented schema; a route whose schema
+    // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts).
+    const successSchema = successSerializerSchema(route, record.schema);
     const run = prepareExecution(deps.schema, route);
     const operationName = operation.name?.value;
     // graphql-jit runs the operation, out of the GraphQL instrumentation's sight: its span is named and described
@@ -63,6 +66,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     app.route({
       method: route.method,
       url: route.path,
+      ...(successSchema ? { schema: { response: { [route.successStatus]: successSchema } } } : {}),
       // Fastify's own refusals of this route's requests (a body that is not JSON) in the route's shapes too.
       errorHandler: (error, request, reply) => {
         // The answer is sent here; the reply it gives back (a thenable) is not the handler's to return.
@@ -154,7 +158,8 @@ function envelop(route: RestRoute, payload: unknown): Record<string, unknown> {
  * resolving its fields, not for walking the document again. Executed by graphql-js where it cannot be compiled.
  */
 function prepareExecution(schema: GraphQLSchema, route: RestRoute): (context: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult> {
-  const compiled = compileQuery(schema, route.operation);
+  // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
+  const compiled = compileQuery(schema, route.operation, undefined, { customSerializers: REST_LEAF_SERIALIZERS });
   if (isCompiledQuery(compiled)) return async (context, variables) => compiled.query(undefined, context, variables);
   return async (contextValue, variableValues) => execute({ schema, document: route.operation, contextValue, variableValues });
 }

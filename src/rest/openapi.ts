@@ -5,7 +5,7 @@ import { errorResponses, isRateLimited } from './openapi-errors';
 import { headerRef, REQUEST_ID_PARAMETER, REQUEST_ID_PARAMETER_REF, RESPONSE_HEADERS, type ResponseHeaderName } from './openapi-headers';
 import { operationVariables, requestBodySchema, variableParameters, type ParameterObject } from './openapi-inputs';
 import { nameRecords } from './openapi-records';
-import { compileRecord, type JsonSchema } from './record';
+import { compileRecord, successBodySchema, type JsonSchema } from './record';
 import type { RestRoute, ValueSource } from './route';
 
 /**
@@ -50,39 +50,10 @@ function fieldSelectionParameter(route: RestRoute, schema: GraphQLSchema, where:
   ];
 }
 
-/** The success body: the payload in its envelope; with a field selection, items need only the fields always kept. */
+/** The success body, its records named as the document's components. */
 function successSchema(route: RestRoute, schema: GraphQLSchema, components: SchemaComponents, where: string): JsonSchema {
-  let payload = compileRecord(schema, route.operation, route.payload, where).schema;
-  const selection = route.payload.fieldSelection;
-  if (selection) {
-    const members = payload.properties as Record<string, JsonSchema>;
-    const list = members[selection.list]!;
-    payload = {
-      ...payload,
-      properties: { ...members, [selection.list]: { ...list, items: { ...(list.items as object), required: [...selection.always] } } },
-    };
-  }
-  const envelope = route.envelope ?? 'payload';
-  // Only a payload of its own may be a shared record: the other envelopes write its members beside theirs.
-  payload = nameRecords(schema, route, payload, components, { where, rootMayBeShared: envelope === 'payload' });
-  if (envelope === 'spread') {
-    return {
-      type: 'object',
-      required: ['success', ...((payload.required as string[]) ?? [])],
-      properties: { success: { const: true }, ...(payload.properties as object) },
-      additionalProperties: false,
-    };
-  }
-  if (typeof envelope === 'object') {
-    const constants = envelope.bare;
-    return {
-      type: 'object',
-      required: [...((payload.required as string[]) ?? []), ...Object.keys(constants)],
-      properties: { ...(payload.properties as object), ...Object.fromEntries(Object.entries(constants).map(([key, value]) => [key, { const: value }])) },
-      additionalProperties: false,
-    };
-  }
-  return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
+  const payload = compileRecord(schema, route.operation, route.payload, where).schema;
+  return successBodySchema(route, payload, (compiled, rootMayBeShared) => nameRecords(schema, route, compiled, components, { where, rootMayBeShared }));
 }
 
 /** The headers of the route's success: its id, a limit's state, an idempotent replay. */

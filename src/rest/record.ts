@@ -15,9 +15,10 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { DateTimeResolver } from 'graphql-scalars';
 import { DomainError } from '../errors/domain-error';
 import { isVerbatim, restFieldName } from './names';
-import type { RestRecord } from './route';
+import type { RestRecord, RestRoute } from './route';
 
 /**
  * The documented REST form of an operation's result, derived from the operation's own selection and the schema's
@@ -29,6 +30,8 @@ import type { RestRecord } from './route';
  * - an enum as its value (`PostSource.APP` -> `app`), which is the documented spelling;
  * - null written as null, unless the field is absent when unset;
  * - `verbatim` fields are the provider's own body: names kept, null fields absent, no conversion.
+ * Times reach the record as `Date`s (REST_LEAF_SERIALIZERS), or as the ISO strings of graphql-js where a route's
+ * operation is not compiled; both are written in the route's unit.
  */
 
 export type JsonSchema = Record<string, unknown>;
@@ -126,8 +129,9 @@ class RecordCompiler {
     }
     if (isScalarType(nullable)) {
       if (nullable.name === 'DateTime' && !verbatim) {
+        // An ISO time is written by the serializer (a Date's toJSON is its ISO string): nothing to do here.
         return this.rules.times === 'epochMs'
-          ? { present: (value) => Date.parse(value as string), schema: { type: 'integer', description: 'milliseconds since epoch' } }
+          ? { present: epochMs, schema: { type: 'integer', description: 'milliseconds since epoch' } }
           : { present: (value) => value, schema: { type: 'string', format: 'date-time' } };
       }
       return { present: (value) => value, schema: SCALAR_SCHEMAS[nullable.name] ?? {} };
@@ -180,6 +184,25 @@ class RecordCompiler {
   }
 }
 
+function epochMs(value: unknown): number {
+  return value instanceof Date ? value.getTime() : Date.parse(value as string);
+}
+
+/**
+ * How REST's compiled operations (src/rest/adapter.ts, graphql-jit's `customSerializers`) serialize leaf types
+ * instead of the schema's scalar: `DateTime` is checked as the scalar checks it (graphql-scalars' DateTime, which
+ * the schema's DateTimeISO formats) and stays a `Date`, so a record writes it in its unit without an ISO string
+ * made and parsed back per time. The same values as the scalar's, with the same refusals.
+ */
+export const REST_LEAF_SERIALIZERS: Record<string, (value: unknown) => unknown> = {
+  DateTime: (value) => {
+    const date = DateTimeResolver.serialize(value);
+    // The scalar's toISOString() refuses a timestamp out of range; so does this.
+    if (Number.isNaN(date.getTime())) throw new RangeError('Invalid time value');
+    return date;
+  },
+};
+
 /** A field that is left out when null is never null in the answer. */
 function withoutNull(schema: JsonSchema): JsonSchema {
   if (Array.isArray(schema.enum)) return { ...schema, enum: schema.enum.filter((value) => value !== null) };
@@ -229,4 +252,88 @@ export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rul
       return properties ? Object.keys(properties) : undefined;
     },
   };
+}
+
+/**
+ * A route's success body: its payload in the route's envelope, with the records of the payload named by `name`
+ * (/openapi.json's components; the route's serializer takes them as compiled). With a field selection, the listed
+ * items need only the fields always kept. One definition for the document and the serializer.
+ */
+export function successBodySchema(
+  route: RestRoute,
+  payloadSchema: JsonSchema,
+  name: (payload: JsonSchema, rootMayBeShared: boolean) => JsonSchema = (payload) => payload,
+): JsonSchema {
+  let payload = payloadSchema;
+  const selection = route.payload.fieldSelection;
+  if (selection) {
+    const members = payload.properties as Record<string, JsonSchema>;
+    const list = members[selection.list]!;
+    payload = {
+      ...payload,
+      properties: { ...members, [selection.list]: { ...list, items: { ...(list.items as object), required: [...selection.always] } } },
+    };
+  }
+  const envelope = route.envelope ?? 'payload';
+  // Only a payload of its own may be a shared record: the other envelopes write its members beside theirs.
+  payload = name(payload, envelope === 'payload');
+  if (envelope === 'spread') {
+    return {
+      type: 'object',
+      required: ['success', ...((payload.required as string[]) ?? [])],
+      properties: { success: { const: true }, ...(payload.properties as object) },
+      additionalProperties: false,
+    };
+  }
+  if (typeof envelope === 'object') {
+    const constants = envelope.bare;
+    return {
+      type: 'object',
+      required: [...((payload.required as string[]) ?? []), ...Object.keys(constants)],
+      properties: { ...(payload.properties as object), ...Object.fromEntries(Object.entries(constants).map(([key, value]) => [key, { const: value }])) },
+      additionalProperties: false,
+    };
+  }
+  return { type: 'object', required: ['success', 'payload'], properties: { success: { const: true }, payload }, additionalProperties: false };
+}
+
+/**
+ * The schema of the serializer a route writes its success body with (Fastify's response schema for the success
+ * status); undefined: JSON.stringify writes it, where the route says so (`writer`) or its schema cannot be compiled.
+ */
+export function successSerializerSchema(route: RestRoute, payloadSchema: JsonSchema): JsonSchema | undefined {
+  if (route.payload.writer === 'JSON.stringify') return undefined;
+  return serializerSchema(successBodySchema(route, payloadSchema));
+}
+
+/**
+ * The schema a route's success body is serialized by (Fastify's response schema, compiled once by its serializer
+ * compiler, fast-json-stringify), from the body's schema: the same bytes as JSON.stringify of the presented body.
+ * Undefined for a `oneOf`/`anyOf` (a payload at several paths), and the route keeps JSON.stringify: the serializer
+ * would pick the branch by validating every answer at run time, slower than JSON.stringify, and its pick is not the
+ * presenter's. Where an object's required members do not all come before its optional ones, `required` is left out: the
+ * serializer writes required members first, and the record's order is the document's. The presenter writes every
+ * required member anyway (what `required` would check).
+ */
+export function serializerSchema(body: JsonSchema): JsonSchema | undefined {
+  if ('oneOf' in body || 'anyOf' in body) return undefined;
+  const out: JsonSchema = { ...body };
+  if (body.items !== undefined) {
+    const items = serializerSchema(body.items as JsonSchema);
+    if (!items) return undefined;
+    out.items = items;
+  }
+  if (body.properties !== undefined) {
+    const properties: Record<string, JsonSchema> = {};
+    for (const [key, member] of Object.entries(body.properties as Record<string, JsonSchema>)) {
+      const compiled = serializerSchema(member);
+      if (!compiled) return undefined;
+      properties[key] = compiled;
+    }
+    out.properties = properties;
+    const required = (body.required as string[] | undefined) ?? [];
+    const keys = Object.keys(properties);
+    if (!keys.every((key, index) => required.includes(key) === index < required.length)) delete out.required;
+  }
+  return out;
 }

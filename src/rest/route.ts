@@ -93,6 +93,11 @@ export interface RestRecord extends RestNaming {
    * REST names of the items' fields, checked against them (an unknown name is a 400); `always` are kept anyway.
    */
   fieldSelection?: { parameter: string; list: string; always: readonly string[]; description?: string };
+  /**
+   * What writes the success body: a serializer compiled from its schema (default), or JSON.stringify where that was
+   * measured faster (src/rest/record.ts successSerializerSchema).
+   */
+  writer?: 'compiled' | 'JSON.stringify';
 }
 
 /** Keeps a route's type parameters tied to its operation while the table holds routes of many operations. */

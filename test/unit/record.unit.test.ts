@@ -14,8 +14,9 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { compileRecord, type JsonSchema } from '../../src/rest/record';
-import type { RestRecord } from '../../src/rest/route';
+import Fastify from 'fastify';
+import { compileRecord, REST_LEAF_SERIALIZERS, serializerSchema, successBodySchema, successSerializerSchema, type JsonSchema } from '../../src/rest/record';
+import type { RestRecord, RestRoute } from '../../src/rest/route';
 import { domainError } from './refusal';
 
 /**
@@ -79,6 +80,22 @@ describe('a REST record', () => {
     // 2024-02-29T12:00Z is 19782 days and 12 hours after the epoch: (19782 × 24 + 12) × 3600 × 1000 ms.
     expect(record(operation, { at: 'post', times: 'epochMs' }).present({ post: { createdAt: created } })).toEqual({ created_at: 1709208000000 });
     expect(record(operation, { at: 'post', times: 'iso' }).present({ post: { createdAt: created } })).toEqual({ created_at: created });
+    // A compiled operation hands the record the Date itself (REST_LEAF_SERIALIZERS): the same ms; an ISO time is
+    // left to the serializer, which writes a Date as its ISO string.
+    const date = new Date(created);
+    expect(record(operation, { at: 'post', times: 'epochMs' }).present({ post: { createdAt: date } })).toEqual({ created_at: 1709208000000 });
+    expect(JSON.stringify(record(operation, { at: 'post', times: 'iso' }).present({ post: { createdAt: date } }))).toBe(`{"created_at":"${created}"}`);
+  });
+
+  it('gets times from compiled operations as the DateTime scalar checks them, as Dates', () => {
+    const serialize = REST_LEAF_SERIALIZERS.DateTime!;
+    const date = new Date(created);
+    expect(serialize(date)).toBe(date);
+    expect(serialize(created)).toEqual(date);
+    expect(serialize(1709208000000)).toEqual(date);
+    expect(() => serialize(new Date(Number.NaN))).toThrow('DateTime cannot represent an invalid Date instance');
+    expect(() => serialize('yesterday')).toThrow('DateTime cannot represent an invalid date-time-string yesterday');
+    expect(() => serialize(8.64e15 + 1)).toThrow('Invalid time value');
   });
 
   it('writes an enum as its value, the documented spelling', () => {
@@ -185,6 +202,70 @@ describe('a REST record', () => {
     };
     expect(conforms(post.schema, post.present(full))).toBe(true);
     expect(conforms(post.schema, post.present({ post: { ...full.post, views: 12, providerBody: null } }))).toBe(true);
+  });
+
+  describe("'s serializer", () => {
+    const route = (payload: RestRecord, envelope?: RestRoute['envelope']) => ({ payload, envelope }) as unknown as RestRoute;
+    /** The body as the route's compiled serializer writes it: Fastify's response schema, as src/rest/adapter.ts sets it. */
+    const written = async (body: JsonSchema, value: unknown) => {
+      const schema = serializerSchema(body);
+      if (!schema) throw new Error('not compiled');
+      const app = Fastify();
+      app.get('/', { schema: { response: { 200: schema } } }, async () => value);
+      const response = await app.inject({ method: 'GET', url: '/' });
+      await app.close();
+      return response.body;
+    };
+    const operation =
+      'query { posts { found posts { views postId createdAt summary score published tags source providerBody { topicType createTime callToAction { url actionType } } } } }';
+    const post = {
+      views: 3,
+      postId: 'p1',
+      createdAt: new Date(created),
+      summary: 'Crème "brûlée" \\ 🍮 \u0001 \ud800 and a long line of text past forty-two characters',
+      score: 4.25,
+      published: true,
+      tags: ['bread', 'é'],
+      source: 'APP',
+      providerBody: { topicType: null, createTime: new Date(created), callToAction: { url: null, actionType: 'CALL' } },
+    };
+
+    it("writes the bytes JSON.stringify writes, in the record's order, absent members included", async () => {
+      const rules: RestRecord = { at: 'posts', times: 'epochMs', verbatim: ['Post.providerBody'], absentWhenNull: ['Post.views'] };
+      const page = record(operation, rules);
+      const data = { posts: { found: 3, posts: [post, { ...post, views: null, summary: null, providerBody: null }, { ...post, tags: [] }] } };
+      for (const envelope of ['payload', 'spread'] as const) {
+        const body = successBodySchema(route(rules, envelope), page.schema);
+        const presented = page.present(data) as Record<string, unknown>;
+        const enveloped = envelope === 'spread' ? { success: true, ...presented } : { success: true, payload: presented };
+        // `views` (absent when null) comes first: the serializer would write required members first without this.
+        expect(await written(body, enveloped)).toBe(JSON.stringify(enveloped));
+      }
+      const iso = record(operation, { ...rules, times: 'iso' });
+      const isoBody = { success: true, payload: iso.present(data) };
+      expect(await written(successBodySchema(route({ ...rules, times: 'iso' }), iso.schema), isoBody)).toBe(JSON.stringify(isoBody));
+    });
+
+    it('writes the items of a field selection with the fields kept', async () => {
+      const rules: RestRecord = { at: 'posts', times: 'epochMs', fieldSelection: { parameter: 'include_fields', list: 'posts', always: ['post_id'] } };
+      const page = record(operation, rules);
+      const body = { success: true, ...(page.present({ posts: { found: 1, posts: [post] } }) as object) };
+      const kept = { ...body, posts: [{ views: 3, post_id: 'p1', tags: ['bread', 'é'] }] };
+      expect(await written(successBodySchema(route(rules, 'spread'), page.schema), kept)).toBe(JSON.stringify(kept));
+    });
+
+    it('is not compiled for a payload at several paths', () => {
+      const operation = 'query ($full: Boolean!) { full: post(id: "1") @include(if: $full) { postId } brief: post(id: "1") @skip(if: $full) { postId } }';
+      const rules: RestRecord = { at: ['full', 'brief'], times: 'iso' };
+      expect(serializerSchema(successBodySchema(route(rules), record(operation, rules).schema))).toBeUndefined();
+    });
+
+    it('is not used where the route writes with JSON.stringify', () => {
+      const rules: RestRecord = { at: 'post', times: 'iso' };
+      const post = record('query { post(id: "1") { postId } }', rules);
+      expect(successSerializerSchema(route(rules), post.schema)).toMatchObject({ properties: { payload: { properties: { post_id: { type: 'string' } } } } });
+      expect(successSerializerSchema(route({ ...rules, writer: 'JSON.stringify' }), post.schema)).toBeUndefined();
+    });
   });
 
   it.each([

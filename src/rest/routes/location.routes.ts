@@ -72,6 +72,10 @@ export const locationRoutes = [
       // Only on a page that ended early at its byte budget (docs/locations.md).
       absentWhenNull: ['LocationPage.nextSkip'],
       fieldSelection: { parameter: 'include_fields', list: 'data', always: ['id'], description: 'comma-separated names of the fields to include (id always)' },
+      // Up to 250 locations of ~120 values, mostly short strings: the compiled serializer escapes each string in
+      // JavaScript on Node 20 (V8 11; its native path needs V8 13.8) and took twice JSON.stringify's time on this
+      // page (docs/benchmarks.md, issue 19).
+      writer: 'JSON.stringify',
     },
     errors: ['RATE_LIMIT_EXCEEDED'],
   }),
