@@ -9,6 +9,7 @@ import { DomainError, domainErrorOf } from './errors/domain-error';
 import { authenticate } from './auth/token.service';
 import { createContext } from './context';
 import type { Context } from './graphql/context';
+import { compiledExecutionGateway } from './graphql/compiled-execution-gateway';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
@@ -110,7 +111,8 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   const errorOptions = { log: app.log, hideSuggestions };
 
   const apollo = new ApolloServer<Context>({
-    schema,
+    // The schema, and its operations executed compiled (graphql-jit) rather than by graphql-js.
+    gateway: compiledExecutionGateway(schema, app.log),
     validationRules: requestValidationRules,
     parseOptions,
     allowBatchedHttpRequests: false,
