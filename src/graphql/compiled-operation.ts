@@ -18,6 +18,9 @@ export interface CompiledOperation {
   fallbackReason?: string;
 }
 
+/** graphql-js's `execute` stops coercing variables at 50 errors (a list of 1,000 bad values is one line, not 1,000). */
+const VARIABLE_ERRORS_MAX = 50;
+
 /**
  * Compiles one operation of a document once (graphql-jit): each run then pays for resolving its fields, not for
  * walking the document, coercing arguments and checking types field by field. REST's routes and GraphQL over HTTP
@@ -52,7 +55,7 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
         // Only a refusal of the variables answers without data: graphql-js words it (Apollo and the error
         // formatter recognise its messages and nodes), and decides where the two would disagree.
         if (!('data' in result)) {
-          const coerced = getVariableValues(schema, variableDefinitions, variableValues ?? {});
+          const coerced = getVariableValues(schema, variableDefinitions, variableValues ?? {}, { maxErrors: VARIABLE_ERRORS_MAX });
           return coerced.errors ? { errors: coerced.errors } : runOnGraphqlJs(contextValue, variableValues);
         }
         return result.errors ? { ...result, errors: result.errors.map(asGraphqlJsError) } : result;

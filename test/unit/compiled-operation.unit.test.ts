@@ -44,7 +44,7 @@ const schema = new GraphQLSchema({
     fields: {
       items: {
         type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Item))),
-        args: { first: { type: new GraphQLNonNull(GraphQLInt) } },
+        args: { first: { type: new GraphQLNonNull(GraphQLInt) }, tags: { type: new GraphQLList(new GraphQLNonNull(GraphQLInt)) } },
         resolve: (_root, args: { first: number }) => ['a', 'b', 'c'].slice(0, args.first).map((id) => ({ id })),
       },
     },
@@ -74,6 +74,10 @@ describe('an operation compiled by graphql-jit answers as graphql-js does', () =
     'a null for a non-null field': { query: '{ items(first: 1) { id missing } }' },
     'a variable of the wrong type': { query: 'query Q($n: Int!) { items(first: $n) { id } }', variables: { n: 'two' } },
     'a missing variable': { query: 'query Q($n: Int!) { items(first: $n) { id } }', variables: {} },
+    'a list of many bad values (graphql-js stops at 50 errors)': {
+      query: 'query Q($tags: [Int!]) { items(first: 1, tags: $tags) { id } }',
+      variables: { tags: Array.from({ length: 1000 }, (_, i) => `s${i}`) },
+    },
   };
   it.each(Object.entries(cases))('%s', async (_name, { query, variables }) => {
     const document = parse(query);
