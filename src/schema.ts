@@ -27,6 +27,7 @@ import { PostResolver } from './post/post.resolver';
 import { subscriptionPubSub } from './events/graphql-pubsub';
 import { validateArgument } from './graphql/argument-rules';
 import { NodeResolver } from './graphql/node';
+import { useSynchronousTypeResolution } from './graphql/type-resolution';
 
 /** `DateTime`, serialized as an ISO 8601 string with milliseconds (graphql-scalars' DateTime yields Date objects). */
 export const DateTimeScalar = new GraphQLScalarType({ ...DateTimeISOResolver.toConfig(), name: 'DateTime' });
@@ -65,6 +66,9 @@ export function gatewaySchema(): Promise<GraphQLSchema> {
     scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
     validateFn: validateArgument,
     pubSub: subscriptionPubSub,
+  }).then((schema) => {
+    useSynchronousTypeResolution(schema);
+    return schema;
   });
   return built;
 }

@@ -1,5 +1,11 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { ApolloServerPlugin } from '@apollo/server';
@@ -9,6 +15,7 @@ import { DomainError, domainErrorOf } from './errors/domain-error';
 import { authenticate } from './auth/token.service';
 import { createContext } from './context';
 import type { Context } from './graphql/context';
+import { compiledExecutionGateway } from './graphql/compiled-execution-gateway';
 import { asGraphQLError, formatGraphQLError } from './graphql/format-error';
 import { parseOptions } from './graphql/limits';
 import { requestGuardsPlugin, requestValidationRules } from './graphql/request-guards';
@@ -110,7 +117,8 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
   const errorOptions = { log: app.log, hideSuggestions };
 
   const apollo = new ApolloServer<Context>({
-    schema,
+    // The schema, and its operations executed compiled (graphql-jit) rather than by graphql-js.
+    gateway: compiledExecutionGateway(schema, app.log),
     validationRules: requestValidationRules,
     parseOptions,
     allowBatchedHttpRequests: false,
@@ -127,6 +135,12 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       ApolloServerPluginLandingPageDisabled(),
       // No cache hints are used; left on, it wraps every field's resolver of the schema (REST's too) to compute them.
       ApolloServerPluginCacheControlDisabled(),
+      // Apollo's defaults for GraphOS, which this service does not report to: said off here, so that an APOLLO_KEY
+      // or APOLLO_SCHEMA_REPORTING in the environment never sends operations or the schema out, and no request
+      // pays for a federated trace (the inline trace plugin's hook runs on every request to check it is off).
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
       responseHeadersPlugin,
       // In production the schema is for callers with a token (the IDE sends one).
       requestGuardsPlugin({ schemaNeedsToken: production }),

@@ -1,23 +1,15 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  execute,
-  Kind,
-  type ExecutionResult,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-  validate,
-} from 'graphql';
-import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import { Kind, type GraphQLSchema, type OperationDefinitionNode, validate } from 'graphql';
 import type { Runtime } from '../runtime';
 import { createContext } from '../context';
 import { catalogueEntry, DomainError, domainErrorOf } from '../errors/domain-error';
 import { restErrorBody } from '../http/error-body';
 import type { Context } from '../graphql/context';
 import { handleFastifyError } from '../http/transport-errors';
+import { compileOperation } from '../graphql/compiled-operation';
 import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
-import { inSpan } from '../observability/trace-context';
 import { compileRecord, REST_LEAF_SERIALIZERS, successSerializerSchema, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
@@ -56,12 +48,11 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
     // The success body is written by a serializer compiled once from its documented schema; a route whose schema
     // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts).
     const successSchema = successSerializerSchema(route, record.schema);
-    const run = prepareExecution(deps.schema, route);
     const operationName = operation.name?.value;
-    // graphql-jit runs the operation, out of the GraphQL instrumentation's sight: its span is named and described
-    // as that instrumentation names an execution over /graphql.
-    const spanName = operationName ? `${operation.operation} ${operationName}` : operation.operation;
-    const spanAttributes = { 'graphql.operation.type': operation.operation, ...(operationName ? { 'graphql.operation.name': operationName } : {}) };
+    // Compiled once, at start-up: a REST request pays for resolving its fields, not for walking the document.
+    // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
+    const compiled = compileOperation(deps.schema, route.operation, operationName, { customSerializers: REST_LEAF_SERIALIZERS });
+    if (compiled.fallbackReason) app.log.warn({ route: `${route.method} ${route.path}`, reason: compiled.fallbackReason }, 'graphql-jit cannot compile this route\'s operation: graphql-js executes it');
 
     app.route({
       method: route.method,
@@ -91,8 +82,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
           const read = readVariables(request);
           const keep = selectFields(request.query as Record<string, unknown>);
           const variableValues = { ...read, ...route.derive?.(read) };
-          const context = ctx;
-          const result = await inSpan(spanName, spanAttributes, () => run(context, variableValues));
+          const result = await compiled.run(ctx, variableValues);
           if (result.errors?.length) {
             // Prefer a catalogue error when a response carries several.
             throw result.errors.find((e) => domainErrorOf(e)) ?? result.errors[0]!;
@@ -151,15 +141,4 @@ function envelop(route: RestRoute, payload: unknown): Record<string, unknown> {
   if (route.envelope === 'spread') return { success: true, ...(payload as Record<string, unknown>) };
   if (typeof route.envelope === 'object') return { ...(payload as Record<string, unknown>), ...route.envelope.bare };
   return { success: true, payload };
-}
-
-/**
- * The route's operation, compiled once at start-up into a function (graphql-jit): a REST request pays for
- * resolving its fields, not for walking the document again. Executed by graphql-js where it cannot be compiled.
- */
-function prepareExecution(schema: GraphQLSchema, route: RestRoute): (context: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult> {
-  // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
-  const compiled = compileQuery(schema, route.operation, undefined, { customSerializers: REST_LEAF_SERIALIZERS });
-  if (isCompiledQuery(compiled)) return async (context, variables) => compiled.query(undefined, context, variables);
-  return async (contextValue, variableValues) => execute({ schema, document: route.operation, contextValue, variableValues });
 }
