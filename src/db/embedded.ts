@@ -209,7 +209,7 @@ async function postgresUser(): Promise<RunAs> {
     return await lookup();
   } catch {
     // The group may exist without the user.
-    await run('groupadd', ['postgres']).catch(() => undefined);
+    await run('groupadd', ['postgres']).catch(() => undefined); // exists already, or useradd below fails and says why
     try {
       await run('useradd', ['-g', 'postgres', 'postgres']);
       return await lookup();
@@ -246,7 +246,7 @@ async function firstBlocked(user: RunAs, target: string): Promise<string | undef
   const parts = path.resolve(target).slice(current.length).split(path.sep).filter(Boolean);
   for (let index = 0; ; index += 1) {
     // A part that does not exist yet is the answer sought here, not a failure.
-    const stat = await fs.stat(current).catch(() => undefined);
+    const stat = await fs.stat(current).catch(() => undefined); // missing: the loop's next step handles it
     if (!stat) return undefined;
     if (!(await userCanEnter(user, current))) return `${current} (mode ${modeOf(stat)})`;
     if (index === parts.length) return undefined;
@@ -403,7 +403,7 @@ function isProcessAlive(pid: number): boolean {
 /** The pid on the first line of a pid file, if that process is alive. */
 async function livePid(file: string): Promise<number | undefined> {
   // No pid file means no server: an expected absence.
-  const text = await fs.readFile(file, 'utf8').catch(() => undefined);
+  const text = await fs.readFile(file, 'utf8').catch(() => undefined); // no pid file: no live server
   if (text === undefined) return undefined;
   const pid = Number(text.split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : undefined;
@@ -434,7 +434,7 @@ async function readClusterFile(clusterFile: string, clusterDir: string): Promise
  */
 async function initialise(binaries: Binaries, dataDir: string, clusterDir: string, password: string, runAs: RunAs | undefined): Promise<void> {
   // No cluster directory yet is the first start: an expected absence.
-  const existing = await fs.readdir(clusterDir).catch(() => undefined);
+  const existing = await fs.readdir(clusterDir).catch(() => undefined); // no directory yet: a new cluster
   if (existing && existing.length > 0) {
     throw new DatabaseSetupError(
       `${clusterDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION): remove it (or set DATA_DIR elsewhere) to start afresh.`,
@@ -587,7 +587,7 @@ export async function startEmbeddedDatabase(options: {
     await ensureDatabase(adminUrl, databaseName);
   } catch (error) {
     // Cleaning up after a failed start: the failure thrown below is the one to report.
-    await stop().catch(() => undefined);
+    await stop().catch(() => undefined); // the start's own failure, rethrown below, is the one to report
     throw error;
   }
   return {

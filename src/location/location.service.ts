@@ -78,7 +78,7 @@ function readWithinAnswerBytes<T>(scope: RequestScope, read: (maxBytes: number) 
     return result;
   });
   // The next list waits for this one, whether it succeeds or not (a failure is this list's to report).
-  held.turn = page.catch(() => undefined);
+  held.turn = page.catch(() => undefined); // reported to this list's caller through `page`
   return page;
 }
 
