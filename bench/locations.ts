@@ -11,7 +11,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { sleep } from './support/abort';
 import { BroadcastClients, startBroadcastServer, type BroadcastServer } from './support/broadcast';
 import type { FrameLayout, NextFrame } from './support/broadcast-server';
-import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
+import { cpuNow, cpuSince, cpuSplit, stackCpuNow, type CpuReading } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
 import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { LOAD_USAGE, startCpuLoad, type CpuLoad } from './support/load';
@@ -404,7 +404,7 @@ class LocationsBench {
       skipped,
       errors: countErrors(records),
       complete: done.length === accepted.length && !this.signal.aborted,
-      cpu: cpuSince(cpuBefore, cpuNow(this.stack.serverPid, this.stack.postmasterPid())),
+      cpu: cpuSince(cpuBefore, stackCpuNow(this.stack)),
       wallSeconds: (performance.now() - started) / 1000,
       benchLoopP99: loop.percentile(99) / 1e6,
     };
@@ -415,7 +415,7 @@ class LocationsBench {
     await this.settle();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpuBefore = cpuNow(this.stack.serverPid, this.stack.postmasterPid());
+    const cpuBefore = stackCpuNow(this.stack);
     const started = performance.now();
     const records: UpdateRecord[] = [];
     const locations = [...this.idle];
@@ -459,7 +459,7 @@ class LocationsBench {
     await this.settle();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpuBefore = cpuNow(this.stack.serverPid, this.stack.postmasterPid());
+    const cpuBefore = stackCpuNow(this.stack);
     const { records, skipped, started } = await this.paced('paced', count, rate);
     loop.disable();
     return this.pipelineResult('paced', `${rate}/s`, records, skipped, started, cpuBefore, loop);
@@ -500,7 +500,7 @@ class LocationsBench {
     await this.settle();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpuBefore = cpuNow(this.stack.serverPid, this.stack.postmasterPid());
+    const cpuBefore = stackCpuNow(this.stack);
     let records: UpdateRecord[] = [];
     let complete = false;
     const started = performance.now();
@@ -536,7 +536,7 @@ class LocationsBench {
       shortSubscribers: this.shortOf(recorder, jobs, pool.size),
       errors: countErrors(records),
       complete,
-      cpu: cpuSince(cpuBefore, cpuNow(this.stack.serverPid, this.stack.postmasterPid())),
+      cpu: cpuSince(cpuBefore, stackCpuNow(this.stack)),
       wallSeconds: (performance.now() - started) / 1000,
       benchLoopP99: loop.percentile(99) / 1e6,
       samples: figures.samples,
@@ -661,7 +661,7 @@ function pooled(results: FanoutResult[], kind: FanoutResult['kind'], subscribers
 
 function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: LocationsBench | undefined, stack: BenchStack | undefined, options: Options, aborted: string | undefined) {
   const pair = (s: Summary) => `${ms(s.p50)}/${ms(s.p95)}`;
-  const cpu = (c: CpuReading) => `${ms(c.server, 2)}/${ms(c.postgres, 2)}/${ms(c.bench, 2)}`;
+  const cpu = (c: CpuReading) => cpuSplit(c, (seconds) => ms(seconds, 2));
   if (pipeline.length > 0) {
     console.log('');
     console.log('Update jobs (ms; p2S = PATCH sent -> the SUCCEEDED event at the monitor subscriber)');
@@ -688,7 +688,7 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
     console.log('Where PATCH-to-SUCCEEDED goes (server stamps of each SUCCEEDED job; p50/p95 ms)');
     console.log(
       table([
-        ['run', 'sent->createdAt', 'createdAt->startedAt (queue)', 'startedAt->finishedAt (provider, apply)', 'finishedAt->monitor', 'SUCCEEDED/FAILED', 'CPU s server/pg/bench', 'server CPU ms/job', 'wall s', 'bench loop p99'],
+        ['run', 'sent->createdAt', 'createdAt->startedAt (queue)', 'startedAt->finishedAt (provider, apply)', 'finishedAt->monitor', 'SUCCEEDED/FAILED', pipeline.some((r) => r.cpu.sandboxes !== undefined) ? 'CPU s service/pg/bench/sandboxes' : 'CPU s server/pg/bench', 'server CPU ms/job', 'wall s', 'bench loop p99'],
         ...pipeline.map((r) => [
           r.name,
           pair(r.stages.sentToCreated),

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { sleep } from './support/abort';
 import { fetchPattern, pendingPublishJobs, readTimelines, type FetchPattern, type PostTimeline } from './support/breakdown';
-import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
+import { cpuSince, cpuSplit, stackCpuNow, type CpuReading } from './support/cpu';
 import { integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { createPost } from './support/posting';
 import type { BenchStack, PostTarget } from './support/stack';
@@ -309,7 +309,7 @@ class Bench {
   }
 
   private cpu(): CpuReading {
-    return cpuNow(this.stack.serverPid, this.stack.postmasterPid());
+    return stackCpuNow(this.stack);
   }
 }
 
@@ -383,7 +383,7 @@ function report(results: ScenarioResult[], options: Options, stack: BenchStack |
 
   console.log('');
   console.log('Details');
-  const details = [['scenario', 'LIVE', 'POST p50', 'POST p95', 'creates/s', 'c2L max', 'c2S max', 'fan-out spread p50/p95', 'CPU s server/pg/bench', 'wall s', 'bench loop p99']];
+  const details = [['scenario', 'LIVE', 'POST p50', 'POST p95', 'creates/s', 'c2L max', 'c2S max', 'fan-out spread p50/p95', results.some((r) => r.cpu.sandboxes !== undefined) ? 'CPU s service/pg/bench/sandboxes' : 'CPU s server/pg/bench', 'wall s', 'bench loop p99']];
   for (const r of results) {
     details.push([
       r.scenario.name,
@@ -394,7 +394,7 @@ function report(results: ScenarioResult[], options: Options, stack: BenchStack |
       `${r.unfinished > 0 ? '>=' : ''}${ms(r.createToLive.max)}`,
       ms(r.commitToSubscriber.max),
       r.scenario.subscribers > 1 ? `${ms(r.fanoutSpread.p50)}/${ms(r.fanoutSpread.p95)}` : '-',
-      `${ms(r.cpu.server)}/${ms(r.cpu.postgres)}/${ms(r.cpu.bench)}`,
+      cpuSplit(r.cpu, ms),
       ms(r.wallSeconds),
       ms(r.benchLoopDelayP99),
     ]);

@@ -60,22 +60,53 @@ export function selfCpuSeconds(): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-/** CPU seconds of the three processes a measurement splits its time between. */
+/** CPU seconds of the processes a measurement splits its time between. */
 export interface CpuReading {
-  /** The serving process: the service, or a baseline's server. */
+  /** The serving processes: the service (its API process and its worker processes, when apart), or a baseline's server. */
   server: number | undefined;
   /** PostgreSQL: its postmaster and backends (undefined when its pid is unknown). */
   postgres: number | undefined;
   /** This process: the benchmark's clients. */
   bench: number;
+  /** The provider sandboxes, when they run in processes of their own (`--workers N`); else inside `server`. */
+  sandboxes?: number;
 }
 
-export function cpuNow(serverPid: number | undefined, postmasterPid: number | undefined): CpuReading {
-  return { server: processCpuSeconds(serverPid), postgres: processTreeCpuSeconds(postmasterPid), bench: selfCpuSeconds() };
+/** CPU seconds of several processes together; undefined when any of them is unknown. */
+function processesCpuSeconds(pids: number | readonly number[] | undefined): number | undefined {
+  if (pids === undefined || typeof pids === 'number') return processCpuSeconds(pids);
+  let total = 0;
+  for (const pid of pids) {
+    const seconds = processCpuSeconds(pid);
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return total;
+}
+
+export function cpuNow(serverPids: number | readonly number[] | undefined, postmasterPid: number | undefined, sandboxPids?: readonly number[]): CpuReading {
+  const reading: CpuReading = { server: processesCpuSeconds(serverPids), postgres: processTreeCpuSeconds(postmasterPid), bench: selfCpuSeconds() };
+  if (sandboxPids?.length) reading.sandboxes = processesCpuSeconds(sandboxPids);
+  return reading;
 }
 
 /** The CPU seconds spent between two readings. */
 export function cpuSince(before: CpuReading, after: CpuReading): CpuReading {
   const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a - b);
-  return { server: diff(after.server, before.server), postgres: diff(after.postgres, before.postgres), bench: after.bench - before.bench };
+  const spent: CpuReading = { server: diff(after.server, before.server), postgres: diff(after.postgres, before.postgres), bench: after.bench - before.bench };
+  if (before.sandboxes !== undefined || after.sandboxes !== undefined) spent.sandboxes = diff(after.sandboxes, before.sandboxes);
+  return spent;
+}
+
+/** A stack's CPU now: its service processes, its PostgreSQL, this process, and its sandboxes when apart. */
+export function stackCpuNow(stack: { servicePids(): number[]; serverPid: number | undefined; postmasterPid(): number | undefined; sandboxPids(): number[] }): CpuReading {
+  const service = stack.servicePids();
+  return cpuNow(service.length > 0 ? service : stack.serverPid, stack.postmasterPid(), stack.sandboxPids());
+}
+
+/** `server/pg/bench` CPU seconds, and `/sandboxes` when they ran apart. */
+export function cpuSplit(cpu: CpuReading, format: (seconds: number | undefined) => string): string {
+  const parts = [cpu.server, cpu.postgres, cpu.bench].map(format);
+  if (cpu.sandboxes !== undefined) parts.push(format(cpu.sandboxes));
+  return parts.join('/');
 }

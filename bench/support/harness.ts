@@ -24,6 +24,8 @@ export interface CommonOptions {
   databaseUrl: string | undefined;
   json: string | undefined;
   profileServer: string | undefined;
+  /** Worker processes of the stack it starts (0: one process does all; see startOwnedStack). */
+  workers: number;
 }
 
 /** The stack a bench measures, with the alpha sandbox of that stack. */
@@ -116,6 +118,8 @@ function usageOf(definition: Pick<BenchDefinition<never, never, unknown>, 'name'
     databaseUrl +
     '  --json FILE          also write the figures as JSON\n' +
     '  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)\n' +
+    '  --workers N          run the jobs in N worker processes (ROLE=worker) beside the server (ROLE=api), and each\n' +
+    '                       provider sandbox in a process of its own (default 0: one process does all, sandboxes in it)\n' +
     '\nWithout --url the stack is started for the run (node dist-dev/dev/main.js) on a throwaway database: on\n' +
     "DATABASE_URL's server when that is set, else on an embedded PostgreSQL of the run.\n"
   );
@@ -136,6 +140,7 @@ function readOptions<S extends string, F extends string, O>(definition: BenchDef
       ...(definition.databaseUrl ? { 'database-url': { type: 'string' } } : {}),
       json: { type: 'string' },
       'profile-server': { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -149,6 +154,7 @@ function readOptions<S extends string, F extends string, O>(definition: BenchDef
   if (!url && text('token')) throw new Error('--token goes with --url');
   if (!url && text('database-url')) throw new Error('--database-url goes with --url');
   if (url && text('profile-server')) throw new Error('--profile-server works only on the stack the bench starts (no --url)');
+  if (url && text('workers')) throw new Error('--workers works only on the stack the bench starts (no --url)');
   const common: CommonOptions = {
     timeoutMs: integerOption('timeout-s', text('timeout-s'), definition.timeoutSeconds, 10) * 1000,
     url,
@@ -156,6 +162,7 @@ function readOptions<S extends string, F extends string, O>(definition: BenchDef
     databaseUrl: text('database-url'),
     json: text('json'),
     profileServer: text('profile-server'),
+    workers: integerOption('workers', text('workers'), 0, 0),
   };
   return { ...definition.read(raw as { [K in S]?: string } & { [K in F]?: boolean }, common), ...common };
 }
@@ -222,14 +229,16 @@ async function main<S extends string, F extends string, O>(definition: BenchDefi
         profileDir: options.profileServer,
         inspectorPort,
         env: definition.stackEnv?.(options),
+        workers: options.workers,
       });
       console.log(
-        `  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist-dev/dev/main.js, ` +
+        `  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist-dev/dev/main.js` +
+          `${options.workers ? ` as ROLE=api, ${options.workers} worker process(es), the provider sandboxes in processes of their own (alpha at ${stack.alphaUrl})` : ''}, ` +
           `a throwaway database${stack.postmasterPid() === undefined ? " on DATABASE_URL's server" : ' on an embedded PostgreSQL'}, throwaway DATA_DIR` +
           `${inspectorPort === undefined ? '' : `, inspector on 127.0.0.1:${inspectorPort}`})`,
       );
     }
-    const alpha = createAlphaSandboxControl(`${stack.baseUrl}/sandbox/alpha`);
+    const alpha = createAlphaSandboxControl(stack.alphaUrl);
     sandbox = alpha;
     if (stack.owned) await alpha.reset();
     else previousSandboxConfig = (await alpha.state()).config;

@@ -33,6 +33,12 @@ export interface BenchStack {
   owned: boolean;
   /** Pids whose CPU time is reported: the server process, and the embedded PostgreSQL's postmaster. */
   serverPid: number | undefined;
+  /** The service's processes: the server and, with `--workers N`, its worker processes (ROLE=worker). */
+  servicePids(): number[];
+  /** The provider sandboxes' processes, when they run apart (`--workers N`); none when the server mounts them. */
+  sandboxPids(): number[];
+  /** Base URL of the alpha sandbox of this stack (its controls are under /_control). */
+  alphaUrl: string;
   /** The loopback port of the server's inspector, when it was started with one. */
   inspectorPort: number | undefined;
   postmasterPid(): number | undefined;
@@ -70,6 +76,10 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 const BANNER = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
+/** What a worker process (ROLE=worker) prints once up: it serves nothing, so there is no URL in it. */
+const WORKER_BANNER = /Listings Gateway worker is up \(ROLE=worker\)()/;
+/** What `node dist-dev/sandboxes/<name>/main.js` prints once it listens. */
+const SANDBOX_BANNER = /sandbox listening on (http:\/\/\S+) /;
 
 /** One server process a bench started (`node dist-dev/dev/main.js`), up once its banner was printed. */
 export interface ServerProcess {
@@ -83,7 +93,10 @@ export interface ServerProcess {
   forceStop(): void;
 }
 
-/** Starts `node dist-dev/dev/main.js` with `env` and waits for its banner; kills it when it does not come up. */
+/**
+ * Starts `node <script>` (default `dist-dev/dev/main.js`, the server) with `env` and waits for its banner (whose
+ * first group is its URL); kills it when it does not come up.
+ */
 async function spawnServer(options: {
   root: string;
   env: NodeJS.ProcessEnv;
@@ -91,8 +104,11 @@ async function spawnServer(options: {
   dataDir: string;
   signal: AbortSignal;
   startTimeoutMs?: number;
+  script?: string;
+  banner?: RegExp;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...options.args, path.join(options.root, 'dist-dev/dev/main.js')], {
+  const bannerPattern = options.banner ?? BANNER;
+  const child = spawn(process.execPath, [...options.args, path.join(options.root, options.script ?? 'dist-dev/dev/main.js')], {
     cwd: options.root,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -147,7 +163,7 @@ async function spawnServer(options: {
         reject(new Error(`${error.message}; its output:\n${output}`));
       }
       onOutput = () => {
-        const match = BANNER.exec(output);
+        const match = bannerPattern.exec(output);
         if (match) {
           done();
           banner = true;
@@ -182,6 +198,12 @@ export async function startOwnedStack(options: {
   inspectorPort?: number;
   /** Settings of the server over the stack's own (a bench comparing settings). */
   env?: Record<string, string>;
+  /**
+   * 0 (default): one process serves and works, the provider sandboxes mounted in it (what `npm start` runs). N > 0:
+   * the deployment shape: the server as ROLE=api, N worker processes (ROLE=worker) on the same database, and each
+   * provider sandbox in a process of its own, reached over HTTP as a real provider would be.
+   */
+  workers?: number;
 }): Promise<BenchStack> {
   const databaseServer = await startDatabaseServer({ databaseUrl: process.env.DATABASE_URL, directoryPrefix: 'lg-bench-pg-' });
   const databaseName = `lg_bench_${randomBytes(6).toString('hex')}`;
@@ -215,30 +237,64 @@ export async function startOwnedStack(options: {
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(options.profileDir)}`] : [];
   const inspect = options.inspectorPort === undefined ? [] : [`--inspect=127.0.0.1:${options.inspectorPort}`];
   const besides: ServerProcess[] = [];
+  const workers: ServerProcess[] = [];
+  const sandboxes: ServerProcess[] = [];
   let server: ServerProcess | undefined;
+  const everyProcess = () => [...workers, ...besides, ...(server ? [server] : []), ...sandboxes];
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    for (const running of [...besides, ...(server ? [server] : [])]) await running.stop();
+    // Workers first (they call the sandboxes), the sandboxes last.
+    for (const running of everyProcess()) await running.stop();
     await databaseServer.dropDatabase(databaseName).catch(() => undefined);
     await databaseServer.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    for (const beside of besides) rmSync(beside.dataDir, { recursive: true, force: true });
+    for (const other of [...besides, ...workers]) rmSync(other.dataDir, { recursive: true, force: true });
   };
 
   const forceStop = () => {
-    for (const running of [...besides, ...(server ? [server] : [])]) running.forceStop();
+    for (const running of everyProcess()) running.forceStop();
     // On DATABASE_URL's server the database stays: dropping it cannot be done at once.
     databaseServer.kill();
     rmSync(dataDir, { recursive: true, force: true });
-    for (const beside of besides) rmSync(beside.dataDir, { recursive: true, force: true });
+    for (const other of [...besides, ...workers]) rmSync(other.dataDir, { recursive: true, force: true });
   };
 
   try {
+    let alphaUrl: string | undefined;
+    if (options.workers) {
+      for (const name of ['alpha', 'beta'] as const) {
+        const sandbox = await spawnServer({
+          root: options.root,
+          env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+          args: [],
+          dataDir,
+          signal: options.signal,
+          script: `dist-dev/sandboxes/${name}/main.js`,
+          banner: SANDBOX_BANNER,
+        });
+        sandboxes.push(sandbox);
+        if (name === 'alpha') {
+          alphaUrl = sandbox.baseUrl;
+          Object.assign(env, { ALPHA_API_URL: sandbox.baseUrl, ALPHA_OAUTH_URL: sandbox.baseUrl });
+        } else env.BETA_API_URL = sandbox.baseUrl;
+      }
+      Object.assign(env, { SANDBOX: 'off', ROLE: 'api' });
+    }
     const started = await spawnServer({ root: options.root, env, args: [...profile, ...inspect], dataDir, signal: options.signal, startTimeoutMs: options.startTimeoutMs });
     server = started;
+    for (let index = 0; index < (options.workers ?? 0); index += 1) {
+      const workerDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
+      const worker = await spawnServer({ root: options.root, env: { ...env, DATA_DIR: workerDir, ROLE: 'worker' }, args: [], dataDir: workerDir, signal: options.signal, banner: WORKER_BANNER }).catch(
+        (error: unknown) => {
+          rmSync(workerDir, { recursive: true, force: true });
+          throw error;
+        },
+      );
+      workers.push(worker);
+    }
     const demo = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoSeed;
     const baseUrl = started.baseUrl;
     return {
@@ -249,9 +305,12 @@ export async function startOwnedStack(options: {
       locationReadLimit: BENCH_LOCATION_LIMIT,
       owned: true,
       serverPid: started.pid,
+      servicePids: () => [started, ...workers].flatMap((running) => (running.pid === undefined ? [] : [running.pid])),
+      sandboxPids: () => sandboxes.flatMap((running) => (running.pid === undefined ? [] : [running.pid])),
+      alphaUrl: alphaUrl ?? `${baseUrl}/sandbox/alpha`,
       inspectorPort: options.inspectorPort,
       postmasterPid: () => databaseServer.postmasterPid(),
-      serverWarnings: () => [...started.warnings(), ...besides.flatMap((beside) => beside.warnings())],
+      serverWarnings: () => [...started.warnings(), ...[...workers, ...besides].flatMap((other) => other.warnings())],
       async startServerBeside(overrides, signal) {
         const besideDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
         // A database that has its organization already: the second server seeds nothing.
@@ -335,6 +394,9 @@ export async function connectToStack(options: { url: string; token: string; data
     locationReadLimit: undefined,
     owned: false,
     serverPid: undefined,
+    servicePids: () => [],
+    sandboxPids: () => [],
+    alphaUrl: `${baseUrl}/sandbox/alpha`,
     inspectorPort: undefined,
     postmasterPid: () => undefined,
     serverWarnings: () => [],

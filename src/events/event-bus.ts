@@ -36,6 +36,9 @@ export interface EventBus {
  */
 export const ANNOUNCE_WAIT_MS = 1000;
 
+/** Events one NOTIFY statement carries at most (each payload is at most 8000 bytes): the statement stays small. */
+const MAX_EVENTS_PER_STATEMENT = 200;
+
 /**
  * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller
  * stops waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order, and its failure is
@@ -176,37 +179,56 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     await listener.end();
     throw error;
   });
-  // Publishes go out one at a time, in call order: pg deprecates queueing a query on a busy client.
-  let previous: Promise<unknown> = Promise.resolve();
+  /**
+   * Publishes go out in call order, one statement at a time (pg deprecates queueing a query on a busy client). Those
+   * made while a statement is in flight go out together in the next one: one round trip for many events under load
+   * (NOTIFYs of one statement are delivered in their order). A failed statement is tried once more on a new
+   * connection; a second failure is seen by the caller of every event it carried.
+   */
+  const notify = (raws: string[]) => publisher.query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [EVENT_CHANNEL, raws]);
+  const reopen = async () => {
+    // Broken until a new connection is open: a failed reopen is tried again by the next publish.
+    publisherBroken = true;
+    // The broken connection is dropped either way; how its end went only matters when debugging.
+    await publisher.end().catch((error: unknown) => log.debug({ err: error }, 'ending a broken event publish connection failed'));
+    publisher = await openPublisher();
+    publisherBroken = false;
+  };
+  const send = async (raws: string[]) => {
+    if (publisherBroken) await reopen();
+    try {
+      await notify(raws);
+    } catch (error) {
+      // The connection may be gone before its loss was reported (a terminated backend, a failover): one more
+      // try on a fresh connection.
+      log.warn({ err: error }, 'event publish failed; retrying once on a new connection');
+      await reopen();
+      await notify(raws);
+    }
+  };
+  const queued: { raw: string; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let sending = false;
+  const sendQueued = async () => {
+    sending = true;
+    while (queued.length > 0) {
+      const batch = queued.splice(0, MAX_EVENTS_PER_STATEMENT);
+      try {
+        await send(batch.map((event) => event.raw));
+        for (const event of batch) event.resolve();
+      } catch (error) {
+        for (const event of batch) event.reject(error);
+      }
+    }
+    sending = false;
+  };
   const publish: EventBus['publish'] = async (topic, payload) => {
     if (closed) return;
+    // Refused here (too large) before it joins a statement: the others of that statement go out.
     const raw = encodeEvent(topic, payload);
-    const reopen = async () => {
-      // Broken until a new connection is open: a failed reopen is tried again by the next publish.
-      publisherBroken = true;
-      // The broken connection is dropped either way; how its end went only matters when debugging.
-      await publisher.end().catch((error: unknown) => log.debug({ err: error }, 'ending a broken event publish connection failed'));
-      publisher = await openPublisher();
-      publisherBroken = false;
-    };
-    const sent = previous.then(async () => {
-      if (publisherBroken) await reopen();
-      try {
-        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
-      } catch (error) {
-        // The connection may be gone before its loss was reported (a terminated backend, a failover): one more
-        // try on a fresh connection. A second failure is the caller's to see.
-        log.warn({ err: error }, 'event publish failed; retrying once on a new connection');
-        await reopen();
-        await publisher.query('select pg_notify($1, $2)', [EVENT_CHANNEL, raw]);
-      }
+    await new Promise<void>((resolve, reject) => {
+      queued.push({ raw, resolve, reject });
+      if (!sending) void sendQueued();
     });
-    // The next publish waits for this one, not for its outcome: the caller of this one sees the failure.
-    previous = sent.then(
-      () => undefined,
-      () => undefined,
-    );
-    await sent;
   };
   return {
     publish,

@@ -257,17 +257,19 @@ export class JobEngine {
   }
 
   /**
-   * Keeps up to `batchSize` jobs of the queue running: takes as many as there are free slots, and takes more as soon
-   * as one ends, so one slow job (a provider call waiting out its time-out) never holds up the others. An idle loop
-   * waits for a wake-up, a job ending, or its polling interval. Ends when the engine stops taking jobs and the
-   * running ones have ended.
+   * Keeps up to `batchSize` jobs of the queue running: takes as many as there are free slots, and takes more as jobs
+   * end, so one slow job (a provider call waiting out its time-out) never holds up the others. While jobs run, it
+   * takes more once half of the slots are free rather than at every job's end: under a backlog each fetch (one
+   * locking statement of pg-boss's) then brings several jobs instead of one. An idle loop waits for a wake-up, a job
+   * ending, or its polling interval. Ends when the engine stops taking jobs and the running ones have ended.
    */
   private async fetchLoop(queue: string, process: JobProcessor, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
     const inFlight = new Set<Promise<void>>();
+    const refillAt = Math.ceil(batchSize / 2);
     while (this.taking) {
       const free = batchSize - inFlight.size;
       let jobs: PgBoss.JobWithMetadata<unknown>[] = [];
-      if (free > 0) {
+      if (free > 0 && (inFlight.size === 0 || free >= refillAt)) {
         try {
           jobs = await this.boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
         } catch (error) {
