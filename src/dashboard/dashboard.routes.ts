@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { asPage, pagePolicy } from '../http/browser-page';
 import { isServableAsset, staticAssets } from '../http/static-assets';
 import { sendHttpError } from '../http/transport-errors';
 
@@ -22,16 +23,7 @@ interface Manifest {
  * The page loads its two files from here and talks to /graphql on the same origin (HTTP and WebSocket), nothing
  * else: no CDN, no inline script or style, no other host.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const CONTENT_SECURITY_POLICY = pagePolicy({ script: "'self'", style: "'self'", connect: "'self'", img: "'self' data:" });
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
@@ -92,13 +84,7 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
       const html = page(options.demoToken?.());
       if (!html) return sendHttpError(request, reply, 503, 'The dashboard was not built with this server (npm run build builds it)');
       // The page names the current bundle: never kept, so a new build is picked up at the next load.
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', CONTENT_SECURITY_POLICY)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .send(html);
+      return asPage(reply, { policy: CONTENT_SECURITY_POLICY, cacheControl: 'no-store' }).send(html);
     });
   }
 

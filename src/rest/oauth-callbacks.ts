@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../oauth/alpha-connection.service';
 import { completeBetaConsent, type BetaCallbackDeps } from '../oauth/beta-connection.service';
+import { asPage, pagePolicy } from '../http/browser-page';
 import { restErrorBody } from '../http/error-body';
 
 /**
@@ -39,13 +40,7 @@ export function registerOAuthCallbacks(app: FastifyInstance, runtime: AlphaCallb
 async function personPage(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   varyOnAccept(reply);
   if (reply.statusCode < 400 || !prefersHtml(request.headers.accept)) return payload;
-  reply
-    .type('text/html; charset=utf-8')
-    .header('content-security-policy', PAGE_POLICY)
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer');
+  asPage(reply, { policy: PAGE_POLICY, cacheControl: 'no-store' });
   return refusalPage(reply.statusCode, messageOf(payload), request.id);
 }
 
@@ -107,9 +102,7 @@ const STYLE =
   '@media (prefers-color-scheme:dark){body{color:#f0f0f0;background:#121212}main{background:#1e1e1e;border-color:#555}.ref{color:#c8c8c8}}';
 
 /** Nothing loads, runs, frames or submits the page: its one style is allowed by its hash. */
-const PAGE_POLICY =
-  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; ` +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_POLICY = pagePolicy({ style: `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'` });
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (character) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[character]!);
