@@ -57,6 +57,8 @@ export class ActivityLogResolver {
    */
   @FieldResolver(() => EventRecord)
   record(@Root() event: ActivityEvent, @Ctx() ctx: Context): object {
-    return codecOf(ctx.runtime.database.orm.getMetadata(), ENTITY_OF[event.recordType] as new () => object).decode(event.record);
+    const entity: new () => object = ENTITY_OF[event.recordType];
+    const record = codecOf<object>(ctx.runtime.database.orm.getMetadata(), entity).decode(event.record);
+    return record;
   }
 }

@@ -4,7 +4,7 @@ import { rootOf } from '../events/announce-on-commit';
 import type { Runtime } from '../runtime';
 import { codecOf } from '../shared/entity-snapshot';
 import { newId } from '../shared/ids';
-import { RECORD_TYPE_OF, type EventType } from './activity.enums';
+import { EventRecordType, RECORD_TYPE_OF, type EventType } from './activity.enums';
 
 /**
  * The one way to record a state change in the activity log (docs/activity-log.md). Called inside the transaction
@@ -35,8 +35,9 @@ const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
 const watchedEventManagers = new WeakSet<EventManager>();
 
 /** `LocationUpdateJob` -> `location_update_job`: the record type of an entity class. */
-function recordTypeOf(className: string): string {
-  return className.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();
+function recordTypeOf(className: string): EventRecordType | undefined {
+  const name = className.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();
+  return Object.values(EventRecordType).find((type) => (type as string) === name);
 }
 
 const INSERT = `insert into "activity_event" ("id", "type", "occurred_at", "organization_id", "account_id", "record_type", "record_id", "record")
@@ -54,7 +55,7 @@ async function writePending(args: TransactionEventArgs): Promise<void> {
     if (recordType !== RECORD_TYPE_OF[event.type]) throw new Error(`recordEvent(${event.type}) was given a ${entity.name}`);
     // An account is its own account; other records name theirs (a brand has none). A record without its
     // organization (a location) belongs to its account's.
-    const accountId = recordType === 'account' ? event.record.id : (event.record.account?.id ?? null);
+    const accountId = recordType === EventRecordType.ACCOUNT ? event.record.id : (event.record.account?.id ?? null);
     const organizationId = event.record.organization?.id ?? null;
     await em.getConnection().execute(
       INSERT,
