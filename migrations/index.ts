@@ -10,6 +10,7 @@ import { Migration20261125000000_WorkBounds } from './Migration20261125000000_Wo
 import { Migration20261125000100_LocationRecordBytes } from './Migration20261125000100_LocationRecordBytes';
 import { Migration20261126000000_CompetitorScanStatus } from './Migration20261126000000_CompetitorScanStatus';
 import { Migration20261126010000_AsyncWork } from './Migration20261126010000_AsyncWork';
+import { Migration20261127000000_ActivityEvents } from './Migration20261127000000_ActivityEvents';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -24,4 +25,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261125000100_LocationRecordBytes', class: Migration20261125000100_LocationRecordBytes },
   { name: 'Migration20261126000000_CompetitorScanStatus', class: Migration20261126000000_CompetitorScanStatus },
   { name: 'Migration20261126010000_AsyncWork', class: Migration20261126010000_AsyncWork },
+  { name: 'Migration20261127000000_ActivityEvents', class: Migration20261127000000_ActivityEvents },
 ];

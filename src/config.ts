@@ -38,6 +38,7 @@ const configSchema = z.object({
   CONSENT_SESSIONS_OPEN_LIMIT: z.coerce.number().int().min(1).default(20),
   LOCATION_PAGE_MAX_BYTES: z.coerce.number().int().min(65536).default(2 * 1024 * 1024),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   TOKEN_ENCRYPTION_KEY: z
     .string()
     .refine((text) => Buffer.from(text, 'base64').length === 32, 'must be 32 bytes, base64 (e.g. `openssl rand -base64 32`)')
@@ -138,6 +139,8 @@ export interface Config {
   };
   /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
   tokenCacheSeconds: number;
+  /** Days the activity log keeps an event (docs/activity-log.md). */
+  eventRetentionDays: number;
   /**
    * Prometheus metrics at GET /metrics: off; on the API's port; or on a port of their own (same HOST). With a
    * token set, a scrape must send it as a bearer token; in production without one, only loopback scrapes are
@@ -229,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       locationPageBytes: raw.LOCATION_PAGE_MAX_BYTES,
     },
     tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
+    eventRetentionDays: raw.EVENT_RETENTION_DAYS,
     metrics: raw.METRICS === 'off' || raw.METRICS === 'on' ? { mode: raw.METRICS } : { mode: 'port', port: Number(raw.METRICS) },
     metricsToken: raw.METRICS_TOKEN,
     otlpEndpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -1,3 +1,4 @@
+import { ActivityLogResolver } from './activity-log/activity-log.resolver';
 import 'reflect-metadata';
 import { GraphQLScalarType, type GraphQLSchema } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
@@ -53,6 +54,7 @@ export const resolvers = [
   CompetitorScanWorkResolver,
   BetaBrandWorkResolver,
   ReviewWorkResolver,
+  ActivityLogResolver,
   // `node(nodeId:)` and every record's `nodeId`: the records' resolvers above define how each is refetched.
   NodeResolver,
 ] as const;

@@ -1,3 +1,4 @@
+import { startEventRetention } from './activity/event-retention';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -256,6 +257,9 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       await registerReviewWorkers(runtime);
       await registerBetaBrandWorkers(runtime);
       await registerCompetitorScanWorkers(runtime);
+      // Where the jobs run: one process kind sweeps, the API processes need not.
+      const stopRetention = startEventRetention(runtime, log);
+      steps.push({ name: 'the activity log retention', run: stopRetention });
     }
     // Run in reverse: no job starts from now on; the running ones are waited for while the server (and the provider
     // sandboxes it mounts, which they may be calling) still answers; then the server drains; then pg-boss stops.

@@ -142,6 +142,18 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
       variables: (ids) => ({ a: ids.scopeAccountId }),
     },
   ],
+  events: [
+    {
+      document: 'query ($a: ID, $r: ID) { events(accountId: $a, recordId: $r, first: 50) { totalCount edges { node { id type recordId accountId } } } }',
+      variables: (ids) => ({ a: ids.scopeAccountId, r: ids.postId }),
+    },
+  ],
+  eventsPage: [
+    {
+      document: 'query ($a: ID, $r: ID) { eventsPage(accountId: $a, recordId: $r) { found events { id type recordId accountId } } }',
+      variables: (ids) => ({ a: ids.scopeAccountId, r: ids.postId }),
+    },
+  ],
   asyncWorkCounts: [{ document: 'query ($a: ID) { asyncWorkCounts(accountId: $a) { kind status count } }', variables: (ids) => ({ a: ids.scopeAccountId }) }],
   asyncWorkItem: [{ document: 'query ($id: ID!) { asyncWorkItem(id: $id) { id kind subjectId } }', variables: (ids) => ({ id: ids.workId }) }],
   providerHealth: [{ document: 'query { providerHealth { provider calls } }', variables: () => ({}) }],
@@ -364,6 +376,10 @@ const REST_CASES: Record<string, RestCase[]> = {
   'GET /location/updates': [
     (ids) => ({ query: { account_id: ids.scopeAccountId, location_id: ids.locationId } }),
     (ids) => ({ query: { account_id: ids.scopeAccountId, id: ids.updateJobId } }),
+  ],
+  'GET /events': [
+    (ids) => ({ query: { account_id: ids.scopeAccountId } }),
+    (ids) => ({ query: { account_id: ids.scopeAccountId, record_id: ids.postId } }),
   ],
   'POST /citations/disable': [(ids) => ({ query: { account_id: ids.scopeAccountId }, body: { location_id: ids.locationId } })],
   'POST /review/answer': [(ids) => ({ query: { account_id: ids.scopeAccountId }, body: { review_id: ids.reviewName, answer: 'Taken over' } })],

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import type { EntityClass, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../account/account.entity';
@@ -50,9 +52,13 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
   const account = await em.findOne(Account, accountId);
   if (!account?.alphaAccountId) return;
   const progress = { locations: 0, reviews: 0 };
+  // Each step is a change of the account recorded in the activity log (account.import_progressed), in its transaction.
   const setStatus = async (status: AccountSyncStatus, extra: Partial<Account> = {}) => {
-    const updated = await em.fork().nativeUpdate(Account, { id: account.id }, { syncStatus: status, syncProgress: { ...progress }, ...extra });
-    if (updated === 0) throw new AccountGone();
+    const updated = await changeLocked(em, Account, { id: account.id }, (current, tx) => {
+      Object.assign(current, { syncStatus: status, syncProgress: { ...progress }, ...extra });
+      recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_PROGRESSED, current);
+    });
+    if (!updated) throw new AccountGone();
   };
   await setStatus(AccountSyncStatus.RUNNING, { syncError: null });
   const accessToken = await accountAccessToken(runtime, account.id);
@@ -127,6 +133,7 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
     current.countryCodes = [...new Set(remoteLocations.map((remote) => remote.storefrontAddress?.regionCode).filter((code): code is string => Boolean(code)))];
     await tx.flush();
     await updateSubscriptionQuantity(tx, account.organization.id, now);
+    recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_ENDED, current);
   });
   if (!finished) throw new AccountGone();
 }
@@ -140,14 +147,15 @@ class AccountGone extends Error {
  * A failure of an import, on its account while it is in progress: retried ones keep it QUEUED with the latest
  * reason; a final one makes it FAILED with the reason (a provider's text, or a fixed one: never an error of ours).
  */
-async function recordImportFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
-  await runtime.database.orm.em.fork().nativeUpdate(
-    Account,
-    { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } },
-    failure.final
-      ? { syncStatus: AccountSyncStatus.FAILED, syncError: failure.message }
-      : { syncStatus: AccountSyncStatus.QUEUED, syncError: `Retrying: ${failure.message}` },
-  );
+async function recordImportFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
+  await changeLocked(runtime.database.orm.em.fork(), Account, { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } }, (current, tx) => {
+    if (!failure.final) {
+      Object.assign(current, { syncStatus: AccountSyncStatus.QUEUED, syncError: `Retrying: ${failure.message}` });
+      return;
+    }
+    Object.assign(current, { syncStatus: AccountSyncStatus.FAILED, syncError: failure.message });
+    recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_ENDED, current);
+  });
 }
 
 /**

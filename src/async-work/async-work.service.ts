@@ -137,7 +137,7 @@ export async function countWork(scope: RequestScope, accountId: string | null | 
 }
 
 /** What a retry uses: the job queue, and what the resources' reopen rules use (they announce their changes). */
-type RetryDeps = Pick<Runtime, 'jobs' | 'database' | 'events'>;
+type RetryDeps = Pick<Runtime, 'jobs' | 'database' | 'events' | 'clock'>;
 
 type Retry = (tx: EntityManager, runtime: RetryDeps, payload: unknown, workId: string) => Promise<boolean>;
 

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../errors/domain-error';
 import { requireBetaAccess, hasBetaCompany } from '../oauth/beta-connection.service';
@@ -60,7 +62,10 @@ async function keepForSync(scope: RequestScope, em: RequestScope['em'], brand: B
   const syncPending = brand.betaSyncStatus === BetaSyncStatus.PENDING;
   Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING });
   await em.flush();
-  if (!syncPending) await queueSync(scope, em, brand);
+  if (!syncPending) {
+    await queueSync(scope, em, brand);
+    recordEvent(em, scope.runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
+  }
 }
 
 export interface CreateBrandInput extends BrandFields {
@@ -115,6 +120,7 @@ export async function createBetaBrand(scope: RequestScope, input: CreateBrandInp
     });
     await em.flush();
     await queueSync(scope, em, brand);
+    recordEvent(em, scope.runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
     return brand;
   });
 }

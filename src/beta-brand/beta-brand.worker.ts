@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { betaAccessToken, type BetaTokenDeps } from '../oauth/beta-connection.service';
 import type { JobFailure } from '../jobs/failure-policy';
@@ -11,7 +13,7 @@ import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
 
 /** What the brand sync worker uses: the beta provider (with the organizations' tokens), the job queue. */
-export type BetaBrandWorkerDeps = Pick<Runtime, 'database' | 'beta' | 'jobs'> & BetaTokenDeps;
+export type BetaBrandWorkerDeps = Pick<Runtime, 'database' | 'beta' | 'jobs'> & EventRecordDeps & BetaTokenDeps;
 
 /** Replaced or deleted with a fresh etag at most this often when the brand keeps changing at the provider. */
 const ETAG_ATTEMPTS = 3;
@@ -70,6 +72,7 @@ export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: Queue
       }
       latest.betaSyncStatus = BetaSyncStatus.SYNCED;
       latest.syncError = null;
+      recordEvent(tx, runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, latest);
       return null;
     });
     // Gone (deleted here, and that job removed the row), or synced: done.
@@ -96,9 +99,9 @@ async function deleteAtProvider(runtime: Pick<Runtime, 'beta'>, em: EntityManage
  * that failed for good brings the brand back (it still exists at the provider), FAILED with why, so it can be seen
  * and deleted again instead of lingering unseen.
  */
-async function recordSyncFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
+async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
-  await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand) => {
+  await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand, tx) => {
     if (!failure.final) {
       brand.syncError = `Retrying: ${failure.message}`;
       return;
@@ -106,6 +109,7 @@ async function recordSyncFailure(runtime: Pick<Runtime, 'database'>, payload: Qu
     brand.betaSyncStatus = BetaSyncStatus.FAILED;
     brand.syncError = brand.deletedAt ? `The deletion could not be pushed to the beta provider: ${failure.message}` : failure.message;
     brand.deletedAt = null;
+    recordEvent(tx, runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
   });
 }
 

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import { requirePrincipal } from '../access/guards';
 import { resolveAccountScope } from '../account/account.access';
 import type { Knex } from '@mikro-orm/postgresql';
@@ -46,6 +48,8 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
       }
       throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current.citations_status})`);
     }
+    // The location as the statement left it, for the activity log (its record is the committed row).
+    recordEvent(tx, scope.runtime, EventType.LOCATION_CITATIONS_DISABLED, await tx.findOneOrFail(Location, location.id, { refresh: true }));
     // Work done in the request: it shows in the async-work view as done (docs/async-work.md).
     const work = await recordDone(execute, { kind: AsyncWorkKind.CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
     announceOnCommit(tx, scope.runtime.events, 'async-work.updated', () => work);

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
@@ -83,6 +85,7 @@ async function queueScan(scope: RequestScope, principal: Principal, location: Lo
     });
     await em.flush();
     await scope.runtime.jobs.enqueue(em, 'competitor-scan', { scanId: scan.id });
+    recordEvent(em, scope.runtime, EventType.COMPETITOR_SCAN_STATUS_CHANGED, scan);
     return scan;
   });
 }

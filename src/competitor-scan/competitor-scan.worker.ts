@@ -1,3 +1,6 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { changeLocked } from '../shared/row-lock';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -48,7 +51,7 @@ export async function runScan(runtime: ScanWorkerDeps, payload: QueuePayloads['c
   const em = runtime.database.orm.em.fork();
   const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } });
   if (!scan) return;
-  await em.nativeUpdate(CompetitorScan, { id: scan.id }, { status: CompetitorScanStatus.RUNNING });
+  await changeUnfinishedScan(runtime, scan.id, { status: CompetitorScanStatus.RUNNING });
   const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
   const dots = gridDots(scan.center, scan.radius, scan.rings);
   // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
@@ -71,18 +74,26 @@ export async function runScan(runtime: ScanWorkerDeps, payload: QueuePayloads['c
     { orderBy: { publishedTime: 'desc' }, limit: 1, fields: ['publishedTime'] },
   );
   const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
-  await em.nativeUpdate(
-    CompetitorScan,
-    { id: scan.id, status: { $in: UNFINISHED_SCAN_STATUSES } },
-    { status: CompetitorScanStatus.COMPLETED, ...figures, finishedAt: runtime.clock.now(), error: null },
-  );
+  await changeUnfinishedScan(runtime, scan.id, { status: CompetitorScanStatus.COMPLETED, ...figures, finishedAt: runtime.clock.now(), error: null });
+}
+
+/**
+ * Changes a scan that is not finished yet, under its row lock; a change of its status is recorded in the activity
+ * log in the same transaction. Nothing when the scan is gone or finished.
+ */
+async function changeUnfinishedScan(runtime: Pick<Runtime, 'database'> & EventRecordDeps, scanId: string, changes: Partial<CompetitorScan>): Promise<void> {
+  await changeLocked(runtime.database.orm.em.fork(), CompetitorScan, { id: scanId, status: { $in: UNFINISHED_SCAN_STATUSES } }, (scan, tx) => {
+    const statusBefore = scan.status;
+    Object.assign(scan, changes);
+    if (scan.status !== statusBefore) recordEvent(tx, runtime, EventType.COMPETITOR_SCAN_STATUS_CHANGED, scan);
+  });
 }
 
 /** A failure of a scan: queued again with the latest reason while it is retried; `failed` with the reason when final. */
 async function recordScanFailure(runtime: Pick<Runtime, 'database' | 'clock'>, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
-  await runtime.database.orm.em.fork().nativeUpdate(
-    CompetitorScan,
-    { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } },
+  await changeUnfinishedScan(
+    runtime,
+    payload.scanId,
     failure.final
       ? { status: CompetitorScanStatus.FAILED, error: failure.message, finishedAt: runtime.clock.now() }
       : { status: CompetitorScanStatus.QUEUED, error: `Retrying: ${failure.message}` },

@@ -1,4 +1,5 @@
 import { Account } from '../account/account.entity';
+import { ActivityEvent } from '../activity/activity-event.entity';
 import { AsyncWorkRecord } from '../async-work/async-work.entity';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { BillingSubscription } from '../billing/billing-subscription.entity';
@@ -35,4 +36,5 @@ export const entities = [
   RateLimitEvent,
   UsageCounter,
   AsyncWorkRecord,
+  ActivityEvent,
 ];

@@ -24,7 +24,8 @@ interface PendingAnnouncements {
 const pendingByTransaction = new WeakMap<object, PendingAnnouncements>();
 const watchedEventManagers = new WeakSet<EventManager>();
 
-function rootOf(transaction: object): object {
+/** The outermost transaction of a (possibly nested) one: where commit hooks run. */
+export function rootOf(transaction: object): object {
   let root = transaction as { parentTransaction?: object };
   while (root.parentTransaction) root = root.parentTransaction;
   return root;

@@ -1,15 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
+import type { LocationUpdateStatus } from './location.enums';
 
 /** What announcing an update job's change uses. */
-export type UpdateJobEventDeps = Pick<Runtime, 'events' | 'database'>;
+export type UpdateJobEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
 
-/** Tells every subscriber, in every process, that an update job changed, once the transaction of `em` commits. */
-export function announceUpdateJobChange(em: EntityManager, runtime: UpdateJobEventDeps, job: LocationUpdateJob): void {
+/**
+ * Tells every subscriber, in every process, that an update job changed, once the transaction of `em` commits; a
+ * change of its status (`statusBefore`: null for a new job) is also recorded in the activity log, in that
+ * transaction. An error noted while the job is retried is not a status change.
+ */
+export function announceUpdateJobChange(em: EntityManager, runtime: UpdateJobEventDeps, job: LocationUpdateJob, statusBefore: LocationUpdateStatus | null): void {
+  if (job.status !== statusBefore) recordEvent(em, runtime, EventType.LOCATION_UPDATE_JOB_STATUS_CHANGED, job);
   announceOnCommit(em, runtime.events, 'location-update-job.updated', () => ({
     id: job.id,
     organizationId: job.organization.id,

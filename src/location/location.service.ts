@@ -187,7 +187,7 @@ export async function updateLocation(
         if (!connected) applyLocationChanges(location, changes);
         await em.flush();
         if (connected) await scope.runtime.jobs.enqueue(em, 'location-update', { jobId: created.id });
-        announceUpdateJobChange(em, scope.runtime, created);
+        announceUpdateJobChange(em, scope.runtime, created, null);
         return created;
       });
       if (!accepted) throw DomainError.notFound('Location');

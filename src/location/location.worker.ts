@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { EventType } from '../activity/activity.enums';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -28,7 +30,7 @@ const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
  * again whole before it is marked, so the provider ends with what we have. A location gone meanwhile (its account
  * was disconnected) ends the job.
  */
-export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & AlphaTokenDeps, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
+export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & EventRecordDeps & AlphaTokenDeps, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!stored || stored.connected || !stored.account.alphaAccountId) return;
@@ -39,12 +41,13 @@ export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha
   );
   for (let sent = stored; ;) {
     const sentVersion = sent.version;
-    const marked = await changeLocked(em, Location, { id: stored.id }, (current): Location | null => {
+    const marked = await changeLocked(em, Location, { id: stored.id }, (current, tx): Location | null => {
       if (current.version !== sentVersion) return current;
       current.connected = true;
       current.alphaLocationName = remote.name!;
       current.placeId ??= remote.metadata?.placeId ?? null;
       current.providerError = null;
+      recordEvent(tx, runtime, EventType.LOCATION_CONNECTED, current);
       return null;
     });
     const changedMeanwhile = marked?.result;
@@ -59,10 +62,11 @@ export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha
  * changed: a late or repeated call (the dead letter's RETRIES_EXHAUSTED after the last attempt recorded why) never
  * touches a connected one, nor replaces the failure already kept.
  */
-async function recordPublishFailure(runtime: Pick<Runtime, 'database'>, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
+async function recordPublishFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
   if (!failure.final) return;
-  await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current) => {
+  await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current, tx) => {
     current.providerError = failureOf(failure);
+    recordEvent(tx, runtime, EventType.LOCATION_REFUSED, current);
   });
 }
 
@@ -77,8 +81,9 @@ async function changeUnfinishedJob(
 ): Promise<void> {
   await changeLocked(runtime.database.orm.em.fork(), LocationUpdateJob, { id: jobId }, async (current, tx) => {
     if (!UNFINISHED.includes(current.status)) return;
+    const statusBefore = current.status;
     await change(current, tx);
-    announceUpdateJobChange(tx, runtime, current);
+    announceUpdateJobChange(tx, runtime, current, statusBefore);
   });
 }
 
@@ -108,11 +113,12 @@ export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alp
   await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
     const pending = await lockRow(tx, LocationUpdateJob, { id: update.id, status: { $in: UNFINISHED } });
     if (!pending) return;
+    const statusBefore = pending.status;
     applyLocationChanges(current, pending.changes);
     pending.status = LocationUpdateStatus.SUCCEEDED;
     pending.error = null;
     pending.finishedAt = now();
-    announceUpdateJobChange(tx, runtime, pending);
+    announceUpdateJobChange(tx, runtime, pending, statusBefore);
   });
 }
 
@@ -184,6 +190,6 @@ export async function reopenLocationUpdate(tx: EntityManager, runtime: UpdateJob
   job.startedAt = null;
   job.finishedAt = null;
   await tx.flush();
-  announceUpdateJobChange(tx, runtime, job);
+  announceUpdateJobChange(tx, runtime, job, LocationUpdateStatus.FAILED);
   return true;
 }

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
@@ -269,6 +271,7 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
       await em.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
       await em.flush();
       await runtime.jobs.enqueue(em, 'account-import', { accountId: created.id });
+      recordEvent(em, runtime, EventType.ACCOUNT_CONNECTED, created);
       return created;
     });
   } catch (error) {
@@ -339,7 +342,8 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
       sealed = kept.refreshToken ?? kept.accessToken;
       em.remove(kept);
     }
-    // 3. out of the organization
+    // 3. out of the organization (the event keeps the account as it was last)
+    recordEvent(em, runtime, EventType.ACCOUNT_DISCONNECTED, current);
     em.remove(current);
     await em.flush();
     // 4. the subscription
@@ -410,6 +414,7 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
       current.syncError = null;
       await em.flush();
       if (!waiting) await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
+      recordEvent(em, runtime, EventType.ACCOUNT_RECONNECTED, current);
       return true;
     });
     if (!resynced) return errorOutcome(redirectUrl, 'NotFoundException', args.state);

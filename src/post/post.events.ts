@@ -1,20 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { Post } from './post.entity';
+import type { PostState } from './post.enums';
 
 /** What announcing a post's change uses. */
-export type PostEventDeps = Pick<Runtime, 'events' | 'database'>;
+export type PostEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
 
 /**
  * Tells every subscriber, in every process, that a post changed, once the transaction of `em` commits (best
  * effort: a lost event never fails the change; src/events/announce-on-commit.ts). The event carries the post as
  * committed at this change, so each subscriber sees every transition, in order, even when the next one has
- * already happened.
+ * already happened. A change of its state (`stateBefore`: null for a new post) is also recorded in the activity log,
+ * in the same transaction (src/activity/record-event.ts); a failure noted in last_error alone is not.
  */
-export function announcePostChange(em: EntityManager, runtime: PostEventDeps, post: Post): void {
+export function announcePostChange(em: EntityManager, runtime: PostEventDeps, post: Post, stateBefore: PostState | null): void {
+  if (post.state !== stateBefore) recordEvent(em, runtime, EventType.POST_STATE_CHANGED, post);
   announceOnCommit(em, runtime.events, 'post.updated', () => ({
     id: post.id,
     organizationId: post.organization.id,

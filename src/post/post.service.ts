@@ -142,7 +142,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
       em.persist(post);
       await em.flush();
       await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-      announcePostChange(em, scope.runtime, post);
+      announcePostChange(em, scope.runtime, post, null);
       return { post, replayed: false, rateLimit: counted.state };
     }),
   );
@@ -173,7 +173,7 @@ export async function createPostCampaign(
       await em.flush();
       for (const post of posts) {
         await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
-        announcePostChange(em, scope.runtime, post);
+        announcePostChange(em, scope.runtime, post, null);
       }
     }),
   );
@@ -253,6 +253,7 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
     const post = await findPost(em, accountId, args.id, true);
     if (post.state === PostState.DELETED) return { post, changed: false };
     if (post.pendingAction === 'delete') return { post, changed: false };
+    const stateBefore = post.state;
     if (!post.providerName) {
       // A publish job still running will see DELETED and remove what it created.
       post.state = PostState.DELETED;
@@ -263,7 +264,7 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
       await em.flush();
       await scope.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
     }
-    announcePostChange(em, scope.runtime, post);
+    announcePostChange(em, scope.runtime, post, stateBefore);
     return { post, changed: true };
   });
   const message =

@@ -48,8 +48,9 @@ async function changePost(
   change: (post: Post, em: EntityManager) => Promise<boolean> | boolean,
 ): Promise<Post | null> {
   const changed = await changeLocked(runtime.database.orm.em.fork(), Post, { id: postId }, async (post, tx) => {
+    const stateBefore = post.state;
     const announced = await change(post, tx);
-    if (announced) announcePostChange(tx, runtime, post);
+    if (announced) announcePostChange(tx, runtime, post, stateBefore);
   });
   return changed?.row ?? null;
 }
@@ -186,6 +187,6 @@ export async function reopenPublish(tx: EntityManager, runtime: PostEventDeps, {
   post.pendingAction = 'publish';
   post.lastError = null;
   await tx.flush();
-  announcePostChange(tx, runtime, post);
+  announcePostChange(tx, runtime, post, PostState.ERROR);
   return true;
 }

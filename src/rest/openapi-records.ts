@@ -3,6 +3,7 @@ import {
   isEnumType,
   isListType,
   isObjectType,
+  isUnionType,
   Kind,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -115,6 +116,9 @@ class RecordWalker {
     } else if (isObjectType(inner)) {
       if (!selectionSet) throw new Error(`${this.where}: ${inner.name} without a selection`);
       named = this.object(core, inner, selectionSet, verbatim, mayBeShared);
+    } else if (isUnionType(inner)) {
+      // Its members, as compiled (src/rest/record.ts unionShape): spelled out, not shared as components.
+      named = core;
     } else {
       named = core;
     }
@@ -127,8 +131,10 @@ class RecordWalker {
       const definition = type.getFields()[node.name.value];
       if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
       const key = (node.alias ?? node.name).value;
-      // The compiler's rule (src/rest/record.ts): an alias in snake_case, a field by the route's names.
-      const restName = verbatim ? key : node.alias ? restFieldName({}, type.name, key) : restFieldName(this.route.payload, type.name, definition.name);
+      // The compiler's rule (src/rest/record.ts): an alias in snake_case, a field by the route's names; the aliases
+      // of a union field are that one field.
+      const union = isUnionType(getNullableType(definition.type));
+      const restName = verbatim ? key : node.alias && !union ? restFieldName({}, type.name, key) : restFieldName(this.route.payload, type.name, definition.name);
       return { node, definition, restName };
     });
     const renames = new Map(fields.map(({ definition, restName }) => [definition.name, restName]));

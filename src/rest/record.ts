@@ -5,6 +5,7 @@ import {
   isNonNullType,
   isObjectType,
   isScalarType,
+  isUnionType,
   Kind,
   type DocumentNode,
   type FieldNode,
@@ -14,6 +15,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type GraphQLUnionType,
 } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { DomainError } from '../errors/domain-error';
@@ -130,7 +132,8 @@ class RecordCompiler {
     if (isScalarType(nullable)) {
       if (nullable.name === 'DateTime' && !verbatim) {
         // An ISO time is written by the serializer (a Date's toJSON is its ISO string): nothing to do here.
-        return this.rules.times === 'epochMs'
+        const times = this.rules.timesOf?.[coordinate.split('.')[0]!] ?? this.rules.times;
+        return times === 'epochMs'
           ? { present: epochMs, schema: { type: 'integer', description: 'milliseconds since epoch' } }
           : { present: (value) => value, schema: { type: 'string', format: 'date-time' } };
       }
@@ -140,7 +143,36 @@ class RecordCompiler {
       if (!selectionSet) throw new Error(`${this.where}: ${coordinate} is an object without a selection`);
       return this.objectShape(nullable, selectionSet, verbatim);
     }
+    if (isUnionType(nullable)) {
+      if (!selectionSet) throw new Error(`${this.where}: ${coordinate} is a union without a selection`);
+      return this.unionShape(nullable, selectionSet, coordinate, verbatim);
+    }
     throw new Error(`${this.where}: ${coordinate} has a type REST records do not support (${String(nullable)})`);
+  }
+
+  /**
+   * A union (an event's record): each member that a fragment on it selects is written as its own record, by that
+   * fragment; the operation selects `__typename` to say which member a value is, and the record leaves it out. A
+   * value of a member not selected here is NOT_SELECTED: GraphQL validation wants differing records of one union
+   * under different aliases (`post: record { ... on Post {…} }`), which objectShape writes back as one field.
+   */
+  private unionShape(type: GraphQLUnionType, selectionSet: SelectionSetNode, coordinate: string, verbatim: boolean): Shape {
+    const typeConditionOf = (selection: SelectionSetNode['selections'][number]) =>
+      selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : selection.kind === Kind.FRAGMENT_SPREAD ? this.fragments.get(selection.name.value)?.typeCondition.name.value : undefined;
+    const members = new Map(
+      type.getTypes().flatMap((member) => {
+        const selections = selectionSet.selections.filter((selection) => typeConditionOf(selection) === member.name);
+        return selections.length === 0 ? [] : [[member.name, this.objectShape(member, { kind: Kind.SELECTION_SET, selections }, verbatim)] as const];
+      }),
+    );
+    return {
+      present: (value) => {
+        const typename = (value as { __typename?: string }).__typename;
+        if (typename === undefined) throw new Error(`${this.where}: ${coordinate} needs __typename selected to be written`);
+        return members.get(typename)?.present(value) ?? NOT_SELECTED;
+      },
+      schema: { oneOf: [...members.values()].map((member) => member.schema) },
+    };
   }
 
   private objectShape(type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean): Shape {
@@ -155,14 +187,18 @@ class RecordCompiler {
       // The provider's body leaves unset fields out; so does the document for the fields it marks optional.
       const absentWhenNull = verbatim || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
       const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim);
-      return { key, restName, absentWhenNull, shape };
+      // Aliases of one union field, each selecting some of its members, are that one field, under its own name.
+      const union = isUnionType(getNullableType(definition.type));
+      return { key, restName: union ? restFieldName(this.rules, type.name, definition.name) : restName, absentWhenNull, shape, union };
     });
-    const properties = Object.fromEntries(
-      fields.map((field) => [
-        field.restName,
-        field.absentWhenNull ? withoutNull(field.shape.schema) : field.shape.schema,
-      ]),
-    );
+    const properties: Record<string, JsonSchema> = {};
+    for (const field of fields) {
+      const schema = field.absentWhenNull ? withoutNull(field.shape.schema) : field.shape.schema;
+      const earlier = properties[field.restName];
+      properties[field.restName] =
+        field.union && earlier ? { oneOf: [...(earlier.oneOf as JsonSchema[]), ...(schema.oneOf as JsonSchema[])] } : schema;
+    }
+    const required = [...new Set(fields.filter((field) => !field.absentWhenNull).map((field) => field.restName))];
     return {
       present: (value) => {
         const source = value as Record<string, unknown>;
@@ -170,19 +206,23 @@ class RecordCompiler {
         for (const field of fields) {
           const fieldValue = source[field.key];
           if (field.absentWhenNull && (fieldValue === null || fieldValue === undefined)) continue;
-          out[field.restName] = field.shape.present(fieldValue);
+          const presented = field.shape.present(fieldValue);
+          if (presented !== NOT_SELECTED) out[field.restName] = presented;
         }
         return out;
       },
       schema: {
         type: 'object',
-        required: fields.filter((field) => !field.absentWhenNull).map((field) => field.restName),
+        required,
         properties,
         additionalProperties: false,
       },
     };
   }
 }
+
+/** A union's value of a member this alias does not select (unionShape): another alias of the field writes it. */
+const NOT_SELECTED = Symbol('not selected');
 
 function epochMs(value: unknown): number {
   return value instanceof Date ? value.getTime() : Date.parse(value as string);

@@ -84,6 +84,11 @@ export interface RestRecord extends RestNaming {
   at: string | readonly string[];
   /** How the document writes `DateTime` fields. */
   times: 'epochMs' | 'iso';
+  /**
+   * By GraphQL type, where a payload holds records the document writes in different units (an event's record: a
+   * beta brand's times are ISO strings, a post's milliseconds).
+   */
+  timesOf?: Readonly<Record<string, 'epochMs' | 'iso'>>;
   /** `Type.field`s that are absent from the record when unset, rather than null. */
   absentWhenNull?: readonly string[];
   /** The document answers an empty list with this error. */

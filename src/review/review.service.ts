@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { resolveAccountScope } from '../account/account.access';
 import { accountAccessToken } from '../account/alpha-tokens';
@@ -94,6 +96,7 @@ export async function answerReview(scope: RequestScope, args: { accountId?: stri
     if (current.deletedAt) throw reviewDeleted();
     if (current.replyState === ReviewReplyState.PENDING) throw inProgress();
     Object.assign(current, { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING, replyError: null });
+    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
     await runtime.jobs.enqueue(tx, 'review-reply-send', { reviewId: review.id });
   });
   if (!claimed) throw DomainError.notFound('Review');

@@ -1,3 +1,5 @@
+import { EventType } from '../activity/activity.enums';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
@@ -84,15 +86,17 @@ export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: Queue
     current.replyState = state;
     current.replyComment = remote.reviewReply?.comment ?? null;
     current.replyUpdateTime = remote.reviewReply ? new Date(remote.reviewReply.updateTime) : null;
+    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
   });
 }
 
 /** A reply whose send or check failed for good is FAILED, with the reason; a new reply may then be sent. */
-async function recordReplyFailure(runtime: Pick<Runtime, 'database'>, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
+async function recordReplyFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
-  await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current) => {
+  await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current, tx) => {
     current.replyState = ReviewReplyState.FAILED;
     current.replyError = { status: failure.status, reason: failure.reason, message: failure.message };
+    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
   });
 }
 

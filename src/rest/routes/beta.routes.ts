@@ -2,7 +2,7 @@ import { RestBetaBrandDocument, RestDeleteBetaBrandDocument, RestGenerateBetaUrl
 import { body, bodyFields, defineRoute, path, type RestRecord } from '../route';
 
 /** The document's beta brand: snake_case, created_at and updated_at as ISO 8601 strings. */
-const brandRecord = { times: 'iso' } as const satisfies Omit<RestRecord, 'at'>;
+export const brandRecord = { times: 'iso' } as const satisfies Omit<RestRecord, 'at'>;
 const segmentId = path('segment_id', 'brand-<uuid>');
 const betaErrors = ['BETA_API_DISABLED', 'ORGANIZATION_TOKEN_REQUIRED'] as const;
 

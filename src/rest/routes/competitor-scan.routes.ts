@@ -1,5 +1,12 @@
 import { RestCompetitorScanDocument } from '../../generated/graphql';
-import { accountIdQuery, defineRoute, query } from '../route';
+import { accountIdQuery, defineRoute, query, type RestRecord } from '../route';
+
+/** The document's competitor scan: its mixed names keep their camelCase; the parts below them are written as they are. */
+export const scanRecord = {
+  times: 'epochMs',
+  names: { 'CompetitorScan.placeId': 'placeId', 'CompetitorScan.createdAt': 'createdAt', 'CompetitorScan.finishedAt': 'finishedAt' },
+  verbatim: ['CompetitorScan.competitors', 'CompetitorScan.client', 'CompetitorScan.dots', 'CompetitorScan.center', 'CompetitorScan.finishedAt'],
+} as const satisfies Omit<RestRecord, 'at'>;
 
 export const competitorScanRoutes = [
   defineRoute({
@@ -16,13 +23,7 @@ export const competitorScanRoutes = [
       placeId: query('placeId', 'the latest scan of the location with this place id'),
     },
     successStatus: 200,
-    payload: {
-      at: 'competitorScan',
-      times: 'epochMs',
-      // The document's mixed names: these keep their camelCase; the parts below them are written as they are.
-      names: { 'CompetitorScan.placeId': 'placeId', 'CompetitorScan.createdAt': 'createdAt', 'CompetitorScan.finishedAt': 'finishedAt' },
-      verbatim: ['CompetitorScan.competitors', 'CompetitorScan.client', 'CompetitorScan.dots', 'CompetitorScan.center', 'CompetitorScan.finishedAt'],
-    },
+    payload: { ...scanRecord, at: 'competitorScan' },
     errors: ['NOT_FOUND'],
   }),
 ];

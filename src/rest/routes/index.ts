@@ -3,6 +3,7 @@ import { betaRoutes } from './beta.routes';
 import { businessProfileRoutes } from './business-profile.routes';
 import { citationRoutes } from './citation.routes';
 import { competitorScanRoutes } from './competitor-scan.routes';
+import { eventRoutes } from './events.routes';
 import { oauthRoutes } from './oauth.routes';
 import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
@@ -20,4 +21,5 @@ export const routeTable: readonly RestRoute[] = [
   ...reviewRoutes,
   ...betaRoutes,
   ...competitorScanRoutes,
+  ...eventRoutes,
 ];

@@ -16,7 +16,10 @@ const locationNaming = {
   verbatim: ['Location.categories', 'UpdateLocationInput.categories'],
 } as const satisfies RestNaming;
 
-const locationRecord = { times: 'epochMs', ...locationNaming } as const satisfies Omit<RestRecord, 'at'>;
+export const locationRecord = { times: 'epochMs', ...locationNaming } as const satisfies Omit<RestRecord, 'at'>;
+
+/** The document's location update (GET /location/updates). */
+export const updateJobRecord = { times: 'epochMs', names: { 'LocationUpdateJob.accountId': 'account' } } as const satisfies Omit<RestRecord, 'at'>;
 
 const tag = 'Locations';
 
@@ -114,6 +117,6 @@ export const locationRoutes = [
       perPage: query('per_page', '1 to 100, default 20'),
     },
     successStatus: 200,
-    payload: { times: 'epochMs', names: { 'LocationUpdateJob.accountId': 'account' }, at: 'locationUpdateJobs' },
+    payload: { ...updateJobRecord, at: 'locationUpdateJobs' },
   }),
 ];

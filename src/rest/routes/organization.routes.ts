@@ -1,5 +1,8 @@
 import { RestOrganizationAccountsDocument, RestOrganizationDocument } from '../../generated/graphql';
-import { defineRoute } from '../route';
+import { defineRoute, type RestRecord } from '../route';
+
+/** The organization-list shape of an account: times in ms, reference_id absent when unset. */
+export const organizationAccountRecord = { times: 'epochMs', absentWhenNull: ['Account.referenceId'] } as const satisfies Omit<RestRecord, 'at'>;
 
 export const organizationRoutes = [
   defineRoute({
@@ -26,9 +29,8 @@ export const organizationRoutes = [
     variables: {},
     successStatus: 200,
     payload: {
+      ...organizationAccountRecord,
       at: 'accounts',
-      times: 'epochMs',
-      absentWhenNull: ['Account.referenceId'],
       // The document answers 404 when the organization has no accounts; GraphQL's `accounts` is simply empty.
       emptyList: { code: 'ORGANIZATION_NOT_FOUND', message: 'Organization accounts not found' },
     },

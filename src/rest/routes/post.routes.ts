@@ -5,7 +5,7 @@ import { accountIdQuery as accountId, bodyFields, defineRoute, header, path, que
  * The document's post record: the `Post` fields RestPostFields selects, snake_case, times in ms since the epoch,
  * `params` as the provider's body (src/rest/operations/post.graphql).
  */
-const postRecord = {
+export const postRecord = {
   times: 'epochMs',
   names: { 'Post.accountId': 'account' },
   verbatim: ['Post.params'],

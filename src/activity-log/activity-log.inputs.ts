@@ -1,0 +1,32 @@
+import { ArgsType, Field, ID } from 'type-graphql';
+import { withPageArgs } from '../graphql/page';
+import { withConnectionArgs } from '../graphql/relay-connection';
+import { EventRecordType, EventType } from '../activity/activity.enums';
+
+/** The filters of the activity log, the same for its cursor list and its page-numbered twin (GET /events). */
+@ArgsType()
+export class EventFilterArgs {
+  @Field(() => ID, { nullable: true, description: 'Only this account’s events. An account token sees only its own account’s anyway.' })
+  accountId?: string | null;
+
+  @Field(() => EventType, { nullable: true })
+  type?: EventType | null;
+
+  @Field(() => EventRecordType, { nullable: true })
+  recordType?: EventRecordType | null;
+
+  @Field(() => ID, { nullable: true, description: 'Only the events of this record (its id).' })
+  recordId?: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'Only events at or after this time.' })
+  occurredAfter?: Date | null;
+
+  @Field(() => Date, { nullable: true, description: 'Only events before this time.' })
+  occurredBefore?: Date | null;
+}
+
+@ArgsType()
+export class EventsConnectionArgs extends withConnectionArgs(EventFilterArgs) {}
+
+@ArgsType()
+export class EventsPageArgs extends withPageArgs(EventFilterArgs, { default: 20, max: 100 }) {}
