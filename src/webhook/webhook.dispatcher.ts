@@ -104,7 +104,7 @@ export class WebhookDispatcher {
     const organizations = [...new Set(rows.filter((row) => row.id).map((row) => row.organization_id))];
     const endpoints = organizations.length
       ? await connection.execute<{ id: string; organization_id: string; event_types: string[] }[]>(
-          'select id, organization_id, event_types from webhook_endpoint where enabled and organization_id = any(?::uuid[]) order by id',
+          'select id, organization_id, event_types from webhook_endpoint where enabled and organization_id in (?) order by id',
           [organizations],
           'all',
           trx,
@@ -129,7 +129,7 @@ export class WebhookDispatcher {
       }
     }
     await insertDeliveries(tx, deliveries, this.runtime.clock.now());
-    await connection.execute('delete from webhook_outbox where event_id = any(?::uuid[])', [rows.map((row) => row.event_id)], 'run', trx);
+    await connection.execute('delete from webhook_outbox where event_id in (?)', [rows.map((row) => row.event_id)], 'run', trx);
     this.runtime.metrics?.webhookDeliveriesCreated.inc(deliveries.length);
     return rows.length;
   }
@@ -167,7 +167,7 @@ export class WebhookDispatcher {
       chosen.push(head.id);
     }
     if (chosen.length === 0) return 0;
-    await connection.execute('update webhook_delivery set status = ? where id = any(?::uuid[])', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
+    await connection.execute('update webhook_delivery set status = ? where id in (?)', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
     for (const deliveryId of chosen) await this.runtime.jobs.enqueue(tx, 'webhook-deliver', { deliveryId });
     return chosen.length;
   }

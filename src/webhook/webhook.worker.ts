@@ -17,13 +17,13 @@ interface DeliveryRow {
   event_type: string;
   body: string;
   attempts: number;
-  created_at: Date;
+  created_at: Date | string;
   endpoint_id: string;
   url: string;
   enabled: boolean;
   secret: string;
   previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
+  previous_secret_expires_at: Date | string | null;
   failing_since: Date | null;
 }
 
@@ -32,7 +32,7 @@ const USER_AGENT = 'ListingsGateway-Webhooks/1';
 /** The secrets that sign now: the current one, and the one before a rotation during its grace period. */
 function signingSecrets(runtime: WebhookWorkerDeps, row: DeliveryRow, now: Date): string[] {
   const secrets = [runtime.secrets.open(row.secret)];
-  if (row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now) secrets.push(runtime.secrets.open(row.previous_secret));
+  if (row.previous_secret && row.previous_secret_expires_at && new Date(row.previous_secret_expires_at) > now) secrets.push(runtime.secrets.open(row.previous_secret));
   return secrets;
 }
 
