@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Runtime } from '../runtime';
 import { insertDeliveries, eventBody, type EventRow, type NewDelivery } from './webhook.deliveries';
@@ -90,7 +90,7 @@ export class WebhookDispatcher {
   }
 
   private async fanOut(tx: EntityManager): Promise<number> {
-    const trx = tx.getTransactionContext();
+    const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
     const rows = await connection.execute<(EventRow & { event_id: string })[]>(
       `select o.event_id, e.id, e.type, e.occurred_at, e.organization_id, e.account_id, e.record_type, e.record_id, e.sequence, e.record
@@ -135,7 +135,7 @@ export class WebhookDispatcher {
   }
 
   private async schedule(tx: EntityManager): Promise<number> {
-    const trx = tx.getTransactionContext();
+    const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
     // The head of each (endpoint, record): its first open delivery. Pings go to disabled endpoints too (a test).
     const heads = await connection.execute<{ id: string; endpoint_id: string; sending: string }[]>(

@@ -1,3 +1,4 @@
+import type { Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { JobFailure } from '../jobs/failure-policy';
@@ -83,7 +84,7 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
   const nextAttemptAt = status === WebhookDeliveryStatus.PENDING ? new Date(now.getTime() + retryDelayMs(attempts, Math.random())) : null;
   const isPing = row.event_type === PING_EVENT_TYPE;
   await runtime.database.orm.em.fork().transactional(async (tx) => {
-    const trx = tx.getTransactionContext();
+    const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
     await connection.execute(
       `update webhook_delivery set status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status_code = ?, last_latency_ms = ?,
