@@ -11,6 +11,7 @@ import { Migration20261125000100_LocationRecordBytes } from './Migration20261125
 import { Migration20261126000000_CompetitorScanStatus } from './Migration20261126000000_CompetitorScanStatus';
 import { Migration20261126010000_AsyncWork } from './Migration20261126010000_AsyncWork';
 import { Migration20261127000000_ActivityEvents } from './Migration20261127000000_ActivityEvents';
+import { Migration20261127025111_Webhooks } from './Migration20261127025111_Webhooks';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261126000000_CompetitorScanStatus', class: Migration20261126000000_CompetitorScanStatus },
   { name: 'Migration20261126010000_AsyncWork', class: Migration20261126010000_AsyncWork },
   { name: 'Migration20261127000000_ActivityEvents', class: Migration20261127000000_ActivityEvents },
+  { name: 'Migration20261127025111_Webhooks', class: Migration20261127025111_Webhooks },
 ];

@@ -62,6 +62,10 @@ const configSchema = z.object({
     .refine((text) => text.trim() === 'off' || text.trim() === '*' || corsOriginList(text) !== undefined, 'must be off, *, or a comma-separated list of origins (https://app.example.com)')
     .optional(),
   TRUSTED_DOCUMENTS: z.string().min(1).optional(),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['on', 'off']).optional(),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(60).default(10),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(4),
+  WEBHOOK_SECRET_GRACE_HOURS: z.coerce.number().min(0).max(168).default(24),
 });
 
 /**
@@ -172,6 +176,17 @@ export interface Config {
   betaApiUrl: string | undefined;
   betaClientId: string;
   betaClientSecret: string;
+  /** Webhook deliveries (docs/webhooks.md). */
+  webhooks: {
+    /** Loopback, private, link-local and metadata addresses, and http:// URLs, allowed (development, tests). */
+    allowPrivateTargets: boolean;
+    /** How long one delivery request may take, answer included. */
+    timeoutMs: number;
+    /** Requests in flight at once per endpoint. */
+    endpointConcurrency: number;
+    /** How long the secret before a rotation still signs. */
+    secretGraceMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -246,6 +261,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     betaApiUrl: raw.BETA_API_URL,
     betaClientId: raw.BETA_CLIENT_ID,
     betaClientSecret: raw.BETA_CLIENT_SECRET,
+    webhooks: {
+      allowPrivateTargets: (raw.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+      timeoutMs: Math.round(raw.WEBHOOK_TIMEOUT_SECONDS * 1000),
+      endpointConcurrency: raw.WEBHOOK_ENDPOINT_CONCURRENCY,
+      secretGraceMs: Math.round(raw.WEBHOOK_SECRET_GRACE_HOURS * 3600 * 1000),
+    },
   };
 }
 

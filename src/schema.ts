@@ -25,6 +25,7 @@ import { LocationUpdateJobResolver } from './location/location-update-job.resolv
 import { LocationResolver } from './location/location.resolver';
 import { OrganizationResolver } from './organization/organization.resolver';
 import { PostResolver } from './post/post.resolver';
+import { WebhookDeliveryResolver, WebhookEndpointResolver } from './webhook/webhook.resolver';
 import { subscriptionPubSub } from './events/graphql-pubsub';
 import { validateArgument } from './graphql/argument-rules';
 import { NodeResolver } from './graphql/node';
@@ -57,6 +58,8 @@ export const resolvers = [
   ActivityLogResolver,
   // `node(nodeId:)` and every record's `nodeId`: the records' resolvers above define how each is refetched.
   NodeResolver,
+  WebhookEndpointResolver,
+  WebhookDeliveryResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -24,6 +24,7 @@ import { registerAccountWorkers } from './account-import/account-import.worker';
 import { registerLocationWorkers } from './location/location.worker';
 import { registerReviewWorkers } from './review/review.worker';
 import { registerPostWorkers } from './post/post.worker';
+import { registerWebhookWorkers } from './webhook/webhook.worker';
 import { createAlphaClient } from './providers/alpha/alpha.client';
 import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import { createBetaClient } from './providers/beta/beta.client';
@@ -260,6 +261,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       // Where the jobs run: one process kind sweeps, the API processes need not.
       const stopRetention = startEventRetention(runtime, log);
       steps.push({ name: 'the activity log retention', run: stopRetention });
+      const dispatcher = await registerWebhookWorkers(runtime, log);
+      steps.push({ name: 'the webhook dispatcher', run: () => dispatcher.stop() });
     }
     // Run in reverse: no job starts from now on; the running ones are waited for while the server (and the provider
     // sandboxes it mounts, which they may be calling) still answers; then the server drains; then pg-boss stops.

@@ -52,6 +52,10 @@ interface Ids {
   segmentId: string;
   betaCompanyId: string;
   tokenId: string;
+  /** A webhook endpoint of the organization (disabled: nothing is sent during the test). */
+  webhookEndpointId: string;
+  /** An activity event of the victim's records. */
+  eventId: string;
   /** The global ids `node` takes (src/graphql/node.ts) of the records above. */
   accountNodeId: string;
   tokenNodeId: string;
@@ -346,6 +350,25 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
       document: 'mutation ($a: ID, $l: ID!) { updateLocation(accountId: $a, locationId: $l, input: { websiteUri: "https://intruder.example" }) { id message } }',
       variables: (ids) => ({ a: ids.scopeAccountId, l: ids.locationId }),
     },
+  ],  webhookEndpoints: [{ document: 'query { webhookEndpoints(first: 10) { totalCount nodes { id url } } }', variables: () => ({}) }],
+  webhookEndpoint: [{ document: 'query ($id: ID!) { webhookEndpoint(id: $id) { id url } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
+  webhookDeliveries: [
+    { document: 'query ($e: ID!) { webhookDeliveries(endpointId: $e, first: 10) { totalCount nodes { id eventId } } }', variables: (ids) => ({ e: ids.webhookEndpointId }) },
+  ],
+  webhookDeliveriesPage: [
+    { document: 'query ($e: ID!) { webhookDeliveriesPage(endpointId: $e, page: 1, perPage: 10) { found deliveries { id eventId } } }', variables: (ids) => ({ e: ids.webhookEndpointId }) },
+  ],
+  createWebhookEndpoint: [
+    { document: 'mutation { createWebhookEndpoint(input: { url: "https://intruder.example/hook", eventTypes: [POST_STATE_CHANGED], enabled: false }) { endpoint { id } } }', variables: () => ({}) },
+  ],
+  updateWebhookEndpoint: [
+    { document: 'mutation ($id: ID!) { updateWebhookEndpoint(id: $id, input: { url: "https://intruder.example/hook" }) { id url } }', variables: (ids) => ({ id: ids.webhookEndpointId }) },
+  ],
+  deleteWebhookEndpoint: [{ document: 'mutation ($id: ID!) { deleteWebhookEndpoint(id: $id) { id deleted } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
+  rotateWebhookSecret: [{ document: 'mutation ($id: ID!) { rotateWebhookSecret(id: $id) { secret endpoint { id } } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
+  pingWebhookEndpoint: [{ document: 'mutation ($id: ID!) { pingWebhookEndpoint(id: $id) { id } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
+  redeliverWebhookEvent: [
+    { document: 'mutation ($e: ID!, $ev: ID!) { redeliverWebhookEvent(endpointId: $e, eventId: $ev) { id } }', variables: (ids) => ({ e: ids.webhookEndpointId, ev: ids.eventId }) },
   ],
 };
 
@@ -706,6 +729,13 @@ beforeAll(async () => {
     betaCompanyId: 'company-2002',
   };
 
+  // A disabled endpoint: it receives nothing, so its rows stay as they are while the intruders try.
+  const hook = await gql<{ createWebhookEndpoint: { endpoint: { id: string } } }>(
+    victimOrg.token,
+    'mutation { createWebhookEndpoint(input: { url: "https://victim.example/hook", eventTypes: [POST_STATE_CHANGED], enabled: false }) { endpoint { id } } }',
+  );
+  const [victimEvent] = await sql<{ id: string }>('select id from activity_event where account_id = ? order by id limit 1', [accountId]);
+
   victim = withNodeIds({
     scopeAccountId: accountId,
     accountId,
@@ -728,6 +758,8 @@ beforeAll(async () => {
     segmentId: brand.createBetaBrand.segmentId,
     betaCompanyId: 'company-1001',
     tokenId: victimToken.createAccountToken.apiToken.id,
+    webhookEndpointId: hook.createWebhookEndpoint.endpoint.id,
+    eventId: victimEvent!.id,
   });
   nobody = withNodeIds({
     scopeAccountId: newId(),
@@ -751,6 +783,8 @@ beforeAll(async () => {
     segmentId: `brand-${newId()}`,
     betaCompanyId: `company-${hex()}`,
     tokenId: newId(),
+    webhookEndpointId: newId(),
+    eventId: newId(),
   });
   victimTokens = { organization: victimOrg.token, account };
   const victimNames = [

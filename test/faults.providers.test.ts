@@ -1,5 +1,5 @@
 import { Account } from '../src/account/account.entity';
-import { QUEUES, type QueueName } from '../src/jobs/queues';
+import { PROVIDER_QUEUES, type ProviderQueueName } from '../src/jobs/queues';
 import { Location } from '../src/location/location.entity';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
@@ -47,7 +47,7 @@ const SLOW_MS = 8_000;
 type Duration = 'transient' | 'lasting';
 
 interface Outcome {
-  queue: QueueName;
+  queue: ProviderQueueName;
   kind: FaultKind;
   duration: Duration;
   /** The record's id here, and its terminal state as a client reads it. */
@@ -91,8 +91,8 @@ const BRAND_CHANGES: { operation: 'replace' | 'delete'; duration: Duration }[] =
 ];
 
 /** Per queue: calls the sandbox failed or held, records (one per scenario), and those found terminal. */
-const figures = new Map<QueueName, { faults: number; records: number; terminal: number }>(
-  QUEUES.map((queue) => [queue, { faults: 0, records: 0, terminal: 0 }]),
+const figures = new Map<ProviderQueueName, { faults: number; records: number; terminal: number }>(
+  PROVIDER_QUEUES.map((queue) => [queue, { faults: 0, records: 0, terminal: 0 }]),
 );
 
 const two = (n: number) => String(n).padStart(2, '0');
@@ -202,7 +202,7 @@ async function printFigures(): Promise<void> {
   const rows = [];
   const stuck = await stuckRecords(t.databaseUrl);
   const duplicates = await providerDuplicates();
-  for (const queue of QUEUES) {
+  for (const queue of PROVIDER_QUEUES) {
     const { faults, records, terminal } = figures.get(queue)!;
     const { jobs, attempts, deadLetters } = await jobFigures(t.databaseUrl, queue);
     rows.push({
@@ -282,7 +282,7 @@ const scanOf = async (id: string) => (await data(org.token, 'query ($a: ID, $id:
 const brandOf = async (segmentId: string) => (await data(org.token, 'query ($s: String!) { betaBrand(segmentId: $s) { betaSyncStatus syncError } }', { s: segmentId })).betaBrand;
 
 /** Scripts `kind` at the sandbox for the calls `aim` names: once, or as often as the job will try. */
-async function inject(queue: QueueName, provider: 'alpha' | 'beta', kind: FaultKind, duration: Duration, aim: Parameters<typeof faultRule>[2]): Promise<void> {
+async function inject(queue: ProviderQueueName, provider: 'alpha' | 'beta', kind: FaultKind, duration: Duration, aim: Parameters<typeof faultRule>[2]): Promise<void> {
   const count = duration === 'transient' || kind === '4xx' ? 1 : ATTEMPTS;
   const rule = faultRule(kind, count, aim, SLOW_MS);
   await (provider === 'alpha' ? alpha.fail(rule) : beta.fail(rule));
@@ -292,7 +292,7 @@ async function inject(queue: QueueName, provider: 'alpha' | 'beta', kind: FaultK
 const reviewName = (reviewId: string) => `accounts/${REVIEWS_ACCOUNT}/locations/${REVIEWS_LOCATION}/reviews/${reviewId}`;
 
 /** Runs one fault on one queue's job, from arranging its record to the record's terminal state. */
-async function scenario(queue: QueueName, kind: FaultKind, duration: Duration): Promise<Outcome> {
+async function scenario(queue: ProviderQueueName, kind: FaultKind, duration: Duration): Promise<Outcome> {
   figures.get(queue)!.records += 1;
   const outcome = (id: string, state: string, failure: { status?: number; reason?: string; message?: string } | string | null): Outcome => {
     const error = typeof failure === 'string' ? failure : failure?.message ?? null;
@@ -461,7 +461,7 @@ async function brandChange(operation: 'replace' | 'delete', duration: Duration):
   return { operation, duration, ...ended };
 }
 
-const SUCCESS: Record<QueueName, string> = {
+const SUCCESS: Record<ProviderQueueName, string> = {
   'post-publish': 'LIVE',
   'post-check': 'LIVE',
   'post-delete': 'DELETED',
@@ -473,7 +473,7 @@ const SUCCESS: Record<QueueName, string> = {
   'competitor-scan': 'COMPLETED',
   'beta-brand-sync': 'SYNCED',
 };
-const FAILED: Record<QueueName, string> = {
+const FAILED: Record<ProviderQueueName, string> = {
   'post-publish': 'ERROR',
   'post-check': 'ERROR',
   'post-delete': 'ERROR',
@@ -495,7 +495,7 @@ const sampled = { samples: 0, stuck: [] as StuckRecord[] };
  * Runs every scenario at once (each aimed at its own record's calls), looking for stuck records meanwhile; fails
  * listing every scenario that failed.
  */
-async function runAll(runs: { queue: QueueName; kind: FaultKind; duration: Duration }[]): Promise<Outcome[]> {
+async function runAll(runs: { queue: ProviderQueueName; kind: FaultKind; duration: Duration }[]): Promise<Outcome[]> {
   let running = true;
   const sampler = (async () => {
     while (running) {
@@ -526,7 +526,7 @@ async function settledAndNothingStuck(): Promise<void> {
 }
 
 /** Records the provider holds twice (per queue): posts and locations per requestId, brands per company, imports per provider name. */
-async function providerDuplicates(): Promise<Record<QueueName, number>> {
+async function providerDuplicates(): Promise<Record<ProviderQueueName, number>> {
   const state = await alpha.state();
   const moreThanOnce = (keys: (string | null)[]) => {
     const counts = new Map<string, number>();
@@ -556,7 +556,7 @@ async function providerDuplicates(): Promise<Record<QueueName, number>> {
 }
 
 /** The record's job: the attempts its last job made, and how pg-boss ended it. */
-async function lastJobOf(queue: QueueName, id: string): Promise<{ state: string; attempts: number } | undefined> {
+async function lastJobOf(queue: ProviderQueueName, id: string): Promise<{ state: string; attempts: number } | undefined> {
   const key = { 'post-publish': 'postId', 'post-check': 'postId', 'post-delete': 'postId', 'location-publish': 'locationId', 'location-update': 'jobId', 'account-import': 'accountId', 'review-reply-send': 'reviewId', 'review-reply-check': 'reviewId', 'competitor-scan': 'scanId', 'beta-brand-sync': 'brandId' }[queue];
   const lookup = queue === 'beta-brand-sync' ? `(select id::text from beta_brand where segment_id = $2)` : '$2';
   const [job] = (await query(
@@ -570,7 +570,7 @@ async function lastJobOf(queue: QueueName, id: string): Promise<{ state: string;
 describe('provider faults on every queue', () => {
   it('a fault once, then a provider that recovers: every record ends in its success, the job retried', async () => {
     const [outcomes, changes] = await Promise.all([
-      runAll(QUEUES.flatMap((queue) => RETRYABLE_FAULTS.map((kind) => ({ queue, kind, duration: 'transient' as const })))),
+      runAll(PROVIDER_QUEUES.flatMap((queue) => RETRYABLE_FAULTS.map((kind) => ({ queue, kind, duration: 'transient' as const })))),
       Promise.all(BRAND_CHANGES.filter((change) => change.duration === 'transient').map(({ operation, duration }) => brandChange(operation, duration))),
     ]);
     expect(changes).toEqual([
@@ -590,7 +590,7 @@ describe('provider faults on every queue', () => {
 
   it('a fault lasting past the retries, or a refusal: every record ends in its documented failure, with the provider’s text', async () => {
     const [outcomes, changes] = await Promise.all([
-      runAll(QUEUES.flatMap((queue) => ALL_FAULTS.map((kind) => ({ queue, kind, duration: 'lasting' as const })))),
+      runAll(PROVIDER_QUEUES.flatMap((queue) => ALL_FAULTS.map((kind) => ({ queue, kind, duration: 'lasting' as const })))),
       Promise.all(BRAND_CHANGES.filter((change) => change.duration === 'lasting').map(({ operation, duration }) => brandChange(operation, duration))),
     ]);
     expect(changes).toEqual([

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { QUEUES, type QueueName } from '../src/jobs/queues';
+import { PROVIDER_QUEUES, type ProviderQueueName } from '../src/jobs/queues';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { connect, runConsent } from './support/consent';
@@ -115,7 +115,7 @@ const accountOf = async (id: string) => (await data('query ($id: ID) { account(i
 
 /** The record each queue's job works on, and how to read its state as a client does. */
 interface Held {
-  queue: QueueName;
+  queue: ProviderQueueName;
   /** The record's id here (the key of its job's payload). */
   id: string;
   state(): Promise<string>;
@@ -189,8 +189,8 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
     await alpha.configure({ processingMs: 5_000, moderationMs: 5_000 });
 
     const held: Held[] = [];
-    const postHeld = (queue: QueueName, id: string, success: string): Held => ({ queue, id, success, state: () => postState(id) });
-    const reviewHeld = (queue: QueueName, name: string): Held => ({
+    const postHeld = (queue: ProviderQueueName, id: string, success: string): Held => ({ queue, id, success, state: () => postState(id) });
+    const reviewHeld = (queue: ProviderQueueName, name: string): Held => ({
       queue,
       id: '',
       success: 'ACTIVE',
@@ -262,7 +262,7 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
         });
       }),
     ]);
-    expect(held.map((entry) => entry.queue).sort()).toEqual([...QUEUES].sort());
+    expect(held.map((entry) => entry.queue).sort()).toEqual([...PROVIDER_QUEUES].sort());
 
     // The sandbox saw every call: each rule taken, ten calls held; the worker's jobs are active, taken once.
     await until(async () => {
@@ -287,12 +287,12 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
     // Each job ended, taken again after its worker died (once it expired).
     const ended = await jobs();
     for (const job of ended) expect(job).toMatchObject({ state: 'completed', retryCount: expect.any(Number) });
-    expect(ended.filter((job) => job.retryCount >= 1).map((job) => job.queue).sort()).toEqual([...QUEUES].sort());
+    expect(ended.filter((job) => job.retryCount >= 1).map((job) => job.queue).sort()).toEqual([...PROVIDER_QUEUES].sort());
 
     // The held calls land at the provider (the killed worker only stopped waiting): then count what it holds.
     await until(async () => ((await alpha.state()).held === 0 && (await beta.state()).held === 0 ? true : undefined), 'the held calls to land', 60_000);
     const provider = await alpha.state();
-    const byId = (queue: QueueName) => held.find((entry) => entry.queue === queue)!.id;
+    const byId = (queue: ProviderQueueName) => held.find((entry) => entry.queue === queue)!.id;
     const duplicates: Record<string, number> = {};
     const repeated: Record<string, string> = {};
     // One post per post: the held create and the retried one carried the post's id.
@@ -324,7 +324,7 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
     const brands = (await beta.state()).brands.filter((brand) => brand.companyId === 'company-1001');
     duplicates['beta-brand-sync'] = brands.length - 1;
     expect(brands.map((brand) => brand.brandDetails.displayNames[0]!.name)).toEqual(['Held Brand']);
-    expect(duplicates).toEqual(Object.fromEntries(QUEUES.map((queue) => [queue, 0])));
+    expect(duplicates).toEqual(Object.fromEntries(PROVIDER_QUEUES.map((queue) => [queue, 0])));
     expect(await stuckRecords(database.url)).toEqual([]);
 
     const rows = [];
@@ -352,7 +352,7 @@ describe('a worker killed (SIGKILL) while every queue’s job is at the provider
   }, 240_000);
 });
 
-const PAYLOAD_KEY: Record<QueueName, string> = {
+const PAYLOAD_KEY: Record<ProviderQueueName, string> = {
   'post-publish': 'postId',
   'post-check': 'postId',
   'post-delete': 'postId',

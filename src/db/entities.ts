@@ -16,6 +16,9 @@ import { Organization } from '../organization/organization.entity';
 import { IdempotencyKey } from '../post/idempotency-key.entity';
 import { Post } from '../post/post.entity';
 import { Review } from '../review/review.entity';
+import { WebhookDelivery } from '../webhook/webhook-delivery.entity';
+import { WebhookEndpoint } from '../webhook/webhook-endpoint.entity';
+import { WebhookOutbox } from '../webhook/webhook-outbox.entity';
 
 /** Every persisted entity, listed once for the ORM. */
 export const entities = [
@@ -37,4 +40,7 @@ export const entities = [
   UsageCounter,
   AsyncWorkRecord,
   ActivityEvent,
+  WebhookEndpoint,
+  WebhookDelivery,
+  WebhookOutbox,
 ];

@@ -16,11 +16,13 @@ export interface TopicPayloads {
   'jobs.enqueued': { queue: string };
   /** A token was revoked: every process closes the WebSockets opened with it, ending their subscriptions. */
   'token.revoked': { tokenId: string };
+  /** Webhook work waits: activity events were committed (a database trigger sends it), a ping or redelivery was asked for, or a delivery ended and its record's next may go. The dispatcher looks now instead of at its next poll. */
+  'webhooks.pending': Record<string, never>;
 }
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked', 'webhooks.pending'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

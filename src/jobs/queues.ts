@@ -23,6 +23,8 @@ export interface QueuePayloads {
   'competitor-scan': { scanId: string };
   /** Push a beta brand's pending change (create, replace or delete) to the beta provider. */
   'beta-brand-sync': { brandId: string };
+  /** Send one SENDING webhook delivery; the receiver's failures are the delivery's to retry (docs/webhooks.md). */
+  'webhook-deliver': { deliveryId: string };
 }
 
 export type QueueName = keyof QueuePayloads;
@@ -46,6 +48,7 @@ const hasAccountId = (data: unknown): data is { accountId: string } => isRecord(
 const hasScanId = (data: unknown): data is { scanId: string } => isRecord(data) && typeof data.scanId === 'string';
 const hasReviewId = (data: unknown): data is { reviewId: string } => isRecord(data) && typeof data.reviewId === 'string';
 const hasBrandId = (data: unknown): data is { brandId: string } => isRecord(data) && typeof data.brandId === 'string';
+const hasDeliveryId = (data: unknown): data is { deliveryId: string } => isRecord(data) && typeof data.deliveryId === 'string';
 
 /**
  * Payloads come back from the database as `unknown`: these guards, one per queue, are the only way to a typed
@@ -64,6 +67,7 @@ const payloadGuards: { [Q in QueueName]: (data: unknown) => data is QueuePayload
     hasReviewId(data) && typeof (data as { attempt?: unknown }).attempt === 'number',
   'competitor-scan': hasScanId,
   'beta-brand-sync': hasBrandId,
+  'webhook-deliver': hasDeliveryId,
 };
 
 export const QUEUES = Object.keys(payloadGuards) as QueueName[];
@@ -71,3 +75,7 @@ export const QUEUES = Object.keys(payloadGuards) as QueueName[];
 export function isQueuePayload<Q extends QueueName>(queue: Q, data: unknown): data is QueuePayloads[Q] {
   return payloadGuards[queue](data);
 }
+
+/** Queues whose jobs call a provider (what the fault tests aim at); webhook deliveries call the organizations' receivers. */
+export type ProviderQueueName = Exclude<QueueName, 'webhook-deliver'>;
+export const PROVIDER_QUEUES = QUEUES.filter((queue): queue is ProviderQueueName => queue !== 'webhook-deliver');

@@ -59,8 +59,11 @@ const OWNER_COLUMNS: Record<keyof typeof OWNERS, string> = {
 
 type Owner = keyof typeof OWNERS;
 
-/** Each queue's kind of work, the record its payload names, and that record's table. */
-const WORK_OF_QUEUE: { [Q in QueueName]: { kind: AsyncWorkKind; subject: (payload: QueuePayloads[Q]) => string; owner: Owner } } = {
+/**
+ * Each queue's kind of work, the record its payload names, and that record's table; null for a queue whose jobs are
+ * not units of work a client follows (webhook deliveries have their own log, docs/webhooks.md).
+ */
+const WORK_OF_QUEUE: { [Q in QueueName]: { kind: AsyncWorkKind; subject: (payload: QueuePayloads[Q]) => string; owner: Owner } | null } = {
   'post-publish': { kind: AsyncWorkKind.POST_PUBLISH, subject: (p) => p.postId, owner: 'post' },
   'post-check': { kind: AsyncWorkKind.POST_CHECK, subject: (p) => p.postId, owner: 'post' },
   'post-delete': { kind: AsyncWorkKind.POST_DELETE, subject: (p) => p.postId, owner: 'post' },
@@ -71,6 +74,7 @@ const WORK_OF_QUEUE: { [Q in QueueName]: { kind: AsyncWorkKind; subject: (payloa
   'beta-brand-sync': { kind: AsyncWorkKind.BETA_BRAND_SYNC, subject: (p) => p.brandId, owner: 'beta_brand' },
   'review-reply-send': { kind: AsyncWorkKind.REVIEW_REPLY_SEND, subject: (p) => p.reviewId, owner: 'review' },
   'review-reply-check': { kind: AsyncWorkKind.REVIEW_REPLY_CHECK, subject: (p) => p.reviewId, owner: 'review' },
+  'webhook-deliver': null,
 };
 
 /** A row as an event carries it and GraphQL shows it (dates as ISO text: it crosses processes as JSON). */
@@ -129,6 +133,7 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
  */
 export async function recordQueued<Q extends QueueName>(execute: Execute, queue: Q, payload: QueuePayloads[Q], maxAttempts: number): Promise<AsyncWorkSnapshot | undefined> {
   const work = WORK_OF_QUEUE[queue];
+  if (!work) return undefined;
   const subjectId = work.subject(payload);
   const [row] = await execute(
     `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)

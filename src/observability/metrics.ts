@@ -91,6 +91,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveriesCreated = new Counter({
+    name: 'lg_webhook_deliveries_created_total',
+    help: 'Webhook deliveries made from recorded events (one per event and endpoint wanting it)',
+    registers: [this.registry],
+  });
+  readonly webhookAttempts = new Counter({
+    name: 'lg_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome: succeeded (2xx), retried (to be sent again), given_up (failed for a day)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookLatency = new Histogram({
+    name: 'lg_webhook_attempt_seconds',
+    help: 'Time from sending a webhook request to its answer (or its failure)',
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly webhookBacklog = new Gauge({
+    name: 'lg_webhook_backlog',
+    help: 'Webhook deliveries not ended yet (PENDING or SENDING), as the dispatcher last counted them',
+    registers: [this.registry],
+  });
+
   readonly providerCalls = new Counter({
     name: 'lg_provider_requests_total',
     help: 'Calls to the providers, by provider, operation (method and path template) and status (the HTTP status, or timeout, network, cancelled)',

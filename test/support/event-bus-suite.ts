@@ -93,6 +93,7 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
   }),
   'jobs.enqueued': (n) => ({ queue: `queue-${n}` }),
   'token.revoked': (n) => ({ tokenId: `token-${n}` }),
+  'webhooks.pending': () => ({}),
 };
 
 export function sample<T extends Topic>(topic: T, n: number): TopicPayloads[T] {

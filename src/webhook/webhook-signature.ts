@@ -1,0 +1,31 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The signature of a delivery (docs/webhooks.md), as the service writes it and as a client checks it:
+ * `Listings-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, with one `v1` per secret that
+ * signs (two during a rotation's grace period).
+ */
+export const SIGNATURE_HEADER = 'Listings-Signature';
+export const EVENT_ID_HEADER = 'Listings-Event-Id';
+
+function hmacHex(secret: string, timestamp: number, body: string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+}
+
+export function signatureHeader(secrets: readonly string[], timestamp: number, body: string): string {
+  return [`t=${timestamp}`, ...secrets.map((secret) => `v1=${hmacHex(secret, timestamp, body)}`)].join(',');
+}
+
+/**
+ * True when `header` signs `body` with `secret` and its time is within `toleranceSeconds` of `nowSeconds` (a replayed
+ * old request fails). The comparison is constant-time. This is the verification docs/webhooks.md shows clients.
+ */
+export function verifySignature(header: string, body: string, secret: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+  const parts = header.split(',').map((part) => part.trim().split('='));
+  const timestamp = Number(parts.find(([key]) => key === 't')?.[1]);
+  if (!Number.isInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
+  const expected = Buffer.from(hmacHex(secret, timestamp, body), 'hex');
+  return parts
+    .filter(([key, value]) => key === 'v1' && value !== undefined && /^[0-9a-f]{64}$/.test(value))
+    .some(([, value]) => timingSafeEqual(Buffer.from(value!, 'hex'), expected));
+}

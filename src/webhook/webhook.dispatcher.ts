@@ -1,0 +1,174 @@
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Runtime } from '../runtime';
+import { insertDeliveries, eventBody, type EventRow, type NewDelivery } from './webhook.deliveries';
+import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
+
+/**
+ * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
+ * Ordering). One process at a time does it (a transaction-scoped advisory lock: the others skip the round), so the
+ * outbox is taken in sequence order and the ordering rules hold without races between dispatchers:
+ * - fan-out: each outbox row (an event) becomes a delivery to every enabled endpoint of its organization that wants
+ *   its type, and the row is deleted, in one transaction;
+ * - scheduling: of the open deliveries of each (endpoint, record), only the first in sequence order may be sent, and
+ *   only when due (its next attempt time has come on the service clock) and its endpoint has a free slot
+ *   (WEBHOOK_ENDPOINT_CONCURRENCY requests in flight at most), so one slow receiver holds up only itself.
+ * Woken by the `webhooks.pending` event (a trigger sends it when events commit; deliveries send it when they end),
+ * and polling every second besides, which is also what notices retries whose time has come.
+ */
+
+/** The advisory lock key of the dispatcher (any constant no other part of the service uses). */
+const DISPATCHER_LOCK = 720_020_001;
+const POLL_MS = 1000;
+const OUTBOX_BATCH = 500;
+const SCHEDULE_BATCH = 500;
+
+type DispatcherDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics'>;
+
+export class WebhookDispatcher {
+  private running = true;
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  private readonly done: Promise<void>;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly runtime: DispatcherDeps,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.unsubscribe = runtime.events.subscribe('webhooks.pending', () => this.wake());
+    this.done = this.loop();
+  }
+
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe();
+    this.wake();
+    await this.done;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      let more = false;
+      try {
+        more = await this.round();
+      } catch (error) {
+        this.log.error({ err: error }, 'webhook dispatch round failed; tried again at the next');
+      }
+      if (!this.running) break;
+      if (more || this.woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.wakeUp = undefined;
+          resolve();
+        }, POLL_MS);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          this.wakeUp = undefined;
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** One round under the lock; true when a batch was full (another round follows at once). */
+  private async round(): Promise<boolean> {
+    const em = this.runtime.database.orm.em.fork();
+    return em.transactional(async (tx) => {
+      const [lock] = await tx.getConnection().execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [DISPATCHER_LOCK], 'all', tx.getTransactionContext());
+      if (!lock?.locked) return false;
+      const fannedOut = await this.fanOut(tx);
+      const scheduled = await this.schedule(tx);
+      return fannedOut === OUTBOX_BATCH || scheduled === SCHEDULE_BATCH;
+    });
+  }
+
+  private async fanOut(tx: EntityManager): Promise<number> {
+    const trx = tx.getTransactionContext<Knex.Transaction>();
+    const connection = tx.getConnection();
+    const rows = await connection.execute<(EventRow & { event_id: string })[]>(
+      `select o.event_id, e.id, e.type, e.occurred_at, e.organization_id, e.account_id, e.record_type, e.record_id, e.sequence, e.record
+         from webhook_outbox o left join activity_event e on e.id = o.event_id
+        order by o.sequence limit ${OUTBOX_BATCH}`,
+      [],
+      'all',
+      trx,
+    );
+    if (rows.length === 0) return 0;
+    const organizations = [...new Set(rows.filter((row) => row.id).map((row) => row.organization_id))];
+    const endpoints = organizations.length
+      ? await connection.execute<{ id: string; organization_id: string; event_types: string[] }[]>(
+          'select id, organization_id, event_types from webhook_endpoint where enabled and organization_id in (?) order by id',
+          [organizations],
+          'all',
+          trx,
+        )
+      : [];
+    const deliveries: NewDelivery[] = [];
+    // An event gone before its turn (removed by retention) has nothing to send.
+    for (const event of rows.filter((row) => row.id)) {
+      const body = eventBody(event);
+      for (const endpoint of endpoints) {
+        if (endpoint.organization_id !== event.organization_id || !endpoint.event_types.includes(event.type)) continue;
+        deliveries.push({
+          endpointId: endpoint.id,
+          organizationId: event.organization_id,
+          eventId: event.id,
+          eventType: event.type,
+          recordKey: event.record_id,
+          sequence: String(event.sequence),
+          body,
+          redelivery: false,
+        });
+      }
+    }
+    await insertDeliveries(tx, deliveries, this.runtime.clock.now());
+    await connection.execute('delete from webhook_outbox where event_id in (?)', [rows.map((row) => row.event_id)], 'run', trx);
+    this.runtime.metrics?.webhookDeliveriesCreated.inc(deliveries.length);
+    return rows.length;
+  }
+
+  private async schedule(tx: EntityManager): Promise<number> {
+    const trx = tx.getTransactionContext<Knex.Transaction>();
+    const connection = tx.getConnection();
+    // The head of each (endpoint, record): its first open delivery. Pings go to disabled endpoints too (a test).
+    const heads = await connection.execute<{ id: string; endpoint_id: string; sending: string }[]>(
+      `with heads as (
+         select distinct on (d.endpoint_id, d.record_key) d.id, d.endpoint_id, d.status, d.next_attempt_at, d.sequence, d.event_type, w.enabled
+           from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id
+          where d.status in (?, ?)
+          order by d.endpoint_id, d.record_key, d.sequence, d.id)
+       select h.id, h.endpoint_id,
+              (select count(*) from webhook_delivery s where s.endpoint_id = h.endpoint_id and s.status = ?) as sending
+         from heads h
+        where h.status = ? and h.next_attempt_at <= ? and (h.enabled or h.event_type = ?)
+        order by h.sequence, h.id
+        limit ${SCHEDULE_BATCH}`,
+      [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING, WebhookDeliveryStatus.SENDING, WebhookDeliveryStatus.PENDING, this.runtime.clock.now(), PING_EVENT_TYPE],
+      'all',
+      trx,
+    );
+    if (this.runtime.metrics) {
+      const [open] = await connection.execute<{ count: string }[]>('select count(*) from webhook_delivery where status in (?, ?)', [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING], 'all', trx);
+      this.runtime.metrics.webhookBacklog.set(Number(open?.count ?? 0));
+    }
+    const slots = new Map<string, number>();
+    const chosen: string[] = [];
+    for (const head of heads) {
+      const free = slots.get(head.endpoint_id) ?? this.runtime.config.webhooks.endpointConcurrency - Number(head.sending);
+      if (free <= 0) continue;
+      slots.set(head.endpoint_id, free - 1);
+      chosen.push(head.id);
+    }
+    if (chosen.length === 0) return 0;
+    await connection.execute('update webhook_delivery set status = ? where id in (?)', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
+    for (const deliveryId of chosen) await this.runtime.jobs.enqueue(tx, 'webhook-deliver', { deliveryId });
+    return chosen.length;
+  }
+}

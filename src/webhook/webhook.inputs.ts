@@ -1,0 +1,64 @@
+import { ArgsType, Field, ID, InputType } from 'type-graphql';
+import { EventType } from '../activity/activity.enums';
+import { ArgumentRules, list, text } from '../graphql/argument-rules';
+import { withPageArgs } from '../graphql/page';
+import { withConnectionArgs } from '../graphql/relay-connection';
+import { WebhookDeliveryStatus } from './webhook.enums';
+import { MAX_URL_CHARACTERS } from './webhook.rules';
+
+const EVENT_TYPE_COUNT = Object.keys(EventType).length;
+const endpointRules = {
+  url: text({ max: MAX_URL_CHARACTERS }, `url must be at most ${MAX_URL_CHARACTERS} characters`),
+  description: text({ max: 500 }, 'description must be at most 500 characters'),
+  eventTypes: list(undefined, { min: 1, max: EVENT_TYPE_COUNT }, { min: 'eventTypes must name at least one event type' }),
+};
+
+@InputType({ description: 'A new endpoint: an https URL and the event types sent to it.' })
+@ArgumentRules(endpointRules)
+export class CreateWebhookEndpointInput {
+  @Field({ description: 'An absolute https URL, not of a loopback, private, link-local or metadata address.' })
+  url!: string;
+
+  @Field(() => [EventType])
+  eventTypes!: EventType[];
+
+  @Field(() => String, { nullable: true })
+  description?: string | null;
+
+  @Field({ defaultValue: true })
+  enabled: boolean = true;
+}
+
+@InputType({ description: 'What changes of an endpoint; enabling a disabled one clears why it was disabled.' })
+@ArgumentRules(endpointRules)
+export class UpdateWebhookEndpointInput {
+  @Field(() => String, { nullable: true })
+  url?: string | null;
+
+  @Field(() => [EventType], { nullable: true })
+  eventTypes?: EventType[] | null;
+
+  @Field(() => String, { nullable: true })
+  description?: string | null;
+
+  @Field(() => Boolean, { nullable: true })
+  enabled?: boolean | null;
+}
+
+@ArgsType()
+class DeliveryFilterArgs {
+  @Field(() => ID)
+  endpointId!: string;
+
+  @Field(() => WebhookDeliveryStatus, { nullable: true })
+  status?: WebhookDeliveryStatus | null;
+
+  @Field(() => ID, { nullable: true, description: 'Only the deliveries of this event.' })
+  eventId?: string | null;
+}
+
+@ArgsType()
+export class WebhookDeliveriesArgs extends withConnectionArgs(DeliveryFilterArgs) {}
+
+@ArgsType()
+export class WebhookDeliveriesPageArgs extends withPageArgs(DeliveryFilterArgs, { default: 20, max: 100 }) {}

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
+
+/** The pure rules of webhooks (docs/webhooks.md): secrets, the retry schedule, which addresses may be called. */
+
+/** A new signing secret: 32 random bytes, prefixed so it is recognisable in a client's configuration. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+/** A delivery is retried for a day from its creation; an endpoint failing for a day is disabled. */
+export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const FIRST_RETRY_MS = 30_000;
+const LONGEST_RETRY_MS = 60 * 60 * 1000;
+
+/**
+ * The wait after the `attempt`-th failed attempt (1-based): 30 s doubling up to an hour, of which a random half is
+ * taken off ("equal jitter"), so receivers coming back are not hit by every sender at once. `random` is in [0, 1).
+ */
+export function retryDelayMs(attempt: number, random: number): number {
+  const ceiling = Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + (random * ceiling) / 2);
+}
+
+/** Endpoints an organization may have. */
+export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
+export const MAX_URL_CHARACTERS = 2048;
+/** The first bytes of an answer kept in the delivery log. */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+
+/** Addresses never called outside development and tests: loopback, private, link-local, metadata, reserved. */
+const forbidden = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) forbidden.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96], ['100::', 64],
+] as const) forbidden.addSubnet(network, prefix, 'ipv6');
+
+/** True for an address no delivery may reach (an IPv4-mapped IPv6 address is judged as its IPv4 one). */
+export function isForbiddenAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return forbidden.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return forbidden.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * Why `text` cannot be an endpoint's URL, or undefined when it can: an absolute https URL (http too when private
+ * targets are allowed) without credentials, whose host is not a forbidden address or a local name. Names are
+ * resolved and checked again at every send (src/webhook/webhook-sender.ts).
+ */
+export function urlRefusal(text: string, allowPrivateTargets: boolean): string | undefined {
+  if ([...text].length > MAX_URL_CHARACTERS) return `url must be at most ${MAX_URL_CHARACTERS} characters`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'url must be an absolute URL';
+  }
+  const schemes = allowPrivateTargets ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) return 'url must be an https URL';
+  if (url.username || url.password) return 'url must not carry credentials';
+  if (allowPrivateTargets) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || !host.includes('.')) {
+    return 'url must not name a loopback, private, link-local or metadata address';
+  }
+  return undefined;
+}

@@ -1,0 +1,189 @@
+import { requireOrganizationToken } from '../access/guards';
+import { EventType } from '../activity/activity.enums';
+import { DomainError } from '../errors/domain-error';
+import { announceOnCommit } from '../events/announce-on-commit';
+import { Organization } from '../organization/organization.entity';
+import type { RequestScope } from '../request-scope';
+import { isId, newId } from '../shared/ids';
+import type { Page } from '../shared/page';
+import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
+import { eventBody, insertDeliveries, type EventRow } from './webhook.deliveries';
+import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
+import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, urlRefusal } from './webhook.rules';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+
+/**
+ * An organization's webhook endpoints and their deliveries (docs/webhooks.md). Organization tokens only: an endpoint
+ * receives every account's events, which an account token may not see.
+ */
+
+export interface EndpointInput {
+  url?: string | null;
+  eventTypes?: EventType[] | null;
+  description?: string | null;
+  enabled?: boolean | null;
+}
+
+/** A secret as shown once, with its endpoint. */
+export interface EndpointWithSecret {
+  secret: string;
+  endpoint: WebhookEndpoint;
+}
+
+function checkUrl(scope: RequestScope, url: string): string {
+  const refusal = urlRefusal(url, scope.runtime.config.webhooks.allowPrivateTargets);
+  if (refusal) throw DomainError.badInput(refusal);
+  return url;
+}
+
+function checkEventTypes(types: EventType[]): EventType[] {
+  if (types.length === 0) throw DomainError.badInput('eventTypes must name at least one event type');
+  return [...new Set(types)];
+}
+
+async function findEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
+  const principal = requireOrganizationToken(scope);
+  const endpoint = isId(id) ? await scope.em.findOne(WebhookEndpoint, { id, organization: principal.organizationId }) : null;
+  if (!endpoint) throw DomainError.notFound('Webhook endpoint');
+  return endpoint;
+}
+
+export async function listEndpoints(scope: RequestScope, request: SliceRequest): Promise<Slice<WebhookEndpoint>> {
+  const principal = requireOrganizationToken(scope);
+  const where = { organization: principal.organizationId };
+  const rows = await scope.em.find(WebhookEndpoint, { ...where, ...(request.afterId ? { id: { $gt: request.afterId } } : {}) }, { orderBy: { id: 'asc' }, limit: request.first + 1 });
+  return sliceOf(rows, request.first, await scope.em.count(WebhookEndpoint, where));
+}
+
+export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
+  return findEndpoint(scope, id);
+}
+
+export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: EventType[] }): Promise<EndpointWithSecret> {
+  const principal = requireOrganizationToken(scope);
+  const url = checkUrl(scope, input.url);
+  const eventTypes = checkEventTypes(input.eventTypes);
+  if ((await scope.em.count(WebhookEndpoint, { organization: principal.organizationId })) >= MAX_ENDPOINTS_PER_ORGANIZATION) {
+    throw new DomainError('CONFLICT', `An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
+  }
+  const secret = newWebhookSecret();
+  const now = scope.runtime.clock.now();
+  const endpoint = scope.em.create(WebhookEndpoint, {
+    organization: scope.em.getReference(Organization, principal.organizationId),
+    url,
+    eventTypes,
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+    secret: scope.runtime.secrets.seal(secret),
+    createdAt: now,
+    updatedAt: now,
+  });
+  await scope.em.flush();
+  return { secret, endpoint };
+}
+
+/** Changes what is given; enabling clears why it was disabled and its failing streak (it starts afresh). */
+export async function updateEndpoint(scope: RequestScope, id: string, input: EndpointInput): Promise<WebhookEndpoint> {
+  const endpoint = await findEndpoint(scope, id);
+  if (input.url != null) endpoint.url = checkUrl(scope, input.url);
+  if (input.eventTypes != null) endpoint.eventTypes = checkEventTypes(input.eventTypes);
+  if (input.description !== undefined) endpoint.description = input.description;
+  if (input.enabled != null && input.enabled !== endpoint.enabled) {
+    endpoint.enabled = input.enabled;
+    endpoint.disabledAt = input.enabled ? null : scope.runtime.clock.now();
+    endpoint.disabledReason = null;
+    endpoint.failingSince = null;
+  }
+  await scope.em.flush();
+  return endpoint;
+}
+
+export async function deleteEndpoint(scope: RequestScope, id: string): Promise<{ id: string; deleted: boolean }> {
+  const endpoint = await findEndpoint(scope, id);
+  await scope.em.removeAndFlush(endpoint);
+  return { id, deleted: true };
+}
+
+/** A new secret, shown once; the one it replaces still signs for WEBHOOK_SECRET_GRACE_HOURS (each request carries both). */
+export async function rotateSecret(scope: RequestScope, id: string): Promise<EndpointWithSecret> {
+  const endpoint = await findEndpoint(scope, id);
+  const secret = newWebhookSecret();
+  const { config, clock, secrets } = scope.runtime;
+  endpoint.previousSecret = endpoint.secret;
+  endpoint.previousSecretExpiresAt = new Date(clock.now().getTime() + config.webhooks.secretGraceMs);
+  endpoint.secret = secrets.seal(secret);
+  await scope.em.flush();
+  return { secret, endpoint };
+}
+
+/** Queues a delivery and wakes the dispatcher once it is committed. */
+async function queueDelivery(scope: RequestScope, delivery: Omit<Parameters<typeof insertDeliveries>[1][number], 'recordKey'>, endpoint: WebhookEndpoint): Promise<WebhookDelivery> {
+  const now = scope.runtime.clock.now();
+  const [id] = await scope.em.transactional(async (tx) => {
+    // Its own key: outside the order of the record's live deliveries, sent as soon as a slot is free.
+    const key = newId();
+    const ids = await insertDeliveries(tx, [{ ...delivery, recordKey: key }], now);
+    announceOnCommit(tx, scope.runtime.events, 'webhooks.pending', () => ({}));
+    return ids;
+  });
+  return scope.em.findOneOrFail(WebhookDelivery, { id: id!, endpoint });
+}
+
+/** Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver). */
+export async function pingEndpoint(scope: RequestScope, id: string): Promise<WebhookDelivery> {
+  const endpoint = await findEndpoint(scope, id);
+  const eventId = newId();
+  const body = JSON.stringify({
+    id: eventId,
+    type: PING_EVENT_TYPE,
+    created_at: scope.runtime.clock.now().toISOString(),
+    organization_id: endpoint.organization.id,
+    endpoint_id: endpoint.id,
+  });
+  return queueDelivery(scope, { endpointId: endpoint.id, organizationId: endpoint.organization.id, eventId, eventType: PING_EVENT_TYPE, sequence: '0', body, redelivery: false }, endpoint);
+}
+
+/** Sends one event of the organization again, with its own id (receivers deduplicate by it). */
+export async function redeliverEvent(scope: RequestScope, endpointId: string, eventId: string): Promise<WebhookDelivery> {
+  const endpoint = await findEndpoint(scope, endpointId);
+  const [event] = isId(eventId)
+    ? await scope.em.getConnection().execute<EventRow[]>(
+        'select id, type, occurred_at, organization_id, account_id, record_type, record_id, sequence, record from activity_event where id = ? and organization_id = ?',
+        [eventId, endpoint.organization.id],
+      )
+    : [];
+  if (!event) throw DomainError.notFound('Event');
+  return queueDelivery(
+    scope,
+    { endpointId: endpoint.id, organizationId: event.organization_id, eventId: event.id, eventType: event.type, sequence: String(event.sequence), body: eventBody(event), redelivery: true },
+    endpoint,
+  );
+}
+
+export interface DeliveryFilter {
+  endpointId: string;
+  status?: WebhookDeliveryStatus | null;
+  eventId?: string | null;
+}
+
+async function deliveryWhere(scope: RequestScope, filter: DeliveryFilter) {
+  const endpoint = await findEndpoint(scope, filter.endpointId);
+  if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('eventId must be an event id');
+  return { endpoint, ...(filter.status ? { status: filter.status } : {}), ...(filter.eventId ? { eventId: filter.eventId } : {}) };
+}
+
+/** The delivery log of an endpoint, newest first. */
+export async function listDeliveries(scope: RequestScope, filter: DeliveryFilter, request: SliceRequest): Promise<Slice<WebhookDelivery>> {
+  const where = await deliveryWhere(scope, filter);
+  const rows = await scope.em.find(WebhookDelivery, { ...where, ...(request.afterId ? { id: { $lt: request.afterId } } : {}) }, { orderBy: { id: 'desc' }, limit: request.first + 1 });
+  return sliceOf(rows, request.first, await scope.em.count(WebhookDelivery, where));
+}
+
+/** The same log by page number (GET /webhooks/:id/deliveries). */
+export async function listDeliveriesPage(scope: RequestScope, filter: DeliveryFilter & { page: number; perPage: number }): Promise<Page<'deliveries', WebhookDelivery>> {
+  const where = await deliveryWhere(scope, filter);
+  const [deliveries, found] = await scope.em.findAndCount(WebhookDelivery, where, { orderBy: { id: 'desc' }, limit: filter.perPage, offset: (filter.page - 1) * filter.perPage });
+  return { deliveries, found, page: filter.page, perPage: filter.perPage };
+}
+
