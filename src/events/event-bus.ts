@@ -211,7 +211,11 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
   const sendQueued = async () => {
     sending = true;
     while (queued.length > 0) {
-      const batch = queued.splice(0, MAX_EVENTS_PER_STATEMENT);
+      // PostgreSQL delivers identical notifications of one transaction once: a repeated event starts the next statement.
+      const raws = new Set<string>();
+      let size = 0;
+      while (size < queued.length && size < MAX_EVENTS_PER_STATEMENT && !raws.has(queued[size]!.raw)) raws.add(queued[size++]!.raw);
+      const batch = queued.splice(0, size);
       try {
         await send(batch.map((event) => event.raw));
         for (const event of batch) event.resolve();

@@ -179,6 +179,16 @@ export function eventBusSuite(name: string, start: () => Promise<EventBusBackend
       expect(b.received).toEqual(expected);
     });
 
+    it('delivers identical events as often as they were published, even when published together', async () => {
+      // A bus may send events of one moment together; PostgreSQL would deliver identical NOTIFYs of one transaction once.
+      const [a, b] = [await openProcess(), await openProcess()];
+      const same = sample('jobs.enqueued', 7);
+      await Promise.all([a.bus.publish('jobs.enqueued', same), a.bus.publish('jobs.enqueued', same), a.bus.publish('jobs.enqueued', same)]);
+      await a.bus.publish('jobs.enqueued', sample('jobs.enqueued', 8));
+      await waitUntil(() => b.received.length >= 4, 'the four events');
+      expect(b.received.map((event) => event.payload)).toEqual([same, same, same, sample('jobs.enqueued', 8)]);
+    });
+
     it('gives every process the same order when several processes publish', async () => {
       const [a, b, c] = [await openProcess(), await openProcess(), await openProcess()];
       const expected: Received[] = [];
