@@ -2,8 +2,8 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Webhooks (docs/webhooks.md): endpoints, deliveries, and the outbox of activity events not yet turned into
- * deliveries. A trigger on `activity_event` fills the outbox in the transaction recording the event (so none is
- * lost, whatever order transactions commit in) and wakes the dispatcher at commit through the event bus's NOTIFY
+ * deliveries. A trigger on `activity_event` fills the outbox with the events an enabled endpoint of the organization
+ * wants, in the transaction recording the event (so none is lost, whatever order transactions commit in) and wakes the dispatcher at commit through the event bus's NOTIFY
  * channel (the `webhooks.pending` topic of src/events/topics.ts; PostgreSQL folds a transaction's identical
  * notifications into one).
  */
@@ -27,8 +27,11 @@ export class Migration20261127025111_Webhooks extends Migration {
 
     this.addSql(`create function "webhook_outbox_add"() returns trigger language plpgsql as $$
       begin
-        insert into "webhook_outbox" ("event_id", "sequence") values (new."id", new."sequence");
-        perform pg_notify('listings_gateway_events', '{"topic":"webhooks.pending","payload":{}}');
+        -- Only an event some endpoint wants: an organization without webhooks pays no outbox row and no wake-up.
+        if exists (select 1 from "webhook_endpoint" w where w."organization_id" = new."organization_id" and w."enabled" and new."type" = any(w."event_types")) then
+          insert into "webhook_outbox" ("event_id", "sequence") values (new."id", new."sequence");
+          perform pg_notify('listings_gateway_events', '{"topic":"webhooks.pending","payload":{}}');
+        end if;
         return null;
       end $$;`);
     this.addSql(`create trigger "activity_event_webhook_outbox" after insert on "activity_event" for each row execute function "webhook_outbox_add"();`);

@@ -37,7 +37,7 @@ async function statementsOf(action: () => Promise<unknown>, stack: TestStack): P
 }
 
 describe('SQL statements per post', () => {
-  it('creates a post in at most 9 statements, and publishes it in at most 8', async () => {
+  it('creates a post in at most 10 statements, and publishes it in at most 7.5', async () => {
     // The first request warms the token cache and the ORM; the measured ones are steady state.
     expect((await createPost('warm-up')).status).toBe(202);
     const plain: number[] = [];
@@ -45,11 +45,13 @@ describe('SQL statements per post', () => {
     const keyed = await statementsOf(async () => expect((await createPost('keyed', { 'Idempotency-Key': 'k-1' })).status).toBe(202), api);
     const replay = await statementsOf(async () => expect((await createPost('keyed', { 'Idempotency-Key': 'k-1' })).status).toBe(202), api);
 
+    // 7 posts queued above; 13 more, so what a worker's start does spreads thin.
+    const queued = 20;
+    for (let i = 0; i < queued - 7; i += 1) expect((await createPost(`more ${i}`)).status).toBe(202);
     worker = await startTestStack(
       { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha`, SANDBOX: 'off' },
       { sharedDatabaseUrl: api.databaseUrl },
     );
-    const queued = 7;
     const started = worker.statementCount();
     await eventually(
       async () => {
@@ -64,10 +66,13 @@ describe('SQL statements per post', () => {
       `statements: create ${plain.join(', ')} (with an Idempotency-Key ${keyed}, its replay ${replay}); publish ${perPublish.toFixed(1)} per post (pg-boss's own not counted)`,
     );
     // The async-work ledger (docs/async-work.md) writes one statement with each job enqueued (its row, in the same
-    // transaction) and two as a job runs (taken, ended): bounded here with the rest.
-    for (const count of plain) expect(count).toBeLessThanOrEqual(9);
-    expect(keyed).toBeLessThanOrEqual(13);
+    // transaction) and two as a job runs (taken, ended); the activity log (docs/activity-log.md) one with each state
+    // change, in its transaction. A publish: its read, the ledger's two, and the LIVE transition in one statement
+    // with its event (BEGIN, UPDATE … RETURNING, the event's INSERT, COMMIT). The worker's start (the webhook
+    // dispatcher's first look, the retention sweep) may fall in the window: spread over 20 posts.
+    for (const count of plain) expect(count).toBeLessThanOrEqual(10);
+    expect(keyed).toBeLessThanOrEqual(14);
     expect(replay).toBeLessThanOrEqual(4);
-    expect(perPublish).toBeLessThanOrEqual(8);
+    expect(perPublish).toBeLessThanOrEqual(7.5);
   }, 60000);
 });

@@ -7,6 +7,7 @@ import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
+import { transitionRow } from '../shared/entity-snapshot';
 import { changeLocked, lockRow } from '../shared/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
@@ -73,11 +74,52 @@ function postFailureRecorder(runtime: PostEventDeps & Pick<Runtime, 'clock'>, wa
   };
 }
 
-/** The state a post takes from the provider's answer. */
-function stateFromProvider(remote: AlphaLocalPost, post: Post, now: Date): PostState {
+/** The end the provider's answer puts a post in (LIVE, REJECTED), or undefined while it is still at work. */
+function endFromProvider(remote: AlphaLocalPost): PostState.LIVE | PostState.REJECTED | undefined {
   if (remote.state === 'REJECTED') return PostState.REJECTED;
   if (remote.state === 'LIVE') return PostState.LIVE;
-  return post.scheduledTime && post.scheduledTime > now ? PostState.SCHEDULED : PostState.PROCESSING;
+  return undefined;
+}
+
+/** The state a post takes from the provider's answer. */
+function stateFromProvider(remote: AlphaLocalPost, post: Post, now: Date): PostState {
+  return endFromProvider(remote) ?? (post.scheduledTime && post.scheduledTime > now ? PostState.SCHEDULED : PostState.PROCESSING);
+}
+
+/** The state (and pending action) a post's job found it in, and which it must still be in to apply the answer. */
+interface WaitingPost {
+  state: PostState;
+  pendingAction: 'publish' | null;
+}
+
+/**
+ * The common case of an answer that ends the post (LIVE, REJECTED) for a post still as its job found it: one
+ * guarded statement (transitionRow) instead of a locked read and a flush, with the post's events in its
+ * transaction. False when the post moved on meanwhile (deleted, its deletion asked): applyProviderState then decides
+ * under the row lock, as for every other answer. Same rule as applyProviderState's: a post waiting for its job was
+ * never LIVE, so its publishedTime is null and becomes now.
+ */
+async function endAtOnce(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, waiting: WaitingPost): Promise<boolean> {
+  const end = endFromProvider(remote);
+  if (!end) return false;
+  const now = runtime.clock.now();
+  return runtime.database.orm.em.fork().transactional(async (tx) => {
+    const post = await transitionRow(
+      tx,
+      Post,
+      { id: postId, state: waiting.state, pendingAction: waiting.pendingAction },
+      {
+        state: end,
+        pendingAction: null,
+        ...(remote.name ? { providerName: remote.name } : {}),
+        ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
+        ...(end === PostState.LIVE ? { publishedTime: now } : {}),
+      },
+      now,
+    );
+    if (post) announcePostChange(tx, runtime, post, waiting.state);
+    return post !== null;
+  });
 }
 
 async function applyProviderState(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
@@ -127,6 +169,7 @@ export async function publishPost(runtime: PostWorkerDeps, payload: QueuePayload
     post: alphaLocalPostOf(post.params),
     requestId: post.id,
   }, await callOptionsOf(runtime, post.account.id, job));
+  if (await endAtOnce(runtime, post.id, remote, { state: PostState.SENDING, pendingAction: 'publish' })) return;
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
@@ -135,6 +178,8 @@ export async function checkPost(runtime: PostWorkerDeps, payload: QueuePayloads[
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
+  // A post under its provider's review has no pending action (its deletion would have one).
+  if (post.pendingAction === null && (await endAtOnce(runtime, post.id, remote, { state: post.state, pendingAction: null }))) return;
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 

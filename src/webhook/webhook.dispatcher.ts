@@ -13,15 +13,20 @@ import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
  * - scheduling: of the open deliveries of each (endpoint, record), only the first in sequence order may be sent, and
  *   only when due (its next attempt time has come on the service clock) and its endpoint has a free slot
  *   (WEBHOOK_ENDPOINT_CONCURRENCY requests in flight at most), so one slow receiver holds up only itself.
- * Woken by the `webhooks.pending` event (a trigger sends it when events commit; deliveries send it when they end),
- * and polling every second besides, which is also what notices retries whose time has come.
+ * Woken by the `webhooks.pending` event (a trigger sends it when events an endpoint wants commit; deliveries send it
+ * when they end). While deliveries are open it also looks every second, which is what notices retries whose time
+ * has come (on the service clock, which tests move); with none open it only looks once a minute besides, in case a
+ * wake-up was lost while the event bus was down, so an idle service sends no statements for webhooks.
  */
 
 /** The advisory lock key of the dispatcher (any constant no other part of the service uses). */
 const DISPATCHER_LOCK = 720_020_001;
 const POLL_MS = 1000;
+const IDLE_POLL_MS = 60_000;
 const OUTBOX_BATCH = 500;
 const SCHEDULE_BATCH = 500;
+
+type RoundOutcome = 'more' | 'open' | 'idle';
 
 type DispatcherDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics'>;
 
@@ -55,19 +60,20 @@ export class WebhookDispatcher {
   private async loop(): Promise<void> {
     while (this.running) {
       this.woken = false;
-      let more = false;
+      let outcome: RoundOutcome = 'open';
       try {
-        more = await this.round();
+        outcome = await this.round();
       } catch (error) {
         this.log.error({ err: error }, 'webhook dispatch round failed; tried again at the next');
       }
       if (!this.running) break;
-      if (more || this.woken) continue;
+      if (outcome === 'more' || this.woken) continue;
+      const waitMs = outcome === 'idle' ? IDLE_POLL_MS : POLL_MS;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.wakeUp = undefined;
           resolve();
-        }, POLL_MS);
+        }, waitMs);
         this.wakeUp = () => {
           clearTimeout(timer);
           this.wakeUp = undefined;
@@ -77,15 +83,22 @@ export class WebhookDispatcher {
     }
   }
 
-  /** One round under the lock; true when a batch was full (another round follows at once). */
-  private async round(): Promise<boolean> {
+  /**
+   * One round under the lock: 'more' when a batch was full (another round follows at once), 'open' while deliveries
+   * are open (or another process holds the lock), 'idle' when nothing is left to send.
+   */
+  private async round(): Promise<RoundOutcome> {
     const em = this.runtime.database.orm.em.fork();
-    return em.transactional(async (tx) => {
+    return em.transactional(async (tx): Promise<RoundOutcome> => {
       const [lock] = await tx.getConnection().execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [DISPATCHER_LOCK], 'all', tx.getTransactionContext());
-      if (!lock?.locked) return false;
+      if (!lock?.locked) return 'open';
       const fannedOut = await this.fanOut(tx);
       const scheduled = await this.schedule(tx);
-      return fannedOut === OUTBOX_BATCH || scheduled === SCHEDULE_BATCH;
+      if (fannedOut === OUTBOX_BATCH || scheduled === SCHEDULE_BATCH) return 'more';
+      const [open] = await tx
+        .getConnection()
+        .execute<{ open: boolean }[]>('select exists (select 1 from webhook_delivery where status in (?, ?)) as open', [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING], 'all', tx.getTransactionContext());
+      return open?.open ? 'open' : 'idle';
     });
   }
 
