@@ -24,7 +24,8 @@ const USAGE = `  --seconds N          how long posts are created (default 30)
   --warmup N           posts created and awaited before measuring, not measured (default 20)
   --drain-idle-s S     stop waiting for events after S seconds without one (default 30)
   --drain-max-s S      stop waiting for events S seconds after the last post was created (default 120)
-  --endpoint-concurrency C  WEBHOOK_ENDPOINT_CONCURRENCY of the stack it starts (default: the service's, 4)
+  --endpoint-concurrency C
+                       WEBHOOK_ENDPOINT_CONCURRENCY of the stack it starts (default: the service's, 4)
   --no-baseline        no graphql-ws subscriber beside the receiver
 `;
 
@@ -144,7 +145,7 @@ interface DeliveryBreakdown {
   stampToRow: Summary;
   /** The delivery row → its webhook-deliver job created (PENDING until the dispatcher gives it one of the endpoint's slots). */
   rowToJob: Summary;
-  /** Job created → fetched by a worker (the queue). */
+  /** Job created (now() of the dispatcher round's transaction, which inserts it) → fetched by a worker: the rest of the round, and the queue. */
   jobToFetched: Summary;
   /** Job fetched → request sent (last_attempt_at − last_latency_ms: loading the row, signing). */
   fetchedToSent: Summary;
