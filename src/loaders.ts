@@ -4,18 +4,24 @@ import { accountsByOrganizationLoader } from './account/account.loaders';
 import { locationCountByAccountLoader } from './location/location.loaders';
 import { workSubjectLoader, type WorkSubjectKey } from './async-work/async-work.loaders';
 import type { Account } from './account/account.entity';
+import { lastWebhookDeliveryLoader, webhookBacklogLoader } from './webhook/webhook.loaders';
+import type { WebhookDelivery } from './webhook/webhook-delivery.entity';
 
 /** The per-request DataLoaders. Each is created on first use, so a request pays only for what it follows. */
 export interface Loaders {
   readonly locationCountByAccount: DataLoader<string, number>;
   readonly accountsByOrganization: DataLoader<string, Account[]>;
   readonly workSubjects: DataLoader<WorkSubjectKey, object | null, string>;
+  readonly webhookBacklog: DataLoader<string, number>;
+  readonly lastWebhookDelivery: DataLoader<string, WebhookDelivery | null>;
 }
 
 const factories: { [K in keyof Loaders]: (em: EntityManager) => Loaders[K] } = {
   locationCountByAccount: locationCountByAccountLoader,
   accountsByOrganization: accountsByOrganizationLoader,
   workSubjects: workSubjectLoader,
+  webhookBacklog: webhookBacklogLoader,
+  lastWebhookDelivery: lastWebhookDeliveryLoader,
 };
 
 export function createLoaders(em: EntityManager): Loaders {

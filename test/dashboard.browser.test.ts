@@ -1,4 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
@@ -43,11 +45,13 @@ let t: TestStack;
 let org: OrganizationFixture;
 let context: BrowserContext;
 let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
+/** A webhook receiver on loopback answering 204 (WEBHOOK_ALLOW_PRIVATE_TARGETS lets the service reach it). */
+let receiver: Server | undefined;
 /** The pages the running test opened, with their console lines: closed when it ends. */
 const consoles = new Map<Page, string[]>();
 
 beforeAll(async () => {
-  t = await startTestStack({ JOB_RETRY_LIMIT: String(RETRY_LIMIT), JOB_RETRY_DELAY_SECONDS: '1' });
+  t = await startTestStack({ JOB_RETRY_LIMIT: String(RETRY_LIMIT), JOB_RETRY_DELAY_SECONDS: '1', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'on' });
   // Connected locations (posts need no location at the provider), and accounts known there (new locations are created).
   org = await createOrganizationFixture(t.em(), { name: 'Dashboard Org', accounts: 1, locationsEach: 2, connected: true, alphaAccounts: true });
   browser = await launchChromium();
@@ -57,6 +61,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+  receiver?.closeAllConnections();
+  await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
 });
 
 /** A test that, when it fails, leaves each open page's screenshot and console log under test-results/. */
@@ -320,5 +326,44 @@ describe('the dashboard in Chromium', () => {
     const alpha = page.locator('.health tr[data-provider="alpha"]');
     await alpha.locator('td.error').filter({ hasText: /503/ }).waitFor({ timeout: 5000 + SHOWN_WITHIN_MS });
     expect(Number(await alpha.getAttribute('data-errors'))).toBeGreaterThan(0);
+  });
+
+  browserTest('shows webhook endpoints: URL, last delivery, and a disabled one with the reason the service gave', async () => {
+    receiver = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const gql = async (query: string, variables: Record<string, unknown>) => {
+      const answer = await graphql(t.url, query, { token: org.token, variables });
+      expect(answer.body.errors).toBeUndefined();
+      return answer.body.data;
+    };
+    const create = 'mutation ($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } } }';
+    // A type the other tests never produce: only the ping reaches the receiver.
+    const healthy = (await gql(create, { input: { url: receiverUrl, eventTypes: ['COMPETITOR_SCAN_STATUS_CHANGED'], description: 'Dashboard receiver' } })).createWebhookEndpoint.endpoint.id as string;
+    const dead = (await gql(create, { input: { url: 'https://hooks.example.com/gone', eventTypes: ['COMPETITOR_SCAN_STATUS_CHANGED'] } })).createWebhookEndpoint.endpoint.id as string;
+    await gql('mutation ($id: ID!) { pingWebhookEndpoint(id: $id) { id } }', { id: healthy });
+    await eventually(async () => {
+      const found = await gql('query ($e: ID!) { webhookDeliveries(endpointId: $e, first: 1) { nodes { status } } }', { e: healthy });
+      return found.webhookDeliveries.nodes[0]?.status === 'SUCCEEDED' ? true : undefined;
+    }, 20_000, 'the ping to be delivered');
+    // The service disables an endpoint after a day of failures; the panel shows the row as the worker leaves it.
+    const reason = 'Deliveries failed for 24 hours without a success; the last: no answer: ECONNREFUSED';
+    await t.em().getConnection().execute(
+      "update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = now(), failing_since = now() - interval '25 hours' where id = ?",
+      [reason, dead],
+    );
+
+    const { page } = await openDashboard();
+    await signIn(page, org.token, 'Organization: Dashboard Org');
+    const healthyRow = page.locator(`.webhooks tr[data-endpoint-id="${healthy}"][data-enabled="true"]`);
+    await healthyRow.filter({ hasText: receiverUrl }).waitFor();
+    await healthyRow.locator('td[data-delivery-status="SUCCEEDED"]').filter({ hasText: 'HTTP 204' }).waitFor();
+    expect(await healthyRow.getAttribute('data-backlog')).toBe('0');
+    const deadRow = page.locator(`.webhooks tr[data-endpoint-id="${dead}"][data-enabled="false"]`);
+    await deadRow.filter({ hasText: 'https://hooks.example.com/gone' }).filter({ hasText: reason }).waitFor();
+    await deadRow.locator('td.bad').waitFor();
   });
 });

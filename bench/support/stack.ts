@@ -337,7 +337,8 @@ interface GraphQLAnswer<T> {
   errors?: { message: string }[];
 }
 
-async function graphql<T>(baseUrl: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+/** One GraphQL operation over HTTP with `token`; throws on any error (a bench's set-up must not half-succeed). */
+export async function graphql<T>(baseUrl: string, token: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const response = await fetch(`${baseUrl}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },

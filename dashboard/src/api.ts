@@ -6,7 +6,9 @@ import {
   DashboardSignInDocument,
   DashboardSnapshotDocument,
   DashboardUpdatesDocument,
+  DashboardWebhookHealthDocument,
   type DashboardProviderHealthQuery,
+  type DashboardWebhookHealthQuery,
   type TypedDocumentString,
 } from './generated/graphql';
 import type { WorkCount, WorkItem } from './work';
@@ -100,6 +102,12 @@ export type ProviderHealth = DashboardProviderHealthQuery['providerHealth'][numb
 
 export async function readProviderHealth(token: string): Promise<ProviderHealth[]> {
   return (await graphql(token, DashboardProviderHealthDocument, {})).providerHealth;
+}
+
+export type WebhookEndpointHealth = DashboardWebhookHealthQuery['webhookEndpoints']['nodes'][number];
+
+export async function readWebhookHealth(token: string): Promise<WebhookEndpointHealth[]> {
+  return (await graphql(token, DashboardWebhookHealthDocument, {})).webhookEndpoints.nodes;
 }
 
 export async function retryWork(token: string, id: string): Promise<WorkItem> {

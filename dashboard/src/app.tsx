@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, signIn, type Who } from './api';
-import { useLiveWork, useProviderHealth } from './live';
-import { CountsPanel, FailuresPanel, HealthPanel, LatestPanel } from './panels';
+import { useLiveWork, useProviderHealth, useWebhookHealth } from './live';
+import { CountsPanel, FailuresPanel, HealthPanel, LatestPanel, WebhooksPanel } from './panels';
 
 /** Kept for this browser tab only, as the token of a page that holds no data of its own. */
 const TOKEN_KEY = 'listings-gateway.dashboard.token';
@@ -81,6 +81,11 @@ function SignIn(props: { notice: string | null; initial: string | undefined; onS
   );
 }
 
+/** Its own component: an account token may not read endpoints, so it never polls them. */
+function Webhooks({ token, onTokenRefused }: { token: string; onTokenRefused: () => void }) {
+  return <WebhooksPanel health={useWebhookHealth(token, onTokenRefused)} />;
+}
+
 const CONNECTIVITY_TEXT = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' } as const;
 
 function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (message: string | null) => void }) {
@@ -107,6 +112,7 @@ function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (messa
       <main class="panels">
         <CountsPanel counts={live.view.counts} reading={live.reading} />
         <HealthPanel health={health} />
+        {session.who.kind === 'organization' && <Webhooks token={session.token} onTokenRefused={refused} />}
         <FailuresPanel items={live.view.failures} counts={live.view.counts} reading={live.reading} retry={live.retry} />
         <LatestPanel items={live.view.latest} reading={live.reading} />
       </main>

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, followWork, readCounts, readProviderHealth, readSnapshot, retryWork, type Connectivity, type ProviderHealth } from './api';
+import { ApiError, followWork, readCounts, readProviderHealth, readSnapshot, readWebhookHealth, retryWork, type Connectivity, type ProviderHealth, type WebhookEndpointHealth } from './api';
 import { DEFAULT_LIMITS, WorkBoard, type BoardView, type WorkItem } from './work';
 
 /** The counts are read again this often, besides being moved by every event. */
@@ -8,6 +8,8 @@ const COUNTS_REFRESH_MS = 10_000;
 const COUNTS_CATCH_UP_MS = 250;
 /** Provider health is computed by the service over a recent window: read every 5 s. */
 const HEALTH_POLL_MS = 5_000;
+/** Webhook endpoints have no live event: their health is read as often as the providers'. */
+const WEBHOOK_POLL_MS = 5_000;
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -157,6 +159,39 @@ export function useProviderHealth(token: string, onTokenRefused: () => void): He
         setState((previous) => ({ ...previous, problem: messageOf(error) }));
       }
       if (active) timer = setTimeout(() => void read(), HEALTH_POLL_MS);
+    };
+    void read();
+    return () => {
+      active = false;
+      clearTimeout(timer);
+    };
+  }, [token]);
+  return state;
+}
+
+export interface WebhookHealthState {
+  endpoints: WebhookEndpointHealth[] | null;
+  problem: string | null;
+}
+
+/** The organization's webhook endpoints, read every WEBHOOK_POLL_MS (organization tokens only: the caller checks). */
+export function useWebhookHealth(token: string, onTokenRefused: () => void): WebhookHealthState {
+  const [state, setState] = useState<WebhookHealthState>({ endpoints: null, problem: null });
+  const refusedRef = useRef(onTokenRefused);
+  refusedRef.current = onTokenRefused;
+  useEffect(() => {
+    let active = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const read = async () => {
+      try {
+        const endpoints = await readWebhookHealth(token);
+        if (active) setState({ endpoints, problem: null });
+      } catch (error) {
+        if (!active) return;
+        if (error instanceof ApiError && error.tokenRefused) return refusedRef.current();
+        setState((previous) => ({ ...previous, problem: messageOf(error) }));
+      }
+      if (active) timer = setTimeout(() => void read(), WEBHOOK_POLL_MS);
     };
     void read();
     return () => {

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { HealthState, Reading } from './live';
+import type { HealthState, Reading, WebhookHealthState } from './live';
 import { FAILURE_STATUSES, KINDS, kindLabel, STATUSES, type WorkCount, type WorkItem } from './work';
 
 const time = (iso: string | null) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : '');
@@ -222,6 +222,82 @@ export function HealthPanel({ health }: { health: HealthState }) {
                 <td class="error">{provider.lastError && `${provider.lastError} (${time(provider.lastErrorAt)})`}</td>
               </tr>
             ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const dateTime = (iso: string | null) => (iso ? new Date(iso).toLocaleString([], { hour12: false }) : '');
+
+/**
+ * Per webhook endpoint: its URL, whether it is enabled (and why the service disabled it), its newest delivery and
+ * since when deliveries fail, and how many are still to be sent (docs/operations.md).
+ */
+export function WebhooksPanel({ health }: { health: WebhookHealthState }) {
+  return (
+    <section class="panel webhooks" aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">
+        Webhook endpoints <span class="total">{health.endpoints ? `${health.endpoints.length}, read every 5 s` : ''}</span>
+      </h2>
+      {health.problem && (
+        <p class="problem" role="alert">
+          {health.problem}
+        </p>
+      )}
+      {!health.endpoints ? (
+        <Waiting reading={health.problem ? 'unread' : 'reading'} empty="" />
+      ) : health.endpoints.length === 0 ? (
+        <p class="empty">No webhook endpoints.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">endpoint</th>
+              <th scope="col">state</th>
+              <th scope="col">last delivery</th>
+              <th scope="col">failing since</th>
+              <th scope="col">backlog</th>
+            </tr>
+          </thead>
+          <tbody>
+            {health.endpoints.map((endpoint) => {
+              const last = endpoint.lastDelivery;
+              return (
+                <tr key={endpoint.id} data-endpoint-id={endpoint.id} data-enabled={String(endpoint.enabled)} data-backlog={endpoint.backlog}>
+                  <td>
+                    <code class="url">{endpoint.url}</code>
+                    {endpoint.description && <div class="subject">{endpoint.description}</div>}
+                  </td>
+                  <td class={endpoint.enabled ? undefined : 'error'}>
+                    <span class={`status ${endpoint.enabled ? 'status-succeeded' : 'status-failed'}`}>{endpoint.enabled ? 'enabled' : 'disabled'}</span>
+                    {!endpoint.enabled && (
+                      <p class="reason">
+                        {endpoint.disabledReason ?? 'disabled by the organization'}
+                        {endpoint.disabledAt && ` (${dateTime(endpoint.disabledAt)})`}
+                      </p>
+                    )}
+                  </td>
+                  <td class={last?.lastError ? 'error' : undefined} data-delivery-status={last?.status}>
+                    {last ? (
+                      <>
+                        <Status status={last.status} /> {last.lastStatusCode !== null && <code>HTTP {last.lastStatusCode}</code>}{' '}
+                        {dateTime(last.lastAttemptAt ?? last.createdAt)}
+                        <div class="subject">
+                          {last.eventType}, {last.attempts} attempt{last.attempts === 1 ? '' : 's'}
+                        </div>
+                        {last.lastError && <p class="reason">{last.lastError}</p>}
+                      </>
+                    ) : (
+                      <span class="subject">none yet</span>
+                    )}
+                  </td>
+                  <td class={endpoint.failingSince ? 'bad' : undefined}>{endpoint.failingSince ? dateTime(endpoint.failingSince) : ''}</td>
+                  <td class={endpoint.backlog > 0 ? 'number bad' : 'number'}>{endpoint.backlog}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}

@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, Field, FieldResolver, ID, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
 import { ConnectionArgs, ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
@@ -52,6 +52,16 @@ export class WebhookEndpointResolver {
   @Query(() => WebhookDeliveryPage, { description: 'The delivery log of an endpoint by page number, newest first (GET /webhooks/:id/deliveries).' })
   webhookDeliveriesPage(@Args() args: WebhookDeliveriesPageArgs, @Ctx() ctx: Context): Promise<Page<'deliveries', WebhookDelivery>> {
     return listDeliveriesPage(ctx, args);
+  }
+
+  @FieldResolver(() => Int, { description: 'Its deliveries not ended yet (PENDING or SENDING): what it has still to receive.' })
+  backlog(@Root() endpoint: WebhookEndpoint, @Ctx() ctx: Context): Promise<number> {
+    return ctx.loaders.webhookBacklog.load(endpoint.id);
+  }
+
+  @FieldResolver(() => WebhookDelivery, { nullable: true, description: 'Its newest delivery (its status, latest attempt and error); null before the first.' })
+  lastDelivery(@Root() endpoint: WebhookEndpoint, @Ctx() ctx: Context): Promise<WebhookDelivery | null> {
+    return ctx.loaders.lastWebhookDelivery.load(endpoint.id);
   }
 
   @Mutation(() => WebhookEndpointWithSecret, { description: 'Adds an endpoint; its signing secret is in the answer, this once.' })

@@ -32,6 +32,12 @@ export type AsyncWorkStatus =
   /** Done. */
   | 'SUCCEEDED';
 
+export type WebhookDeliveryStatus =
+  | 'FAILED'
+  | 'PENDING'
+  | 'SENDING'
+  | 'SUCCEEDED';
+
 type Work_AccountWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
 type Work_BetaBrandWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
@@ -121,6 +127,11 @@ export type DashboardUpdatesSubscription = { asyncWorkUpdated:
     | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
     | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
    };
+
+export type DashboardWebhookHealthQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashboardWebhookHealthQuery = { webhookEndpoints: { nodes: Array<{ id: string, url: string, description: string | null, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, backlog: number, lastDelivery: { id: string, status: WebhookDeliveryStatus, eventType: string, attempts: number, createdAt: string, lastAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null } | null }> } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -274,3 +285,29 @@ export const DashboardUpdatesDocument = new TypedDocumentString(`
   retryable
   version
 }`) as unknown as TypedDocumentString<DashboardUpdatesSubscription, DashboardUpdatesSubscriptionVariables>;
+export const DashboardWebhookHealthDocument = new TypedDocumentString(`
+    query DashboardWebhookHealth {
+  webhookEndpoints(first: 20) {
+    nodes {
+      id
+      url
+      description
+      enabled
+      disabledReason
+      disabledAt
+      failingSince
+      backlog
+      lastDelivery {
+        id
+        status
+        eventType
+        attempts
+        createdAt
+        lastAttemptAt
+        lastStatusCode
+        lastError
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashboardWebhookHealthQuery, DashboardWebhookHealthQueryVariables>;
