@@ -39,6 +39,8 @@ const PAGE_TWINS: Record<string, { type: string; records: string }> = {
   postsPage: { type: 'PostPage', records: 'posts' },
   locationsPage: { type: 'LocationPage', records: 'locations' },
   locationUpdateJobsPage: { type: 'LocationUpdateJobPage', records: 'updates' },
+  eventsPage: { type: 'EventPage', records: 'events' },
+  webhookDeliveriesPage: { type: 'WebhookDeliveryPage', records: 'deliveries' },
 };
 /** A mutation's result: what it made, in full. */
 const MUTATION_RESULTS = ['PostCampaign.posts'];
@@ -59,6 +61,7 @@ const NODE_TYPES = [
   'PostWork',
   'Review',
   'ReviewWork',
+  'WebhookEndpoint',
 ];
 /** Query fields that read one record but take no id: the caller's own organization. */
 const SINGLETONS = ['organization'];

@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../graphql/context';
+import { defineNode } from '../graphql/node';
 import { PageType, type Page } from '../graphql/page';
 import { ConnectionArgs, ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -32,6 +33,14 @@ export const WebhookDeliveryConnection = ConnectionType(WebhookDelivery, 'Webhoo
 export const WebhookDeliveryPage = PageType(WebhookDelivery, 'WebhookDeliveryPage', 'deliveries');
 
 /** Webhooks (docs/webhooks.md): organization tokens only. */
+export const webhookEndpointNode = defineNode({
+  name: 'WebhookEndpoint',
+  types: [WebhookEndpoint],
+  key: ['id'],
+  keyOf: (endpoint: WebhookEndpoint) => ({ id: endpoint.id }),
+  read: (ctx, key) => getEndpoint(ctx, key.id),
+});
+
 @Resolver(() => WebhookEndpoint)
 export class WebhookEndpointResolver {
   @Query(() => WebhookEndpointConnection, { description: 'The organization’s webhook endpoints, oldest first. Organization token only.' })
