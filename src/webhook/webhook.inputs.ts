@@ -62,3 +62,7 @@ export class WebhookDeliveriesArgs extends withConnectionArgs(DeliveryFilterArgs
 
 @ArgsType()
 export class WebhookDeliveriesPageArgs extends withPageArgs(DeliveryFilterArgs, { default: 20, max: 100 }) {}
+
+/** The endpoints by page number (GET /webhooks): no filters, oldest first. */
+@ArgsType()
+export class WebhookEndpointsPageArgs extends withPageArgs(class {}, { default: 20, max: 100 }) {}

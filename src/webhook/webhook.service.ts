@@ -56,6 +56,17 @@ export async function listEndpoints(scope: RequestScope, request: SliceRequest):
   return sliceOf(rows, request.first, await scope.em.count(WebhookEndpoint, where));
 }
 
+/** The same list by page number (GET /webhooks), oldest first. */
+export async function listEndpointsPage(scope: RequestScope, request: { page: number; perPage: number }): Promise<Page<'endpoints', WebhookEndpoint>> {
+  const principal = requireOrganizationToken(scope);
+  const [endpoints, found] = await scope.em.findAndCount(
+    WebhookEndpoint,
+    { organization: principal.organizationId },
+    { orderBy: { id: 'asc' }, limit: request.perPage, offset: (request.page - 1) * request.perPage },
+  );
+  return { endpoints, found, page: request.page, perPage: request.perPage };
+}
+
 export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
   return findEndpoint(scope, id);
 }
