@@ -38,7 +38,7 @@ function checkUrl(scope: RequestScope, url: string): string {
 }
 
 function checkEventTypes(types: EventType[]): EventType[] {
-  if (types.length === 0) throw DomainError.badInput('eventTypes must name at least one event type');
+  if (types.length === 0) throw DomainError.badInput('event_types must name at least one event type');
   return [...new Set(types)];
 }
 
@@ -180,7 +180,7 @@ export interface DeliveryFilter {
 
 async function deliveryWhere(scope: RequestScope, filter: DeliveryFilter) {
   const endpoint = await findEndpoint(scope, filter.endpointId);
-  if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('eventId must be an event id');
+  if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('event_id must be an event id');
   return { endpoint, ...(filter.status ? { status: filter.status } : {}), ...(filter.eventId ? { eventId: filter.eventId } : {}) };
 }
 
