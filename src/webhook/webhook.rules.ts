@@ -51,12 +51,22 @@ for (const [network, prefix] of [
   ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
 ] as const) forbidden.addSubnet(network, prefix, 'ipv6');
 
-/** The IPv4 address a 6to4 address (2002:AABB:CCDD::/48) embeds, as text; undefined for any other address. */
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted IPv4 as two groups, zone dropped). */
+function ipv6Groups(address: string): number[] {
+  const [text] = address.split('%');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text!);
+  const hex = dotted ? text!.slice(0, dotted.index) + [0, 2].map((i) => ((Number(dotted[i + 1]) << 8) | Number(dotted[i + 2])).toString(16)).join(':') : text!;
+  const [head, tail] = hex.split('::') as [string, string | undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const [left, right] = [parse(head), parse(tail)];
+  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address a 6to4 address (2002:AABB:CCDD::/48) embeds, as text; undefined for any other IPv6 address. */
 function sixToFourIpv4(address: string): string | undefined {
-  const match = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/i.exec(address);
-  if (!match) return undefined;
-  const [high, low] = [parseInt(match[1]!, 16), parseInt(match[2]!, 16)];
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  const [prefix, high, low] = ipv6Groups(address);
+  if (prefix !== 0x2002) return undefined;
+  return [high! >> 8, high! & 0xff, low! >> 8, low! & 0xff].join('.');
 }
 
 /**
