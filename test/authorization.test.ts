@@ -350,7 +350,9 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
       document: 'mutation ($a: ID, $l: ID!) { updateLocation(accountId: $a, locationId: $l, input: { websiteUri: "https://intruder.example" }) { id message } }',
       variables: (ids) => ({ a: ids.scopeAccountId, l: ids.locationId }),
     },
-  ],  webhookEndpoints: [{ document: 'query { webhookEndpoints(first: 10) { totalCount nodes { id url } } }', variables: () => ({}) }],
+  ],
+  webhookEndpoints: [{ document: 'query { webhookEndpoints(first: 10) { totalCount nodes { id url } } }', variables: () => ({}) }],
+  webhookEndpointsPage: [{ document: 'query { webhookEndpointsPage(page: 1, perPage: 10) { found endpoints { id url } } }', variables: () => ({}) }],
   webhookEndpoint: [{ document: 'query ($id: ID!) { webhookEndpoint(id: $id) { id url } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
   webhookDeliveries: [
     { document: 'query ($e: ID!) { webhookDeliveries(endpointId: $e, first: 10) { totalCount nodes { id eventId } } }', variables: (ids) => ({ e: ids.webhookEndpointId }) },
@@ -431,6 +433,16 @@ const REST_CASES: Record<string, RestCase[]> = {
     (ids) => ({ query: { account_id: ids.scopeAccountId, location_id: ids.locationId } }),
     (ids) => ({ query: { account_id: ids.scopeAccountId, placeId: ids.placeId } }),
   ],
+  // Organization tokens only (docs/webhooks.md); the victim's endpoint is disabled, so nothing is sent meanwhile.
+  'GET /webhooks': [() => ({ query: { page: '1', per_page: '10' } })],
+  'POST /webhooks': [() => ({ body: { url: 'https://intruder.example/hook', event_types: ['POST_STATE_CHANGED'], enabled: false } })],
+  'GET /webhooks/:id': [(ids) => ({ path: { id: ids.webhookEndpointId } })],
+  'PATCH /webhooks/:id': [(ids) => ({ path: { id: ids.webhookEndpointId }, body: { url: 'https://intruder.example/hook', enabled: true } })],
+  'DELETE /webhooks/:id': [(ids) => ({ path: { id: ids.webhookEndpointId } })],
+  'POST /webhooks/:id/rotate-secret': [(ids) => ({ path: { id: ids.webhookEndpointId } })],
+  'POST /webhooks/:id/ping': [(ids) => ({ path: { id: ids.webhookEndpointId } })],
+  'GET /webhooks/:id/deliveries': [(ids) => ({ path: { id: ids.webhookEndpointId } }), (ids) => ({ path: { id: ids.webhookEndpointId }, query: { event_id: ids.eventId } })],
+  'POST /webhooks/:id/redeliver': [(ids) => ({ path: { id: ids.webhookEndpointId }, body: { event_id: ids.eventId } })],
 };
 
 // ---------------------------------------------------------------------------------------------------------------

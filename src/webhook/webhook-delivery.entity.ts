@@ -49,7 +49,7 @@ export class WebhookDelivery {
   @Property({ type: 'text', lazy: true })
   body!: string;
 
-  @Field({ description: 'Asked for by redeliverWebhookEvent or replayWebhookEvents.' })
+  @Field({ description: 'Asked for by redeliverWebhookEvent (POST /webhooks/:id/redeliver); there is no bulk replay yet.' })
   @Property({ type: 'boolean' })
   redelivery: boolean = false;
 

@@ -7,10 +7,11 @@ import { WebhookDeliveryStatus } from './webhook.enums';
 import { MAX_URL_CHARACTERS } from './webhook.rules';
 
 const EVENT_TYPE_COUNT = Object.keys(EventType).length;
+// Messages name fields in their REST spelling, as the page rules do (per_page): one message for both transports.
 const endpointRules = {
   url: text({ max: MAX_URL_CHARACTERS }, `url must be at most ${MAX_URL_CHARACTERS} characters`),
   description: text({ max: 500 }, 'description must be at most 500 characters'),
-  eventTypes: list(undefined, { min: 1, max: EVENT_TYPE_COUNT }, { min: 'eventTypes must name at least one event type' }),
+  eventTypes: list(undefined, { min: 1, max: EVENT_TYPE_COUNT }, { min: 'event_types must name at least one event type' }),
 };
 
 @InputType({ description: 'A new endpoint: an https URL and the event types sent to it.' })
@@ -62,3 +63,7 @@ export class WebhookDeliveriesArgs extends withConnectionArgs(DeliveryFilterArgs
 
 @ArgsType()
 export class WebhookDeliveriesPageArgs extends withPageArgs(DeliveryFilterArgs, { default: 20, max: 100 }) {}
+
+/** The endpoints by page number (GET /webhooks): no filters, oldest first. */
+@ArgsType()
+export class WebhookEndpointsPageArgs extends withPageArgs(class {}, { default: 20, max: 100 }) {}

@@ -5,9 +5,9 @@ import { PageType, type Page } from '../graphql/page';
 import { ConnectionArgs, ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
-import { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveriesArgs, WebhookDeliveriesPageArgs } from './webhook.inputs';
+import { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveriesArgs, WebhookDeliveriesPageArgs, WebhookEndpointsPageArgs } from './webhook.inputs';
 import {
-  createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listDeliveriesPage, listEndpoints, pingEndpoint, redeliverEvent, rotateSecret, updateEndpoint,
+  createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listDeliveriesPage, listEndpoints, listEndpointsPage, pingEndpoint, redeliverEvent, rotateSecret, updateEndpoint,
 } from './webhook.service';
 
 @ObjectType({ description: 'An endpoint with its signing secret, shown this once.' })
@@ -30,6 +30,7 @@ export class DeletedWebhookEndpoint {
 
 export const WebhookEndpointConnection = ConnectionType(WebhookEndpoint, 'WebhookEndpoint');
 export const WebhookDeliveryConnection = ConnectionType(WebhookDelivery, 'WebhookDelivery');
+export const WebhookEndpointPage = PageType(WebhookEndpoint, 'WebhookEndpointPage', 'endpoints');
 export const WebhookDeliveryPage = PageType(WebhookDelivery, 'WebhookDeliveryPage', 'deliveries');
 
 /** Webhooks (docs/webhooks.md): organization tokens only. */
@@ -46,6 +47,11 @@ export class WebhookEndpointResolver {
   @Query(() => WebhookEndpointConnection, { description: 'The organization’s webhook endpoints, oldest first. Organization token only.' })
   async webhookEndpoints(@Args() args: ConnectionArgs, @Ctx() ctx: Context): Promise<Connection<WebhookEndpoint>> {
     return toConnection(await listEndpoints(ctx, sliceRequestOf(args)), args.after);
+  }
+
+  @Query(() => WebhookEndpointPage, { description: 'The organization’s webhook endpoints by page number, oldest first (GET /webhooks). Organization token only.' })
+  webhookEndpointsPage(@Args() args: WebhookEndpointsPageArgs, @Ctx() ctx: Context): Promise<Page<'endpoints', WebhookEndpoint>> {
+    return listEndpointsPage(ctx, args);
   }
 
   @Query(() => WebhookEndpoint, { description: 'One webhook endpoint. Organization token only.' })

@@ -22,6 +22,15 @@ export function retryDelayMs(attempt: number, random: number): number {
   return Math.round(ceiling / 2 + (random * ceiling) / 2);
 }
 
+/**
+ * When a delivery created at `createdAt` is tried next after its `attempts`-th attempt failed at `now`, or null when it
+ * is given up (FAILED): a failure a day or more after its creation ends it; until then the schedule above.
+ */
+export function nextAttemptAfterFailure(createdAt: Date, now: Date, attempts: number, random: number): Date | null {
+  if (now.getTime() - createdAt.getTime() >= RETRY_WINDOW_MS) return null;
+  return new Date(now.getTime() + retryDelayMs(attempts, random));
+}
+
 /** Endpoints an organization may have. */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_URL_CHARACTERS = 2048;
@@ -35,17 +44,44 @@ for (const [network, prefix] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
   ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) forbidden.addSubnet(network, prefix, 'ipv4');
+// IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) addresses carry an IPv4 address a host or translator
+// may reach: reserved, never a receiver's, so refused whole, as NAT64's prefixes are; so is deprecated site-local fec0::/10.
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96], ['100::', 64],
+  ['::', 96], ['::1', 128], ['::ffff:0:0:0', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
+  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
 ] as const) forbidden.addSubnet(network, prefix, 'ipv6');
 
-/** True for an address no delivery may reach (an IPv4-mapped IPv6 address is judged as its IPv4 one). */
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted IPv4 as two groups, zone dropped). */
+function ipv6Groups(address: string): number[] {
+  const [text] = address.split('%');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text!);
+  const hex = dotted ? text!.slice(0, dotted.index) + [0, 2].map((i) => ((Number(dotted[i + 1]) << 8) | Number(dotted[i + 2])).toString(16)).join(':') : text!;
+  const [head, tail] = hex.split('::') as [string, string | undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const [left, right] = [parse(head), parse(tail)];
+  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address a 6to4 address (2002:AABB:CCDD::/48) embeds, as text; undefined for any other IPv6 address. */
+function sixToFourIpv4(address: string): string | undefined {
+  const [prefix, high, low] = ipv6Groups(address);
+  if (prefix !== 0x2002) return undefined;
+  return [high! >> 8, high! & 0xff, low! >> 8, low! & 0xff].join('.');
+}
+
+/**
+ * True for an address no delivery may reach. An IPv4-mapped IPv6 address (::ffff:127.0.0.1, also written
+ * ::ffff:7f00:1) is judged as its IPv4 address (BlockList does so for the hex form), and so is the IPv4 address a
+ * 6to4 address embeds.
+ */
 export function isForbiddenAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return forbidden.check(mapped[1]!, 'ipv4');
+  if (mapped) return isIP(mapped[1]!) !== 4 || forbidden.check(mapped[1]!, 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
-  return forbidden.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return forbidden.check(address, 'ipv4');
+  const embedded = sixToFourIpv4(address);
+  return forbidden.check(address, 'ipv6') || (embedded !== undefined && forbidden.check(embedded, 'ipv4'));
 }
 
 /**
@@ -65,7 +101,8 @@ export function urlRefusal(text: string, allowPrivateTargets: boolean): string |
   if (!schemes.includes(url.protocol)) return 'url must be an https URL';
   if (url.username || url.password) return 'url must not carry credentials';
   if (allowPrivateTargets) return undefined;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A fully qualified name's trailing dot (`localhost.`) names the same host.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   if (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || !host.includes('.')) {
     return 'url must not name a loopback, private, link-local or metadata address';
   }

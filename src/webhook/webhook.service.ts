@@ -38,7 +38,7 @@ function checkUrl(scope: RequestScope, url: string): string {
 }
 
 function checkEventTypes(types: EventType[]): EventType[] {
-  if (types.length === 0) throw DomainError.badInput('eventTypes must name at least one event type');
+  if (types.length === 0) throw DomainError.badInput('event_types must name at least one event type');
   return [...new Set(types)];
 }
 
@@ -54,6 +54,17 @@ export async function listEndpoints(scope: RequestScope, request: SliceRequest):
   const where = { organization: principal.organizationId };
   const rows = await scope.em.find(WebhookEndpoint, { ...where, ...(request.afterId ? { id: { $gt: request.afterId } } : {}) }, { orderBy: { id: 'asc' }, limit: request.first + 1 });
   return sliceOf(rows, request.first, await scope.em.count(WebhookEndpoint, where));
+}
+
+/** The same list by page number (GET /webhooks), oldest first. */
+export async function listEndpointsPage(scope: RequestScope, request: { page: number; perPage: number }): Promise<Page<'endpoints', WebhookEndpoint>> {
+  const principal = requireOrganizationToken(scope);
+  const [endpoints, found] = await scope.em.findAndCount(
+    WebhookEndpoint,
+    { organization: principal.organizationId },
+    { orderBy: { id: 'asc' }, limit: request.perPage, offset: (request.page - 1) * request.perPage },
+  );
+  return { endpoints, found, page: request.page, perPage: request.perPage };
 }
 
 export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
@@ -169,7 +180,7 @@ export interface DeliveryFilter {
 
 async function deliveryWhere(scope: RequestScope, filter: DeliveryFilter) {
   const endpoint = await findEndpoint(scope, filter.endpointId);
-  if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('eventId must be an event id');
+  if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('event_id must be an event id');
   return { endpoint, ...(filter.status ? { status: filter.status } : {}), ...(filter.eventId ? { eventId: filter.eventId } : {}) };
 }
 

@@ -7,7 +7,7 @@ import { sendWebhook, type WebhookOutcome } from './webhook-sender';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
-import { RETRY_WINDOW_MS, retryDelayMs } from './webhook.rules';
+import { nextAttemptAfterFailure, RETRY_WINDOW_MS } from './webhook.rules';
 
 type WebhookWorkerDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics' | 'secrets'>;
 
@@ -79,9 +79,8 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
   const now = runtime.clock.now();
   const succeeded = outcome.error === null;
   const attempts = row.attempts + 1;
-  const givenUp = !succeeded && now.getTime() - new Date(row.created_at).getTime() >= RETRY_WINDOW_MS;
-  const status = succeeded ? WebhookDeliveryStatus.SUCCEEDED : givenUp ? WebhookDeliveryStatus.FAILED : WebhookDeliveryStatus.PENDING;
-  const nextAttemptAt = status === WebhookDeliveryStatus.PENDING ? new Date(now.getTime() + retryDelayMs(attempts, Math.random())) : null;
+  const nextAttemptAt = succeeded ? null : nextAttemptAfterFailure(new Date(row.created_at), now, attempts, Math.random());
+  const status = succeeded ? WebhookDeliveryStatus.SUCCEEDED : nextAttemptAt ? WebhookDeliveryStatus.PENDING : WebhookDeliveryStatus.FAILED;
   const isPing = row.event_type === PING_EVENT_TYPE;
   await runtime.database.orm.em.fork().transactional(async (tx) => {
     const trx = tx.getTransactionContext<Knex.Transaction>();
@@ -116,7 +115,7 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
       if (disabled.length > 0) log.warn({ endpointId: row.endpoint_id }, 'webhook endpoint disabled after a day of failed deliveries');
     }
   });
-  runtime.metrics?.webhookAttempts.inc({ outcome: succeeded ? 'succeeded' : givenUp ? 'given_up' : 'retried' });
+  runtime.metrics?.webhookAttempts.inc({ outcome: succeeded ? 'succeeded' : status === WebhookDeliveryStatus.FAILED ? 'given_up' : 'retried' });
   runtime.metrics?.webhookLatency.observe(outcome.latencyMs / 1000);
   if (!succeeded) log.info({ deliveryId: row.id, endpointId: row.endpoint_id, status: outcome.status, error: outcome.error, attempts }, 'webhook delivery attempt failed');
   // The next delivery of this record (and this endpoint's freed slot) may go now.

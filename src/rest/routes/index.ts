@@ -9,6 +9,7 @@ import { locationRoutes } from './location.routes';
 import { organizationRoutes } from './organization.routes';
 import { postRoutes } from './post.routes';
 import { reviewRoutes } from './review.routes';
+import { webhookRoutes } from './webhook.routes';
 
 /** The route table: every documented REST path. A resource adds its file here. */
 export const routeTable: readonly RestRoute[] = [
@@ -22,4 +23,5 @@ export const routeTable: readonly RestRoute[] = [
   ...betaRoutes,
   ...competitorScanRoutes,
   ...eventRoutes,
+  ...webhookRoutes,
 ];
