@@ -66,9 +66,10 @@ interface Ids {
   updateJobNodeId: string;
   postNodeId: string;
   reviewNodeId: string;
+  webhookEndpointNodeId: string;
 }
 
-type NodeIdName = 'accountNodeId' | 'tokenNodeId' | 'workNodeId' | 'segmentNodeId' | 'scanNodeId' | 'locationNodeId' | 'updateJobNodeId' | 'postNodeId' | 'reviewNodeId';
+type NodeIdName = 'accountNodeId' | 'tokenNodeId' | 'workNodeId' | 'segmentNodeId' | 'scanNodeId' | 'locationNodeId' | 'updateJobNodeId' | 'postNodeId' | 'reviewNodeId' | 'webhookEndpointNodeId';
 
 /** The ids with the global ids of their records, keyed as each record's `defineNode` says. */
 function withNodeIds(ids: Omit<Ids, NodeIdName>): Ids {
@@ -84,10 +85,11 @@ function withNodeIds(ids: Omit<Ids, NodeIdName>): Ids {
     updateJobNodeId: inAccount('LocationUpdateJob', ids.updateJobId),
     postNodeId: inAccount('Post', ids.postId),
     reviewNodeId: inAccount('Review', ids.reviewId),
+    webhookEndpointNodeId: toNodeId('WebhookEndpoint', [ids.webhookEndpointId]),
   };
 }
 
-const NODE_ID_NAMES: NodeIdName[] = ['accountNodeId', 'tokenNodeId', 'workNodeId', 'segmentNodeId', 'scanNodeId', 'locationNodeId', 'updateJobNodeId', 'postNodeId', 'reviewNodeId'];
+const NODE_ID_NAMES: NodeIdName[] = ['accountNodeId', 'tokenNodeId', 'workNodeId', 'segmentNodeId', 'scanNodeId', 'locationNodeId', 'updateJobNodeId', 'postNodeId', 'reviewNodeId', 'webhookEndpointNodeId'];
 
 /** What an intruder has of its own: its account, a location there, its organization, its person and beta company. */
 interface Own {

@@ -41,6 +41,7 @@ const PAGE_TWINS: Record<string, { type: string; records: string }> = {
   locationUpdateJobsPage: { type: 'LocationUpdateJobPage', records: 'updates' },
   eventsPage: { type: 'EventPage', records: 'events' },
   webhookDeliveriesPage: { type: 'WebhookDeliveryPage', records: 'deliveries' },
+  webhookEndpointsPage: { type: 'WebhookEndpointPage', records: 'endpoints' },
 };
 /** A mutation's result: what it made, in full. */
 const MUTATION_RESULTS = ['PostCampaign.posts'];
