@@ -151,15 +151,18 @@ export class WebhookDispatcher {
     const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
     // The head of each (endpoint, record): its first open delivery. Pings go to disabled endpoints too (a test).
+    // Each endpoint's deliveries in flight are counted once per round, not once per waiting delivery: with a
+    // backlog of thousands the per-head count made every round quadratic in it.
     const heads = await connection.execute<{ id: string; endpoint_id: string; sending: string }[]>(
       `with heads as (
          select distinct on (d.endpoint_id, d.record_key) d.id, d.endpoint_id, d.status, d.next_attempt_at, d.sequence, d.event_type, w.enabled
            from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id
           where d.status in (?, ?)
-          order by d.endpoint_id, d.record_key, d.sequence, d.id)
-       select h.id, h.endpoint_id,
-              (select count(*) from webhook_delivery s where s.endpoint_id = h.endpoint_id and s.status = ?) as sending
-         from heads h
+          order by d.endpoint_id, d.record_key, d.sequence, d.id),
+       sending as (
+         select endpoint_id, count(*) as sending from webhook_delivery where status = ? group by endpoint_id)
+       select h.id, h.endpoint_id, coalesce(s.sending, 0) as sending
+         from heads h left join sending s on s.endpoint_id = h.endpoint_id
         where h.status = ? and h.next_attempt_at <= ? and (h.enabled or h.event_type = ?)
         order by h.sequence, h.id
         limit ${SCHEDULE_BATCH}`,
