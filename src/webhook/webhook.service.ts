@@ -4,6 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
+import { findPlainAndCount } from '../shared/entity-snapshot';
 import { isId, newId } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -59,7 +60,9 @@ export async function listEndpoints(scope: RequestScope, request: SliceRequest):
 /** The same list by page number (GET /webhooks), oldest first. */
 export async function listEndpointsPage(scope: RequestScope, request: { page: number; perPage: number }): Promise<Page<'endpoints', WebhookEndpoint>> {
   const principal = requireOrganizationToken(scope);
-  const [endpoints, found] = await scope.em.findAndCount(
+  // The page and its count in one statement: counted apart, a change between the two made them disagree.
+  const [endpoints, found] = await findPlainAndCount(
+    scope.em,
     WebhookEndpoint,
     { organization: principal.organizationId },
     { orderBy: { id: 'asc' }, limit: request.perPage, offset: (request.page - 1) * request.perPage },
@@ -193,8 +196,14 @@ export async function listDeliveries(scope: RequestScope, filter: DeliveryFilter
 
 /** The same log by page number (GET /webhooks/:id/deliveries). */
 export async function listDeliveriesPage(scope: RequestScope, filter: DeliveryFilter & { page: number; perPage: number }): Promise<Page<'deliveries', WebhookDelivery>> {
-  const where = await deliveryWhere(scope, filter);
-  const [deliveries, found] = await scope.em.findAndCount(WebhookDelivery, where, { orderBy: { id: 'desc' }, limit: filter.perPage, offset: (filter.page - 1) * filter.perPage });
+  const { endpoint, ...rest } = await deliveryWhere(scope, filter);
+  // The page and its count in one statement: counted apart, a delivery ending between the two made a page whose
+  // `found` was not its rows' count.
+  const [deliveries, found] = await findPlainAndCount(scope.em, WebhookDelivery, { ...rest, endpoint: endpoint.id }, {
+    orderBy: { id: 'desc' },
+    limit: filter.perPage,
+    offset: (filter.page - 1) * filter.perPage,
+  });
   return { deliveries, found, page: filter.page, perPage: filter.perPage };
 }
 
