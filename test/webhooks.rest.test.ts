@@ -1,61 +1,15 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { verifySignature } from '../src/webhook/webhook-signature';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { http, type JsonResponse } from './support/http';
 import { eventually } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 /**
  * The /webhooks REST routes (docs/webhooks.md, "REST") as a client uses them: a real receiver on 127.0.0.1 (allowed by
  * WEBHOOK_ALLOW_PRIVATE_TARGETS, as in test/webhooks.test.ts), waited for by its requests, never by a fixed sleep.
  * Every answer is also checked against /openapi.json by the http helper.
  */
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  json: { id: string; type: string; endpoint_id?: string; record_id?: string };
-}
-
-/** Records every request (answering 200) and resolves whoever waits for a request matching their predicate. */
-class Receiver {
-  readonly requests: Received[] = [];
-  private waiters: { matches: (request: Received) => boolean; resolve: (request: Received) => void }[] = [];
-  private server!: Server;
-  url!: string;
-
-  async start(): Promise<void> {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const received: Received = { headers: request.headers, body, json: JSON.parse(body) as Received['json'] };
-        this.requests.push(received);
-        response.end('ok');
-        this.waiters = this.waiters.filter((waiter) => (waiter.matches(received) ? (waiter.resolve(received), false) : true));
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-  }
-
-  /** The `count`-th request (1-based) matching `matches`, already received or still to come. */
-  nth(matches: (request: Received) => boolean, count = 1): Promise<Received> {
-    let seen = this.requests.filter(matches).length;
-    const found = this.requests.filter(matches)[count - 1];
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve) => {
-      this.waiters.push({ matches: (request) => matches(request) && (seen += 1) === count, resolve });
-    });
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** Fails a wait after `ms` (the receiver's waits have no deadline of their own). */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -72,7 +26,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 
 let t: TestStack;
 let org: OrganizationFixture;
-const receiver = new Receiver();
+const receiver = new WebhookReceiver();
 const UNKNOWN_ID = '01a21af3-0305-7586-b3df-2c5267907cf7';
 
 const api = (method: string, path: string, body?: unknown, token = org.token): Promise<JsonResponse> => http(t.url, method, path, { token, body });

@@ -1,66 +1,20 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { verifySignature } from '../src/webhook/webhook-signature';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 /**
  * Webhooks (docs/webhooks.md) end to end: a real receiver on loopback (allowed by WEBHOOK_ALLOW_PRIVATE_TARGETS), the
  * service clock held and moved to bring retries due, never a fixed sleep.
  */
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  json: { id: string; type: string; record_id?: string; sequence?: string; record?: { state?: string } };
-}
-
-/** A receiver answering each request as `answer` says (default 200), recording every request. */
-class Receiver {
-  readonly requests: Received[] = [];
-  answer: (request: Received, response: ServerResponse) => void = (_request, response) => response.end('ok');
-  private readonly hanging = new Set<ServerResponse>();
-  private server!: Server;
-  url!: string;
-
-  async start(): Promise<void> {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const received = { headers: request.headers, body, json: JSON.parse(body) as Received['json'] };
-        this.requests.push(received);
-        this.answer(received, response);
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-  }
-
-  /** Answers nothing (until the receiver closes): the sender times out. */
-  hang(response: ServerResponse): void {
-    this.hanging.add(response);
-  }
-
-  ofType(type: string): Received[] {
-    return this.requests.filter((request) => request.json.type === type);
-  }
-
-  async close(): Promise<void> {
-    for (const response of this.hanging) response.destroy();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
 const clock = new TestClock();
 let t: TestStack;
 let org: OrganizationFixture;
-const receiver = new Receiver();
+const receiver = new WebhookReceiver();
 
 async function gql<T = any>(document: string, variables: Record<string, unknown> = {}, token = org.token): Promise<T> {
   const answer = await graphql<T>(t.url, document, { token, variables });
