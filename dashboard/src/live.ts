@@ -141,32 +141,45 @@ export interface HealthState {
   readAt: Date | null;
 }
 
-/** providerHealth, read now and every 5 s (the next read is scheduled when one ends, so reads never overlap). */
-export function useProviderHealth(token: string, onTokenRefused: () => void): HealthState {
-  const [state, setState] = useState<HealthState>({ providers: null, problem: null, readAt: null });
+/** A value read now and every `everyMs` after the previous read ends (so reads never overlap), with the last refusal. */
+interface Polled<T> {
+  value: T | null;
+  problem: string | null;
+  readAt: Date | null;
+}
+
+/** The one polling loop of the dashboard: a refused token goes to `onTokenRefused`, other failures keep the last value. */
+function usePolledRead<T>(token: string, onTokenRefused: () => void, read: (token: string) => Promise<T>, everyMs: number): Polled<T> {
+  const [state, setState] = useState<Polled<T>>({ value: null, problem: null, readAt: null });
   const refusedRef = useRef(onTokenRefused);
   refusedRef.current = onTokenRefused;
   useEffect(() => {
     let active = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = async () => {
+    const readOnce = async () => {
       try {
-        const providers = await readProviderHealth(token);
-        if (active) setState({ providers, problem: null, readAt: new Date() });
+        const value = await read(token);
+        if (active) setState({ value, problem: null, readAt: new Date() });
       } catch (error) {
         if (!active) return;
         if (error instanceof ApiError && error.tokenRefused) return refusedRef.current();
         setState((previous) => ({ ...previous, problem: messageOf(error) }));
       }
-      if (active) timer = setTimeout(() => void read(), HEALTH_POLL_MS);
+      if (active) timer = setTimeout(() => void readOnce(), everyMs);
     };
-    void read();
+    void readOnce();
     return () => {
       active = false;
       clearTimeout(timer);
     };
-  }, [token]);
+  }, [token, read, everyMs]);
   return state;
+}
+
+/** providerHealth, read now and every 5 s. */
+export function useProviderHealth(token: string, onTokenRefused: () => void): HealthState {
+  const { value, problem, readAt } = usePolledRead(token, onTokenRefused, readProviderHealth, HEALTH_POLL_MS);
+  return { providers: value, problem, readAt };
 }
 
 export interface WebhookHealthState {
@@ -176,28 +189,6 @@ export interface WebhookHealthState {
 
 /** The organization's webhook endpoints, read every WEBHOOK_POLL_MS (organization tokens only: the caller checks). */
 export function useWebhookHealth(token: string, onTokenRefused: () => void): WebhookHealthState {
-  const [state, setState] = useState<WebhookHealthState>({ endpoints: null, problem: null });
-  const refusedRef = useRef(onTokenRefused);
-  refusedRef.current = onTokenRefused;
-  useEffect(() => {
-    let active = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = async () => {
-      try {
-        const endpoints = await readWebhookHealth(token);
-        if (active) setState({ endpoints, problem: null });
-      } catch (error) {
-        if (!active) return;
-        if (error instanceof ApiError && error.tokenRefused) return refusedRef.current();
-        setState((previous) => ({ ...previous, problem: messageOf(error) }));
-      }
-      if (active) timer = setTimeout(() => void read(), WEBHOOK_POLL_MS);
-    };
-    void read();
-    return () => {
-      active = false;
-      clearTimeout(timer);
-    };
-  }, [token]);
-  return state;
+  const { value, problem } = usePolledRead(token, onTokenRefused, readWebhookHealth, WEBHOOK_POLL_MS);
+  return { endpoints: value, problem };
 }
