@@ -114,6 +114,28 @@ describe('GET /events and GraphQL events', () => {
     }
   });
 
+  it('reads a page and its found in one statement, whatever the times asked, so found always counts the rows it pages', async () => {
+    // Its own organization with two events (citations disabled at two locations), so the test stands alone.
+    const own = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 2, connected: true, citationsApi: true });
+    const account = own.accounts[0]!.account.id;
+    for (const location of own.accounts[0]!.locations) {
+      expect((await http(t.url, 'POST', `/citations/disable?account_id=${account}`, { token: own.token, body: { location_id: location.id } })).status).toBe(200);
+    }
+    const statementsFor = async (query: string) => {
+      const before = t.statementCount();
+      const res = await events(query, own.token);
+      expect(res.status).toBe(200);
+      return { statements: t.statementCount() - before, found: res.body.payload.found as number, rows: (res.body.payload.events as unknown[]).length };
+    };
+    await statementsFor('?per_page=1'); // the token's session, read once and kept
+    const all = await statementsFor('?per_page=100');
+    expect(all).toEqual({ statements: 1, found: 2, rows: 2 });
+    const hour = 3_600_000;
+    const window = `occurred_after=${new Date(Date.now() - hour).toISOString()}&occurred_before=${new Date(Date.now() + hour).toISOString()}`;
+    expect(await statementsFor(`?per_page=100&${window}`)).toEqual(all);
+    expect(await statementsFor(`?per_page=1&page=2&${window}`)).toEqual({ statements: 1, found: 2, rows: 1 });
+  });
+
   it('reads on with a cursor, newest first, and filters by record', async () => {
     const query = `query($after: String, $recordType: EventRecordType) { events(first: 2, after: $after, recordType: $recordType) {
       totalCount pageInfo { hasNextPage endCursor } nodes { id type recordType record { __typename ... on Post { state } ... on LocationUpdateJob { status } } } } }`;

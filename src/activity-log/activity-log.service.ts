@@ -4,6 +4,7 @@ import { retainedSince } from '../activity/event-retention';
 import { requirePrincipal } from '../access/guards';
 import { accountsWithinReach } from '../access/reach';
 import type { RequestScope } from '../request-scope';
+import { findPlainAndCount } from '../shared/entity-snapshot';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -56,11 +57,12 @@ export async function listEventsPage(
   scope: RequestScope,
   args: EventFilter & { page: number; perPage: number },
 ): Promise<Page<'events', ActivityEvent>> {
-  const [events, found] = await scope.em.findAndCount(ActivityEvent, whereOf(scope, args), {
+  // Rows and count in one statement: counted apart, an event recorded between the two gave a page whose found
+  // disagreed with its rows.
+  const [events, found] = await findPlainAndCount(scope.em, ActivityEvent, whereOf(scope, args), {
     orderBy: { id: 'desc' },
     limit: args.perPage,
     offset: (args.page - 1) * args.perPage,
-    disableIdentityMap: true,
   });
   return { found, page: args.page, perPage: args.perPage, events };
 }

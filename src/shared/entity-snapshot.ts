@@ -102,11 +102,14 @@ const preparedReads = new WeakMap<MetadataStorage, Map<string, PreparedRead | nu
 const LIMIT_MARK = 987_654_301;
 const OFFSET_MARK = 987_654_302;
 
-/** The filter's text values (which vary per request) in a fixed order, and its shape with them left out. */
-function shapeOf(value: unknown, leaves: string[], mark?: (index: number) => string): unknown {
-  if (typeof value === 'string') {
+/**
+ * The filter's values that vary per request (texts and times) in a fixed order, and its shape with them left out:
+ * a time left in would make every request a shape of its own.
+ */
+function shapeOf(value: unknown, leaves: unknown[], mark?: (index: number) => string): unknown {
+  if (typeof value === 'string' || value instanceof Date) {
     leaves.push(value);
-    return mark ? mark(leaves.length - 1) : '?';
+    return mark ? mark(leaves.length - 1) : typeof value === 'string' ? '?' : '?time';
   }
   if (Array.isArray(value)) return value.map((item) => shapeOf(item, leaves, mark));
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
@@ -183,7 +186,7 @@ async function readRows<T extends object>(
   options: ReadOptions<T>,
   select: unknown[],
 ): Promise<Record<string, unknown>[]> {
-  const leaves: string[] = [];
+  const leaves: unknown[] = [];
   const shape = shapeOf(where, leaves);
   // What is selected is part of the shape (the same number of columns can be different ones).
   const selected = select.map((item) => (typeof item === 'string' ? item : (item as { sql?: string }).sql));
