@@ -107,8 +107,54 @@ describe('webhooks', () => {
       const sequences = received.filter((request) => request.json.record_id === postId).map((request) => BigInt(request.json.sequence!));
       expect(sequences).toEqual([...sequences].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     }
-    expect((await deliveries(endpoint.id)).every((delivery) => delivery.status === 'SUCCEEDED')).toBe(true);
+    // The receiver answers before the worker records the attempt: the last ones may still be SENDING for a moment.
+    await eventually(async () => ((await deliveries(endpoint.id)).every((delivery) => delivery.status === 'SUCCEEDED') ? true : undefined), 20000, 'every delivery recorded SUCCEEDED');
     await gql('mutation ($id: ID!) { deleteWebhookEndpoint(id: $id) { deleted } }', { id: endpoint.id });
+  }, 60000);
+
+  it('keeps at most 4 requests in flight per endpoint, and a receiver that never answers holds up only its own endpoint', async () => {
+    clock.hold(); // the timed-out first attempts wait for a retry that never comes due
+    const stuck = new WebhookReceiver();
+    await stuck.start();
+    let inFlight = 0;
+    let mostInFlight = 0;
+    stuck.answer = (_request, response) => {
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      response.on('close', () => (inFlight -= 1));
+      stuck.hang(response);
+    };
+    try {
+      const slow = (await createEndpoint(['POST_STATE_CHANGED'], stuck.url)).endpoint;
+      const healthy = (await createEndpoint()).endpoint;
+      const account = org.accounts[0]!;
+      const postIds: string[] = [];
+      for (let index = 0; index < 8; index += 1) {
+        const created = await http(t.url, 'POST', '/post', { token: account.token, body: { location_id: account.locations[0]!.id, params: { summary: `Stuck ${index}` } } });
+        expect(created.status).toBe(202);
+        postIds.push(created.body.payload.id as string);
+      }
+      // The healthy endpoint gets both events of every post (created, then LIVE) while the other's requests hang.
+      await eventually(async () => {
+        const got = receiver.ofType('post.state_changed').filter((request) => postIds.includes(request.json.record_id!));
+        return got.length >= postIds.length * 2 ? got : undefined;
+      }, 30000, 'every event at the healthy endpoint');
+      // The stuck endpoint gets each post's first event once (each times out and waits for its retry, which blocks
+      // the record's next event), never more than WEBHOOK_ENDPOINT_CONCURRENCY at a time.
+      const firsts = await eventually(async () => {
+        const failed = (await deliveries(slow.id)).filter((delivery) => delivery.attempts === 1 && delivery.status === 'PENDING');
+        return failed.length >= postIds.length ? failed : undefined;
+      }, 30000, 'a timed-out first attempt for every post');
+      expect(firsts).toHaveLength(postIds.length);
+      expect(stuck.requests).toHaveLength(postIds.length);
+      expect(new Set(stuck.requests.map((request) => request.json.record_id))).toEqual(new Set(postIds));
+      expect(mostInFlight).toBeGreaterThan(0);
+      expect(mostInFlight).toBeLessThanOrEqual(4);
+      expect((await deliveries(healthy.id)).filter((delivery) => delivery.status !== 'SUCCEEDED')).toEqual([]);
+      for (const endpoint of [slow, healthy]) await gql('mutation ($id: ID!) { deleteWebhookEndpoint(id: $id) { deleted } }', { id: endpoint.id });
+    } finally {
+      await stuck.close();
+    }
   }, 60000);
 
   it('retries after a 500 and after a time-out, when the clock brings the next attempt, with the same event id', async () => {
