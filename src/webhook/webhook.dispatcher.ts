@@ -13,10 +13,8 @@ import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
  * - scheduling: of the open deliveries of each (endpoint, record), only the first in sequence order may be sent, and
  *   only when due (its next attempt time has come on the service clock) and its endpoint has a free slot
  *   (WEBHOOK_ENDPOINT_CONCURRENCY requests in flight at most), so one slow receiver holds up only itself.
- * A delivery that ends hands its slot on itself: in the transaction recording its attempt it schedules its
- * endpoint's next due deliveries by the same rule (`scheduleDueDeliveries`, under the same lock), so a backlog does
- * not wait a dispatcher round per delivery. Woken by the `webhooks.pending` event (a trigger sends it when events an
- * endpoint wants commit; a delivery that ends sends it when the lock was taken and it could not hand its slot on). While deliveries are open it also looks every second, which is what notices retries whose time
+ * Woken by the `webhooks.pending` event (a trigger sends it when events an endpoint wants commit; deliveries send it
+ * when they end). While deliveries are open it also looks every second, which is what notices retries whose time
  * has come (on the service clock, which tests move); with none open it only looks once a minute besides, in case a
  * wake-up was lost while the event bus was down, so an idle service sends no statements for webhooks.
  */
@@ -92,7 +90,8 @@ export class WebhookDispatcher {
   private async round(): Promise<RoundOutcome> {
     const em = this.runtime.database.orm.em.fork();
     return em.transactional(async (tx): Promise<RoundOutcome> => {
-      if (!(await tryDispatcherLock(tx))) return 'open';
+      const [lock] = await tx.getConnection().execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [DISPATCHER_LOCK], 'all', tx.getTransactionContext());
+      if (!lock?.locked) return 'open';
       const fannedOut = await this.fanOut(tx);
       const scheduled = await this.schedule(tx);
       if (fannedOut === OUTBOX_BATCH || scheduled === SCHEDULE_BATCH) return 'more';
@@ -149,75 +148,43 @@ export class WebhookDispatcher {
   }
 
   private async schedule(tx: EntityManager): Promise<number> {
+    const trx = tx.getTransactionContext<Knex.Transaction>();
+    const connection = tx.getConnection();
+    // The head of each (endpoint, record): its first open delivery. Pings go to disabled endpoints too (a test).
+    // Each endpoint's deliveries in flight are counted once per round, not once per waiting delivery: with a
+    // backlog of thousands the per-head count made every round quadratic in it.
+    const heads = await connection.execute<{ id: string; endpoint_id: string; sending: string }[]>(
+      `with heads as (
+         select distinct on (d.endpoint_id, d.record_key) d.id, d.endpoint_id, d.status, d.next_attempt_at, d.sequence, d.event_type, w.enabled
+           from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id
+          where d.status in (?, ?)
+          order by d.endpoint_id, d.record_key, d.sequence, d.id),
+       sending as (
+         select endpoint_id, count(*) as sending from webhook_delivery where status = ? group by endpoint_id)
+       select h.id, h.endpoint_id, coalesce(s.sending, 0) as sending
+         from heads h left join sending s on s.endpoint_id = h.endpoint_id
+        where h.status = ? and h.next_attempt_at <= ? and (h.enabled or h.event_type = ?)
+        order by h.sequence, h.id
+        limit ${SCHEDULE_BATCH}`,
+      [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING, WebhookDeliveryStatus.SENDING, WebhookDeliveryStatus.PENDING, this.runtime.clock.now(), PING_EVENT_TYPE],
+      'all',
+      trx,
+    );
     if (this.runtime.metrics) {
-      const [open] = await tx
-        .getConnection()
-        .execute<{ count: string }[]>('select count(*) from webhook_delivery where status in (?, ?)', [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING], 'all', tx.getTransactionContext());
+      const [open] = await connection.execute<{ count: string }[]>('select count(*) from webhook_delivery where status in (?, ?)', [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING], 'all', trx);
       this.runtime.metrics.webhookBacklog.set(Number(open?.count ?? 0));
     }
-    return scheduleDueDeliveries(this.runtime, tx, SCHEDULE_BATCH);
+    const slots = new Map<string, number>();
+    const chosen: string[] = [];
+    for (const head of heads) {
+      const free = slots.get(head.endpoint_id) ?? this.runtime.config.webhooks.endpointConcurrency - Number(head.sending);
+      if (free <= 0) continue;
+      slots.set(head.endpoint_id, free - 1);
+      chosen.push(head.id);
+    }
+    if (chosen.length === 0) return 0;
+    await connection.execute('update webhook_delivery set status = ? where id in (?)', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
+    for (const deliveryId of chosen) await this.runtime.jobs.enqueue(tx, 'webhook-deliver', { deliveryId });
+    return chosen.length;
   }
-}
-
-/**
- * Takes the dispatcher's lock in the caller's transaction if it is free: whoever holds it may schedule. False when
- * another transaction holds it (that one is scheduling; a `webhooks.pending` wake-up brings another round after it).
- */
-export async function tryDispatcherLock(tx: EntityManager): Promise<boolean> {
-  const [lock] = await tx.getConnection().execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [DISPATCHER_LOCK], 'all', tx.getTransactionContext());
-  return lock?.locked === true;
-}
-
-/**
- * The scheduling rule, in one place (docs/webhooks.md, Ordering): marks `SENDING` and enqueues, in sequence order,
- * the first open delivery of each (endpoint, record) that is due on the service clock, while its endpoint has one of
- * its WEBHOOK_ENDPOINT_CONCURRENCY slots free. Only `endpointId`'s deliveries when given (a delivery that just ended
- * hands its slot on). The caller holds the dispatcher's lock in `tx`. Answers how many it scheduled.
- */
-export async function scheduleDueDeliveries(runtime: Pick<Runtime, 'jobs' | 'clock' | 'config'>, tx: EntityManager, limit: number, endpointId?: string): Promise<number> {
-  const trx = tx.getTransactionContext<Knex.Transaction>();
-  const connection = tx.getConnection();
-  const endpointFilter = endpointId ? 'and d.endpoint_id = ?' : '';
-  const endpointBinding = endpointId ? [endpointId] : [];
-  // The head of each (endpoint, record): its first open delivery. Pings go to disabled endpoints too (a test).
-  // Each endpoint's deliveries in flight are counted once per call, not once per waiting delivery: with a backlog
-  // of thousands the per-head count made every round quadratic in it.
-  const heads = await connection.execute<{ id: string; endpoint_id: string; sending: string }[]>(
-    `with heads as (
-       select distinct on (d.endpoint_id, d.record_key) d.id, d.endpoint_id, d.status, d.next_attempt_at, d.sequence, d.event_type, w.enabled
-         from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id
-        where d.status in (?, ?) ${endpointFilter}
-        order by d.endpoint_id, d.record_key, d.sequence, d.id),
-     sending as (
-       select d.endpoint_id, count(*) as sending from webhook_delivery d where d.status = ? ${endpointFilter} group by d.endpoint_id)
-     select h.id, h.endpoint_id, coalesce(s.sending, 0) as sending
-       from heads h left join sending s on s.endpoint_id = h.endpoint_id
-      where h.status = ? and h.next_attempt_at <= ? and (h.enabled or h.event_type = ?)
-      order by h.sequence, h.id
-      limit ${limit}`,
-    [
-      WebhookDeliveryStatus.PENDING,
-      WebhookDeliveryStatus.SENDING,
-      ...endpointBinding,
-      WebhookDeliveryStatus.SENDING,
-      ...endpointBinding,
-      WebhookDeliveryStatus.PENDING,
-      runtime.clock.now(),
-      PING_EVENT_TYPE,
-    ],
-    'all',
-    trx,
-  );
-  const slots = new Map<string, number>();
-  const chosen: string[] = [];
-  for (const head of heads) {
-    const free = slots.get(head.endpoint_id) ?? runtime.config.webhooks.endpointConcurrency - Number(head.sending);
-    if (free <= 0) continue;
-    slots.set(head.endpoint_id, free - 1);
-    chosen.push(head.id);
-  }
-  if (chosen.length === 0) return 0;
-  await connection.execute('update webhook_delivery set status = ? where id in (?)', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
-  for (const deliveryId of chosen) await runtime.jobs.enqueue(tx, 'webhook-deliver', { deliveryId });
-  return chosen.length;
 }

@@ -1,11 +1,11 @@
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { defineWorker, type JobContext } from '../jobs/job-engine';
 import type { JobFailure } from '../jobs/failure-policy';
 import type { Runtime } from '../runtime';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
-import { scheduleDueDeliveries, tryDispatcherLock, WebhookDispatcher } from './webhook.dispatcher';
+import { WebhookDispatcher } from './webhook.dispatcher';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { nextAttemptAfterFailure, RETRY_WINDOW_MS } from './webhook.rules';
 
@@ -82,7 +82,7 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
   const nextAttemptAt = succeeded ? null : nextAttemptAfterFailure(new Date(row.created_at), now, attempts, Math.random());
   const status = succeeded ? WebhookDeliveryStatus.SUCCEEDED : nextAttemptAt ? WebhookDeliveryStatus.PENDING : WebhookDeliveryStatus.FAILED;
   const isPing = row.event_type === PING_EVENT_TYPE;
-  const handedOn = await runtime.database.orm.em.fork().transactional(async (tx) => {
+  await runtime.database.orm.em.fork().transactional(async (tx) => {
     const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
     await connection.execute(
@@ -93,43 +93,33 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
       trx,
     );
     // Pings test an endpoint: they neither mark it failing nor heal it.
-    if (!isPing && succeeded) {
+    if (isPing) return;
+    if (succeeded) {
       await connection.execute('update webhook_endpoint set failing_since = null where id = ? and failing_since is not null', [row.endpoint_id], 'run', trx);
-    } else if (!isPing) {
-      await markFailing(tx, row.endpoint_id, now, outcome, log);
+      return;
     }
-    // The slot this delivery held goes to its endpoint's next due delivery in this same transaction, without a
-    // dispatcher round in between (that hop was most of a backlog's wait); unless the dispatcher is scheduling now.
-    if (!(await tryDispatcherLock(tx))) return false;
-    await scheduleDueDeliveries(runtime, tx, runtime.config.webhooks.endpointConcurrency, row.endpoint_id);
-    return true;
+    const [endpoint] = await connection.execute<{ failing_since: Date }[]>(
+      'update webhook_endpoint set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since',
+      [now, row.endpoint_id],
+      'all',
+      trx,
+    );
+    if (endpoint && now.getTime() - new Date(endpoint.failing_since).getTime() >= RETRY_WINDOW_MS) {
+      const reason = `Deliveries failed for 24 hours without a success; the last: ${outcome.error ?? 'unknown'}`.slice(0, 500);
+      const disabled = await connection.execute(
+        'update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id',
+        [reason, now, now, row.endpoint_id],
+        'all',
+        trx,
+      );
+      if (disabled.length > 0) log.warn({ endpointId: row.endpoint_id }, 'webhook endpoint disabled after a day of failed deliveries');
+    }
   });
   runtime.metrics?.webhookAttempts.inc({ outcome: succeeded ? 'succeeded' : status === WebhookDeliveryStatus.FAILED ? 'given_up' : 'retried' });
   runtime.metrics?.webhookLatency.observe(outcome.latencyMs / 1000);
   if (!succeeded) log.info({ deliveryId: row.id, endpointId: row.endpoint_id, status: outcome.status, error: outcome.error, attempts }, 'webhook delivery attempt failed');
-  // The dispatcher was busy: wake it for the next delivery of this record and this endpoint's freed slot.
-  if (!handedOn) await runtime.events.announce('webhooks.pending', {});
-}
-
-/** A failed attempt marks its endpoint failing; failing for a day without a success disables it, with the reason. */
-async function markFailing(tx: EntityManager, endpointId: string, now: Date, outcome: WebhookOutcome, log: FastifyBaseLogger): Promise<void> {
-  const trx = tx.getTransactionContext<Knex.Transaction>();
-  const connection = tx.getConnection();
-  const [endpoint] = await connection.execute<{ failing_since: Date }[]>(
-    'update webhook_endpoint set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since',
-    [now, endpointId],
-    'all',
-    trx,
-  );
-  if (!endpoint || now.getTime() - new Date(endpoint.failing_since).getTime() < RETRY_WINDOW_MS) return;
-  const reason = `Deliveries failed for 24 hours without a success; the last: ${outcome.error ?? 'unknown'}`.slice(0, 500);
-  const disabled = await connection.execute(
-    'update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id',
-    [reason, now, now, endpointId],
-    'all',
-    trx,
-  );
-  if (disabled.length > 0) log.warn({ endpointId }, 'webhook endpoint disabled after a day of failed deliveries');
+  // The next delivery of this record (and this endpoint's freed slot) may go now.
+  await runtime.events.announce('webhooks.pending', {});
 }
 
 /**
