@@ -5,8 +5,6 @@ import {
   isObjectType,
   isUnionType,
   Kind,
-  type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
@@ -14,10 +12,11 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { isDeepStrictEqual } from 'node:util';
-import { isVerbatim, restFieldName } from './names';
+import { isVerbatim } from './names';
 import { enumSchema, enumStrings, orNull, restDescription, splitNull, type SchemaComponents } from './openapi-components';
 import type { JsonSchema } from './record';
 import type { RestRoute } from './route';
+import { OperationSelections, recordFieldName } from './selection';
 
 /**
  * Names the records of a route's payload schema (as src/rest/record.ts compiled it) so that routes answering the same
@@ -36,14 +35,14 @@ export function nameRecords(
   components: SchemaComponents,
   options: { where: string; rootMayBeShared: boolean },
 ): JsonSchema {
-  const walker = new RecordWalker(graphqlSchema, route, components, options.where);
+  const walker = new RecordWalker(new OperationSelections(graphqlSchema, route.operation, options.where), route, components, options.where);
   const paths = typeof route.payload.at === 'string' ? [route.payload.at] : route.payload.at;
   const operation = route.operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!operation) throw new Error(`${options.where}: no operation`);
   const branches = paths.map((path, index) => {
     const branch = paths.length === 1 ? payload : ((payload.oneOf as JsonSchema[] | undefined)?.[index]);
     if (!branch) throw new Error(`${options.where}: the payload schema has no branch for ${path}`);
-    const { field, type } = walker.locate(operation, path);
+    const { field, type } = walker.selections.locate(operation, path);
     return walker.walk(branch, type, field.selectionSet, false, options.rootMayBeShared);
   });
   return paths.length === 1 ? branches[0]! : { ...payload, oneOf: branches };
@@ -62,46 +61,12 @@ function describe(schema: JsonSchema, description: string | undefined): JsonSche
 }
 
 class RecordWalker {
-  private readonly fragments = new Map<string, FragmentDefinitionNode>();
-
   constructor(
-    private readonly schema: GraphQLSchema,
+    readonly selections: OperationSelections,
     private readonly route: RestRoute,
     private readonly components: SchemaComponents,
     private readonly where: string,
-  ) {
-    for (const definition of route.operation.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
-    }
-  }
-
-  private fieldsOf(selectionSet: SelectionSetNode): FieldNode[] {
-    return selectionSet.selections.flatMap((selection) => {
-      if (selection.kind === Kind.FIELD) return [selection];
-      if (selection.kind === Kind.INLINE_FRAGMENT) return this.fieldsOf(selection.selectionSet);
-      const fragment = this.fragments.get(selection.name.value);
-      if (!fragment) throw new Error(`${this.where}: unknown fragment ${selection.name.value}`);
-      return this.fieldsOf(fragment.selectionSet);
-    });
-  }
-
-  locate(operation: OperationDefinitionNode, path: string): { field: FieldNode; type: GraphQLOutputType } {
-    let parent: GraphQLObjectType | undefined | null = this.schema.getRootType(operation.operation);
-    let selectionSet: SelectionSetNode | undefined = operation.selectionSet;
-    let found: { field: FieldNode; type: GraphQLOutputType } | undefined;
-    for (const key of path.split('.')) {
-      const field: FieldNode | undefined = selectionSet && this.fieldsOf(selectionSet).find((node) => (node.alias ?? node.name).value === key);
-      const definition = field && parent ? parent.getFields()[field.name.value] : undefined;
-      if (!field || !definition) throw new Error(`${this.where}: ${path} is not selected by the operation`);
-      found = { field, type: definition.type };
-      const nullable = getNullableType(definition.type);
-      const inner = isListType(nullable) ? getNullableType(nullable.ofType) : nullable;
-      parent = isObjectType(inner) ? inner : undefined;
-      selectionSet = field.selectionSet;
-    }
-    if (!found) throw new Error(`${this.where}: an empty payload path`);
-    return found;
-  }
+  ) {}
 
   walk(schema: JsonSchema, type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, verbatim: boolean, mayBeShared: boolean): JsonSchema {
     const { core, nullable } = splitNull(schema);
@@ -127,15 +92,10 @@ class RecordWalker {
 
   private object(schema: JsonSchema, type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean, mayBeShared: boolean): JsonSchema {
     const compiled = (schema.properties ?? {}) as Record<string, JsonSchema>;
-    const fields = this.fieldsOf(selectionSet).map((node) => {
+    const fields = this.selections.fieldsOf(selectionSet).map((node) => {
       const definition = type.getFields()[node.name.value];
       if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
-      const key = (node.alias ?? node.name).value;
-      // The compiler's rule (src/rest/record.ts): an alias in snake_case, a field by the route's names; the aliases
-      // of a union field are that one field.
-      const union = isUnionType(getNullableType(definition.type));
-      const restName = verbatim ? key : node.alias && !union ? restFieldName({}, type.name, key) : restFieldName(this.route.payload, type.name, definition.name);
-      return { node, definition, restName };
+      return { node, definition, restName: recordFieldName(this.route.payload, type, node, definition, verbatim) };
     });
     const renames = new Map(fields.map(({ definition, restName }) => [definition.name, restName]));
     const properties: Record<string, JsonSchema> = {};

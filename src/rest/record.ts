@@ -8,8 +8,6 @@ import {
   isUnionType,
   Kind,
   type DocumentNode,
-  type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
@@ -19,8 +17,9 @@ import {
 } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { DomainError } from '../errors/domain-error';
-import { isVerbatim, restFieldName } from './names';
+import { isVerbatim } from './names';
 import type { RestRecord, RestRoute } from './route';
+import { OperationSelections, recordFieldName } from './selection';
 
 /**
  * The documented REST form of an operation's result, derived from the operation's own selection and the schema's
@@ -66,49 +65,11 @@ const SCALAR_SCHEMAS: Record<string, JsonSchema> = {
 };
 
 class RecordCompiler {
-  private readonly fragments = new Map<string, FragmentDefinitionNode>();
-
   constructor(
-    private readonly schema: GraphQLSchema,
-    document: DocumentNode,
+    readonly selections: OperationSelections,
     private readonly rules: RestRecord,
     private readonly where: string,
-  ) {
-    for (const definition of document.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
-    }
-  }
-
-  /** The fields of a selection set by response key, with fragment spreads and inline fragments expanded. */
-  private fieldsOf(selectionSet: SelectionSetNode): FieldNode[] {
-    return selectionSet.selections.flatMap((selection) => {
-      if (selection.kind === Kind.FIELD) return [selection];
-      if (selection.kind === Kind.INLINE_FRAGMENT) return this.fieldsOf(selection.selectionSet);
-      const fragment = this.fragments.get(selection.name.value);
-      if (!fragment) throw new Error(`${this.where}: unknown fragment ${selection.name.value}`);
-      return this.fieldsOf(fragment.selectionSet);
-    });
-  }
-
-  /** Follows `path` (response keys) from the operation's root to the field the payload is. */
-  locate(operation: OperationDefinitionNode, path: string): { field: FieldNode; type: GraphQLOutputType; coordinate: string } {
-    let parent: GraphQLObjectType | undefined | null = this.schema.getRootType(operation.operation);
-    let selectionSet: SelectionSetNode | undefined = operation.selectionSet;
-    let found: { field: FieldNode; type: GraphQLOutputType; coordinate: string } | undefined;
-    for (const key of path.split('.')) {
-      if (!parent || !selectionSet) throw new Error(`${this.where}: ${path} does not lead to a field`);
-      const field: FieldNode | undefined = this.fieldsOf(selectionSet).find((node) => (node.alias ?? node.name).value === key);
-      const definition = field ? parent.getFields()[field.name.value] : undefined;
-      if (!field || !definition) throw new Error(`${this.where}: ${path} is not selected by the operation`);
-      found = { field, type: definition.type, coordinate: `${parent.name}.${definition.name}` };
-      const named = getNullableType(definition.type);
-      const inner = isListType(named) ? getNullableType(named.ofType) : named;
-      parent = isObjectType(inner) ? inner : undefined;
-      selectionSet = field.selectionSet;
-    }
-    if (!found) throw new Error(`${this.where}: an empty payload path`);
-    return found;
-  }
+  ) {}
 
   shape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean): Shape {
     if (!isNonNullType(type)) {
@@ -158,7 +119,7 @@ class RecordCompiler {
    */
   private unionShape(type: GraphQLUnionType, selectionSet: SelectionSetNode, coordinate: string, verbatim: boolean): Shape {
     const typeConditionOf = (selection: SelectionSetNode['selections'][number]) =>
-      selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : selection.kind === Kind.FRAGMENT_SPREAD ? this.fragments.get(selection.name.value)?.typeCondition.name.value : undefined;
+      selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : selection.kind === Kind.FRAGMENT_SPREAD ? this.selections.fragment(selection.name.value)?.typeCondition.name.value : undefined;
     const members = new Map(
       type.getTypes().flatMap((member) => {
         const selections = selectionSet.selections.filter((selection) => typeConditionOf(selection) === member.name);
@@ -176,20 +137,17 @@ class RecordCompiler {
   }
 
   private objectShape(type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean): Shape {
-    const fields = this.fieldsOf(selectionSet).map((node) => {
+    const fields = this.selections.fieldsOf(selectionSet).map((node) => {
       const definition = type.getFields()[node.name.value];
       if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
       const coordinate = `${type.name}.${definition.name}`;
       const key = (node.alias ?? node.name).value;
       const fieldVerbatim = verbatim || isVerbatim(this.rules, type.name, definition.name);
-      // An alias is the operation's own choice of name: written in snake_case like a field's name.
-      const restName = verbatim ? key : node.alias ? restFieldName({}, type.name, key) : restFieldName(this.rules, type.name, definition.name);
       // The provider's body leaves unset fields out; so does the document for the fields it marks optional.
       const absentWhenNull = verbatim || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
       const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim);
-      // Aliases of one union field, each selecting some of its members, are that one field, under its own name.
       const union = isUnionType(getNullableType(definition.type));
-      return { key, restName: union ? restFieldName(this.rules, type.name, definition.name) : restName, absentWhenNull, shape, union };
+      return { key, restName: recordFieldName(this.rules, type, node, definition, verbatim), absentWhenNull, shape, union };
     });
     const properties: Record<string, JsonSchema> = {};
     for (const field of fields) {
@@ -261,9 +219,9 @@ function withoutNull(schema: JsonSchema): JsonSchema {
 export function compileRecord(schema: GraphQLSchema, document: DocumentNode, rules: RestRecord, where: string): CompiledRecord {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!operation) throw new Error(`${where}: no operation`);
-  const compiler = new RecordCompiler(schema, document, rules, where);
+  const compiler = new RecordCompiler(new OperationSelections(schema, document, where), rules, where);
   const branches = (typeof rules.at === 'string' ? [rules.at] : rules.at).map((path) => {
-    const { field, type, coordinate } = compiler.locate(operation, path);
+    const { field, type, coordinate } = compiler.selections.locate(operation, path);
     const keys = path.split('.');
     return { keys, shape: compiler.shape(type, field.selectionSet, coordinate, false) };
   });
