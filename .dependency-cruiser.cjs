@@ -30,6 +30,14 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/providers/(alpha/alpha|beta/beta)\\.types\\.ts$' },
     },
     {
+      name: 'machinery-knows-modules-not-resources',
+      comment:
+        'The machinery is written against modules (src/resource-module.ts) and imports no resource folder, type imports included: a resource registers itself through its module, listed once in src/modules.ts.',
+      severity: 'error',
+      from: { path: '^src/((db|jobs|events|async-work|activity|graphql)/|rest/(?!routes/)|request-scope\\.ts$|resource-module\\.ts$|compose-modules\\.ts$)' },
+      to: { path: '^src/(organization|account|account-import|location|post|review|citation|beta-brand|competitor-scan|oauth|auth|webhook|billing|activity-log|demo)/' },
+    },
+    {
       name: 'no-unresolvable',
       severity: 'error',
       from: {},

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { startEmbeddedDatabase } from '../src/db/embedded';
 import { migrate, openDatabase } from '../src/db/orm';
 import { freePort } from './ports';
+import { composition } from '../src/modules';
 
 /**
  * The PostgreSQL the tests and the benchmarks make their throwaway databases on: DATABASE_URL's server when it is
@@ -75,7 +76,7 @@ export function databaseServerAt(adminUrl: string, cluster?: { dir: string; stop
       await adminQuery(adminUrl, `create database ${identifier(name)}${options.template ? ` template ${identifier(options.template)}` : ''}`);
       const url = urlOf(name);
       if (options.migrate) {
-        const database = await openDatabase(url);
+        const database = await openDatabase(url, { entities: composition.entities });
         try {
           await migrate(database);
         } finally {

@@ -12,6 +12,7 @@ import { Migration20261126000000_CompetitorScanStatus } from './Migration2026112
 import { Migration20261126010000_AsyncWork } from './Migration20261126010000_AsyncWork';
 import { Migration20261127000000_ActivityEvents } from './Migration20261127000000_ActivityEvents';
 import { Migration20261127025111_Webhooks } from './Migration20261127025111_Webhooks';
+import { Migration20261128000000_ModuleKinds } from './Migration20261128000000_ModuleKinds';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261126010000_AsyncWork', class: Migration20261126010000_AsyncWork },
   { name: 'Migration20261127000000_ActivityEvents', class: Migration20261127000000_ActivityEvents },
   { name: 'Migration20261127025111_Webhooks', class: Migration20261127025111_Webhooks },
+  { name: 'Migration20261128000000_ModuleKinds', class: Migration20261128000000_ModuleKinds },
 ];

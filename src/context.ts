@@ -1,8 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { authenticate } from './auth/token.service';
 import type { Context } from './graphql/context';
-import { createLoaders, type Loaders } from './loaders';
+import { RequestLoaders } from './db/request-loaders';
 import type { RequestSource } from './request-scope';
 import type { Runtime } from './runtime';
 
@@ -22,15 +21,15 @@ export async function createContext(input: ContextInput): Promise<Context> {
   // token served from the cache never need one.
   let em: EntityManager | undefined;
   const emOf = () => (em ??= input.runtime.database.orm.em.fork());
-  const principal = await authenticate(emOf, input.authorization, input.runtime.principals);
-  let loaders: Loaders | undefined;
+  const principal = await input.runtime.authentication.authenticate(emOf, input.authorization);
+  let loaders: RequestLoaders | undefined;
   return {
     get em() {
       return emOf();
     },
     principal,
     get loaders() {
-      return (loaders ??= createLoaders(emOf()));
+      return (loaders ??= new RequestLoaders(emOf));
     },
     log: input.log,
     source: input.source,

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from './access/principal';
-import type { Loaders } from './loaders';
+import type { RequestLoaders } from './db/request-loaders';
 import type { Runtime } from './runtime';
 
 /**
@@ -19,7 +19,7 @@ export type RequestSource = 'external_api' | 'app';
 export interface RequestScope {
   em: EntityManager;
   principal: Principal | null;
-  loaders: Loaders;
+  loaders: RequestLoaders;
   log: FastifyBaseLogger;
   source: RequestSource;
   runtime: Runtime;

@@ -1,4 +1,4 @@
-import type { PrincipalCache } from './auth/principal-cache';
+import type { Authentication } from './access/authentication';
 import type { Config } from './config';
 import type { Database } from './db/orm';
 import type { EventBus } from './events/event-bus';
@@ -32,8 +32,8 @@ export interface Runtime {
   /** The service's own public base URL (PUBLIC_URL, or where it listens): the providers' redirects come back to it. */
   publicUrl(): string;
   clock: Clock;
-  /** Principals of recently seen tokens (src/auth/principal-cache.ts). */
-  principals: PrincipalCache;
+  /** Who a request's credentials name (src/access/authentication.ts). */
+  authentication: Authentication;
   /** Prometheus metrics; undefined with METRICS=off (nothing is counted). */
   metrics: Metrics | undefined;
   /** This process's recent provider calls, for the dashboard. */

@@ -12,7 +12,6 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/dependency-unavailable';
 import { DomainError, domainErrorOf } from './errors/domain-error';
-import { authenticate } from './auth/token.service';
 import { createContext } from './context';
 import type { Context } from './graphql/context';
 import { compiledExecutionGateway } from './graphql/compiled-execution-gateway';
@@ -43,7 +42,7 @@ import { registerRestRoutes } from './rest/adapter';
 import { buildOpenApi } from './rest/openapi';
 import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
-import { registerOAuthCallbacks } from './rest/oauth-callbacks';
+import { registerOAuthCallbacks } from './rest/routes/oauth-callbacks';
 
 /**
  * The headers of an operation go on the GraphQL HTTP response too: those resolvers derived from services' results
@@ -255,7 +254,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     log: app.log,
     hideSuggestions,
     events: runtime.events,
-    authenticate: (authorization) => authenticate(() => database.orm.em.fork(), authorization, runtime.principals),
+    authenticate: (authorization) => runtime.authentication.authenticate(() => database.orm.em.fork(), authorization),
     metrics: runtime.metrics,
     createContext: (authorization) => createContext({ runtime, authorization, log: app.log, source: 'app' }),
     trusted,

@@ -1,30 +1,21 @@
-import { startEventRetention } from './activity/event-retention';
-import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from './config';
 import { locateDatabase } from './db/locate-database';
 import Fastify from 'fastify';
-import { migrate, openDatabase, poolSnapshot, type Database } from './db/orm';
+import { migrate, openDatabase, poolSnapshot } from './db/orm';
 import { Metrics } from './observability/metrics';
 import { observeAll, ProviderHealthWindow } from './observability/provider-health';
 import { logTracingProblems, stopTracing } from './observability/tracing';
 import { registerMetricsRoute } from './http/metrics-route';
-import { seedDemo, type DemoSeed } from './demo/demo.seed';
+import { DEMO_FILE, demoFor, type DemoSeed } from './demo/demo.seed';
 import { DemoPreparation } from './demo/demo.preparation';
 import type { DemoProvider } from './demo/demo.provider';
 import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
 import { createLogger, type LoggerSetup } from './logger';
-import { Organization } from './organization/organization.entity';
-import { registerBetaBrandWorkers } from './beta-brand/beta-brand.worker';
-import { registerCompetitorScanWorkers } from './competitor-scan/competitor-scan.worker';
-import { registerAccountWorkers } from './account-import/account-import.worker';
-import { registerLocationWorkers } from './location/location.worker';
-import { registerReviewWorkers } from './review/review.worker';
-import { registerPostWorkers } from './post/post.worker';
-import { registerWebhookWorkers } from './webhook/webhook.worker';
+import { composition } from './modules';
 import { createAlphaClient } from './providers/alpha/alpha.client';
 import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import { createBetaClient } from './providers/beta/beta.client';
@@ -34,7 +25,6 @@ import type { Runtime } from './runtime';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
 import { createSecretBox, loadSecretKey } from './shared/secret-box';
-import { PrincipalCache } from './auth/principal-cache';
 
 export interface Stack {
   /** The HTTP base URL; undefined for a worker-only process. */
@@ -82,30 +72,8 @@ export interface StackOptions {
   dashboardDir?: string;
 }
 
-const DEMO_FILE = 'demo.json';
-
 /** How long the banner waits for the demo to be ready before it comes anyway (the preparation goes on). */
 const DEMO_READY_WAIT_MS = 60_000;
-
-/**
- * The demo organization is seeded into a brand-new database (one with no organization) outside production,
- * and its tokens kept in <data dir>/demo.json (owner-only) so every start can print them again. A process without
- * workers queues the seed's jobs itself (`jobs`); one with workers leaves them to its workers' start.
- */
-async function demoFor(config: Config, dataDir: string, database: Database, jobs: JobEngine | undefined): Promise<DemoSeed | undefined> {
-  const file = path.resolve(dataDir, DEMO_FILE);
-  const em = database.orm.em.fork();
-  if ((await em.count(Organization, {})) === 0 && config.nodeEnv !== 'production') {
-    const demo = await seedDemo(em, { jobs });
-    await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
-    return demo;
-  }
-  if (!existsSync(file)) return undefined;
-  const demo = JSON.parse(await fs.readFile(file, 'utf8')) as DemoSeed;
-  // The file may belong to another database (DATABASE_URL changed): only trust it if its organization is here.
-  return (await em.count(Organization, { id: demo.organization_id })) > 0 ? demo : undefined;
-}
 
 /** One step of stopping: named for the log, run once. */
 interface StopStep {
@@ -155,7 +123,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
   try {
     const location = await locateDatabase(config, (message) => log.debug({ postgres: message.trim() }, 'embedded PostgreSQL'));
     steps.push({ name: 'the embedded PostgreSQL', run: () => location.release() });
-    const database = await openDatabase(location.url, { clock, log });
+    const database = await openDatabase(location.url, { entities: composition.entities, clock, log });
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
     const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database) });
@@ -164,8 +132,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the event bus', run: () => events.close() });
     const unbridge = bridgeEventsToSubscriptions(events);
     steps.push({ name: 'the subscription bridge', run: unbridge });
-    const principals = new PrincipalCache(events, clock, config.tokenCacheSeconds * 1000);
-    steps.push({ name: 'the token cache', run: () => principals.close() });
+    const authentication = composition.authentication({ events, clock, cacheMs: config.tokenCacheSeconds * 1000 });
+    steps.push({ name: 'the token cache', run: () => authentication.close() });
     const jobs = await JobEngine.start({
       databaseUrl: location.url,
       events,
@@ -174,6 +142,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       clock,
       metrics,
       ledger: (sql, values) => database.orm.em.getConnection().execute(sql, values),
+      queues: composition.queues,
     });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
     const demo =
@@ -204,7 +173,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       events,
       jobs,
       clock,
-      principals,
+      authentication,
       alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, observe: observeAll(metrics?.providerObserver('alpha'), providerHealth.observer('alpha')) }),
       alphaOAuth: createAlphaOAuthClient({
         baseUrl: config.alphaOAuthUrl ?? alphaBaseUrl,
@@ -252,17 +221,12 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       await metricsServer.listen({ port: config.metrics.port, host: config.host });
     }
     if (config.role !== 'api') {
-      await registerPostWorkers(runtime);
-      await registerLocationWorkers(runtime);
-      await registerAccountWorkers(runtime);
-      await registerReviewWorkers(runtime);
-      await registerBetaBrandWorkers(runtime);
-      await registerCompetitorScanWorkers(runtime);
-      // Where the jobs run: one process kind sweeps, the API processes need not.
-      const stopRetention = startEventRetention(runtime, log);
-      steps.push({ name: 'the activity log retention', run: stopRetention });
-      const dispatcher = await registerWebhookWorkers(runtime, log);
-      steps.push({ name: 'the webhook dispatcher', run: () => dispatcher.stop() });
+      const { modules } = composition;
+      for (const module of modules) for (const worker of module.workers?.(runtime) ?? []) await jobs.work(worker);
+      for (const module of modules) await module.catchUp?.(runtime);
+      for (const module of modules) {
+        for (const service of (await module.services?.(runtime, log)) ?? []) steps.push({ name: service.name, run: () => service.stop() });
+      }
     }
     // Run in reverse: no job starts from now on; the running ones are waited for while the server (and the provider
     // sandboxes it mounts, which they may be calling) still answers; then the server drains; then pg-boss stops.

@@ -1,6 +1,5 @@
 import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { formOf, submit, visit } from './support/browser';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { waitForWork } from './support/async-work';
 import { TestClock } from './support/clock';
 import { connect, importEnded, runConsent } from './support/consent';
@@ -158,7 +157,7 @@ describe('locations', () => {
     const id = created.body.payload.location_id as string;
     await untilEvent(lasting.token, id, 'location.refused');
     // Until its work is dead-lettered: the dead letter's report (RETRIES_EXHAUSTED) has been handled too.
-    await waitForWork(t.url, lasting.token, AsyncWorkKind.LOCATION_PUBLISH, id, (work) => work.length > 0 && work.every((node) => node.status === 'DEAD_LETTERED'), 120_000);
+    await waitForWork(t.url, lasting.token, 'LOCATION_PUBLISH', id, (work) => work.length > 0 && work.every((node) => node.status === 'DEAD_LETTERED'), 120_000);
     const all = await eventsOfRecord(lasting.token, id);
     expect(all.map((event) => event.type)).toEqual(['location.refused']);
     expectEnvelope(all[0], { type: 'location.refused', recordType: 'location', recordId: id, organizationId: lasting.organization.id, accountId });
@@ -336,7 +335,7 @@ describe('a competitor scan', () => {
     expect(changes.map((event) => event.record.status)).toEqual(['queued', 'running', 'queued', 'running', 'queued', 'running', 'failed']);
     expect(changes[6].record).toEqual(rest);
     // Until its work is dead-lettered: the dead letter's report of the failure has been handled too.
-    await waitForWork(t.url, org.token, AsyncWorkKind.COMPETITOR_SCAN, scanId, (work) => work.length > 0 && work.every((node) => node.status === 'DEAD_LETTERED'), 120_000);
+    await waitForWork(t.url, org.token, 'COMPETITOR_SCAN', scanId, (work) => work.length > 0 && work.every((node) => node.status === 'DEAD_LETTERED'), 120_000);
     expect(await eventsOfRecord(org.token, scanId)).toHaveLength(7);
   }, SLOW);
 });

@@ -7,7 +7,6 @@ import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork } from './support/async-work';
 import { connectAlice } from './support/consent';
 import { createOrganizationFixture } from './support/fixtures';
@@ -495,12 +494,12 @@ describe('a reply answered through the service', () => {
     await eventually(async () => ((await reviewOf()).reviewReplyState === 'ACTIVE' ? true : undefined), 30000, 'the reply to be moderated');
 
     const owner = { subjectId: reviewId, accountId, organizationId: org.organization.id, retryable: false };
-    const sends = await waitForWork(t.url, org.token, AsyncWorkKind.REVIEW_REPLY_SEND, reviewId);
+    const sends = await waitForWork(t.url, org.token, 'REVIEW_REPLY_SEND', reviewId);
     expect(sends).toHaveLength(1);
     expect(sends[0]).toMatchObject({ kind: 'REVIEW_REPLY_SEND', ...owner });
     expectSucceeded(sends[0]!);
     // The check the send queued found the reply decided: one check, queued once the send had started.
-    const checks = await waitForWork(t.url, org.token, AsyncWorkKind.REVIEW_REPLY_CHECK, reviewId);
+    const checks = await waitForWork(t.url, org.token, 'REVIEW_REPLY_CHECK', reviewId);
     expect(checks).toHaveLength(1);
     expect(checks[0]).toMatchObject({ kind: 'REVIEW_REPLY_CHECK', ...owner });
     expectSucceeded(checks[0]!);

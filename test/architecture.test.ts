@@ -60,6 +60,17 @@ function nodeOf(file: string): string {
 const files = sourceFiles(SRC);
 const imports = files.flatMap(importsOf).filter((entry) => entry.target.startsWith(SRC));
 
+/** The machinery's own modules: folders every resource may use, which register like the resources do. */
+const MACHINERY_MODULES = new Set(['async-work', 'limits']);
+/** Resource folders: those that declare a module (src/modules.ts lists them), apart from the machinery's. */
+const RESOURCES = files
+  .filter((file) => file.endsWith('.module.ts'))
+  .map(nodeOf)
+  .filter((folder) => !MACHINERY_MODULES.has(folder));
+/** The queues a resource declares (`defineQueue({ name: … })` in its folder). */
+const queuesOf = (resource: string) =>
+  files.filter((file) => nodeOf(file) === resource).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/defineQueue\(\{\s*name: '([^']+)'/g)].map((match) => match[1]!));
+
 describe('the shape of src/', () => {
   it('keeps the domain free of the transports: no import of graphql/, rest/ or http/ outside GraphQL-role files', () => {
     const offending = imports
@@ -69,6 +80,28 @@ describe('the shape of src/', () => {
       })
       .map((entry) => `${path.relative(SRC, entry.file)} -> ${path.relative(SRC, entry.target)}`);
     expect(offending).toEqual([]);
+  });
+
+  it('registers each resource in at most two files of the machinery: the module list and one more', () => {
+    // Outside the resource folders, the demo, and the REST route files and operation documents (each resource's own).
+    const machinery = [...files, ...sourceFiles(path.resolve(__dirname, '../dashboard/src'))].filter(
+      (file) => !RESOURCES.includes(nodeOf(file)) && !/^(demo|generated)$/.test(nodeOf(file)) && !path.relative(SRC, file).startsWith(path.join('rest', 'routes')),
+    );
+    expect(RESOURCES).toEqual(expect.arrayContaining(['post', 'location', 'review', 'webhook', 'beta-brand', 'competitor-scan', 'account-import', 'citation']));
+    const registeredIn = Object.fromEntries(
+      RESOURCES.map((resource) => {
+        const queues = queuesOf(resource);
+        const naming = machinery.filter((file) => {
+          const text = readFileSync(file, 'utf8');
+          const importsIt = imports.some((entry) => entry.file === file && nodeOf(`${entry.target}.ts`) === resource);
+          return importsIt || queues.some((queue) => text.includes(`'${queue}'`));
+        });
+        return [resource, naming.map((file) => path.relative(SRC, file))];
+      }),
+    );
+    const over = Object.entries(registeredIn).filter(([, naming]) => naming.length > 2);
+    expect(over).toEqual([]);
+    expect(registeredIn.post).toEqual(['modules.ts']);
   });
 
   it('lets no service write response headers: only transports and resolvers touch them', () => {

@@ -1,4 +1,4 @@
-import { AsyncWorkKind, AsyncWorkStatus } from '../src/jobs/work-ledger';
+import { AsyncWorkStatus } from '../src/jobs/work-ledger';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf } from './support/posts';
@@ -50,7 +50,7 @@ async function workOf(token: string, filters: Record<string, unknown> = {}) {
 }
 
 const publishOf = async (token: string, postId: string) =>
-  (await workOf(token, { kinds: [AsyncWorkKind.POST_PUBLISH] })).edges.map(({ node }) => node).find((node) => node.subjectId === postId);
+  (await workOf(token, { kinds: ['POST_PUBLISH'] })).edges.map(({ node }) => node).find((node) => node.subjectId === postId);
 
 /** Probes for asyncWorkUpdated of an organization (and account). */
 const workProbeOf = (fixture: OrganizationFixture, accountId: string | null): Probe =>
@@ -65,7 +65,7 @@ describe('asyncWork', () => {
       return found?.status === AsyncWorkStatus.SUCCEEDED ? found : undefined;
     }, 15000, 'the publish to be SUCCEEDED');
     expect(publish).toMatchObject({
-      kind: AsyncWorkKind.POST_PUBLISH,
+      kind: 'POST_PUBLISH',
       attempts: 1,
       maxAttempts: 2,
       error: null,
@@ -79,7 +79,7 @@ describe('asyncWork', () => {
 
     // Newest first: a later post's publish comes before it.
     const laterId = await createPost(org, 0, 'Listed later');
-    const listed = (await workOf(org.token, { kinds: [AsyncWorkKind.POST_PUBLISH] })).edges.map(({ node }) => node.subjectId);
+    const listed = (await workOf(org.token, { kinds: ['POST_PUBLISH'] })).edges.map(({ node }) => node.subjectId);
     expect(listed.indexOf(laterId)).toBeLessThan(listed.indexOf(postId));
     await pollPost(t.url, org.token, org.accounts[0]!.account.id, laterId, (post) => post.state === 'LIVE');
   });
@@ -88,14 +88,14 @@ describe('asyncWork', () => {
     for (let i = 0; i < 3; i += 1) await createPost(org, 1, `Paged ${i}`);
     const account = org.accounts[1]!.account.id;
     await eventually(async () => {
-      const done = await workOf(org.token, { accountId: account, kinds: [AsyncWorkKind.POST_PUBLISH], statuses: [AsyncWorkStatus.SUCCEEDED] });
+      const done = await workOf(org.token, { accountId: account, kinds: ['POST_PUBLISH'], statuses: [AsyncWorkStatus.SUCCEEDED] });
       return done.totalCount === 3 ? true : undefined;
     }, 20000, 'three publishes of the second account to succeed');
-    const first = await workOf(org.token, { accountId: account, kinds: [AsyncWorkKind.POST_PUBLISH], first: 2 });
+    const first = await workOf(org.token, { accountId: account, kinds: ['POST_PUBLISH'], first: 2 });
     expect(first.edges).toHaveLength(2);
     expect(first.totalCount).toBe(3);
     expect(first.pageInfo.hasNextPage).toBe(true);
-    const rest = await workOf(org.token, { accountId: account, kinds: [AsyncWorkKind.POST_PUBLISH], first: 2, after: first.pageInfo.endCursor });
+    const rest = await workOf(org.token, { accountId: account, kinds: ['POST_PUBLISH'], first: 2, after: first.pageInfo.endCursor });
     expect(rest.edges).toHaveLength(1);
     expect(rest.pageInfo.hasNextPage).toBe(false);
     expect(new Set([...first.edges, ...rest.edges].map(({ node }) => node.id)).size).toBe(3);
@@ -128,7 +128,7 @@ describe('asyncWork', () => {
     expect(created.status).toBe(200);
     const locationId = created.body.payload.location_id as string;
     const work = await eventually(async () => {
-      const [found] = (await workOf(fixture.token, { kinds: [AsyncWorkKind.LOCATION_PUBLISH] })).edges.map(({ node }) => node);
+      const [found] = (await workOf(fixture.token, { kinds: ['LOCATION_PUBLISH'] })).edges.map(({ node }) => node);
       return found?.status === AsyncWorkStatus.SUCCEEDED ? found : undefined;
     }, 15000, 'the location publish to succeed');
     expect(work).toMatchObject({ subjectId: locationId, accountId: fixture.accounts[0]!.account.id, organizationId: fixture.organization.id, location: { id: locationId } });
@@ -138,7 +138,7 @@ describe('asyncWork', () => {
     const account = org.accounts[0]!;
     const disabled = await http(t.url, 'POST', `/citations/disable?account_id=${account.account.id}`, { token: org.token, body: { location_id: account.locations[0]!.id } });
     expect(disabled.status).toBe(200);
-    const [work] = (await workOf(org.token, { kinds: [AsyncWorkKind.CITATIONS_DISABLE] })).edges.map(({ node }) => node);
+    const [work] = (await workOf(org.token, { kinds: ['CITATIONS_DISABLE'] })).edges.map(({ node }) => node);
     expect(work).toMatchObject({ status: 'SUCCEEDED', attempts: 1, subjectId: account.locations[0]!.id, location: { id: account.locations[0]!.id } });
   });
 });

@@ -1,6 +1,5 @@
 import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { BetaBrand } from '../src/beta-brand/beta-brand.entity';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork, workAbout } from './support/async-work';
 import { formOf, submit, visit } from './support/browser';
 import { TestClock } from './support/clock';
@@ -160,11 +159,11 @@ describe('beta brands', () => {
     // Its push is listed as one unit of work about the brand, of the organization as a whole (no account), finished;
     // an account token does not see the organization's work.
     const brandId = await brandIdOf(created.segmentId);
-    const work = await waitForWork(t.url, org.token, AsyncWorkKind.BETA_BRAND_SYNC, brandId);
+    const work = await waitForWork(t.url, org.token, 'BETA_BRAND_SYNC', brandId);
     expect(work).toHaveLength(1);
     expect(work[0]).toMatchObject({ kind: 'BETA_BRAND_SYNC', subjectId: brandId, accountId: null, organizationId: org.organization.id, retryable: false });
     expectSucceeded(work[0]!);
-    expect(await workAbout(t.url, org.accounts[0]!.token, { kind: AsyncWorkKind.BETA_BRAND_SYNC })).toEqual([]);
+    expect(await workAbout(t.url, org.accounts[0]!.token, { kind: 'BETA_BRAND_SYNC' })).toEqual([]);
 
     const listed = await graphql(t.url, `{ betaBrands { segmentId } }`, { token: org.token });
     expect(listed.body.data.betaBrands.map((item: { segmentId: string }) => item.segmentId)).toContain(created.segmentId);
@@ -217,7 +216,7 @@ describe('beta brands', () => {
     expect(after['brand-get']! - ((gets as Record<string, number>)['brand-get'] ?? 0)).toBeGreaterThanOrEqual(1);
 
     // One unit of work per push (create, change, change read again after the 412), each finished.
-    const work = await waitForWork(t.url, org.token, AsyncWorkKind.BETA_BRAND_SYNC, await brandIdOf(segmentId));
+    const work = await waitForWork(t.url, org.token, 'BETA_BRAND_SYNC', await brandIdOf(segmentId));
     expect(work).toHaveLength(3);
     work.forEach(expectSucceeded);
   });

@@ -1,5 +1,4 @@
 import { Account } from '../src/account/account.entity';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork, workProbe } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -192,7 +191,7 @@ describe('a competitor scan', () => {
     expect(scan.dots).toEqual([{ rank: '4', lat: CENTER.lat, lng: CENTER.lng, ring: 0, dotId: 'dot-0' }]);
 
     // The scan's job is listed as one unit of work about the scan, of its account, finished.
-    const work = await waitForWork(t.url, org.token, AsyncWorkKind.COMPETITOR_SCAN, scanId);
+    const work = await waitForWork(t.url, org.token, 'COMPETITOR_SCAN', scanId);
     expect(work).toHaveLength(1);
     expect(work[0]).toMatchObject({ kind: 'COMPETITOR_SCAN', subjectId: scanId, accountId, organizationId: org.organization.id, retryable: false });
     expectSucceeded(work[0]!);
@@ -216,7 +215,7 @@ describe('a competitor scan', () => {
       org.token,
       'subscription ($k: [AsyncWorkKind!]) { asyncWorkUpdated(kinds: $k) { id subjectId status progress version } }',
       { k: ['COMPETITOR_SCAN'] },
-      workProbe(t.stack.runtime.events, { organizationId: org.organization.id, accountIds: [accountId], kind: AsyncWorkKind.COMPETITOR_SCAN }),
+      workProbe(t.stack.runtime.events, { organizationId: org.organization.id, accountIds: [accountId], kind: 'COMPETITOR_SCAN' }),
     );
     const scanId = await runScan({ rings: 1, radius: 2 });
     const heard = async () => progress.events.map((event) => event.asyncWorkUpdated).filter((work) => work.subjectId === scanId);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { TestClock } from './support/clock';
@@ -102,7 +101,7 @@ describe('the consent flow, as a browser follows it', () => {
     const ended = await importEnded(t.url, fixture.token, accountId);
     expect(ended).toEqual({ syncStatus: 'SUCCEEDED', syncProgress: { locations: 2, reviews: 7 }, syncError: null });
     // The import is listed as one unit of work about the account, finished.
-    const imports = await waitForWork(t.url, fixture.token, AsyncWorkKind.ACCOUNT_IMPORT, accountId);
+    const imports = await waitForWork(t.url, fixture.token, 'ACCOUNT_IMPORT', accountId);
     expect(imports).toHaveLength(1);
     expect(imports[0]).toMatchObject({ kind: 'ACCOUNT_IMPORT', subjectId: accountId, accountId, organizationId: fixture.organization.id, retryable: false });
     expectSucceeded(imports[0]!);
@@ -470,7 +469,7 @@ describe('disconnect and reconnect', () => {
     expect(Object.fromEntries(query(refreshed.body.url))).toEqual({ status: 'success_reconnect', state: 'r1', account_id: second });
     expect((await importEnded(t.url, fixture.token, second)).syncStatus).toBe('SUCCEEDED');
     // The re-sync is a second unit of import work about the account, newest first; both finished.
-    const imports = await waitForWork(t.url, fixture.token, AsyncWorkKind.ACCOUNT_IMPORT, second);
+    const imports = await waitForWork(t.url, fixture.token, 'ACCOUNT_IMPORT', second);
     expect(imports).toHaveLength(2);
     expect(imports.every((work) => work.accountId === second)).toBe(true);
     imports.forEach(expectSucceeded);

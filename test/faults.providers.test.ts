@@ -1,5 +1,5 @@
 import { Account } from '../src/account/account.entity';
-import { PROVIDER_QUEUES, type ProviderQueueName } from '../src/jobs/queues';
+import { PROVIDER_QUEUES, type ProviderQueueName } from './support/queues';
 import { Location } from '../src/location/location.entity';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';

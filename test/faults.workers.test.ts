@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PROVIDER_QUEUES, type ProviderQueueName } from '../src/jobs/queues';
+import { PROVIDER_QUEUES, type ProviderQueueName } from './support/queues';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { connect, runConsent } from './support/consent';

@@ -1,4 +1,3 @@
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { expectSucceeded, waitForWork, workAbout } from './support/async-work';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -177,7 +176,7 @@ describe('DELETE /post/{id}', () => {
     expect((await pollPost(t.url, token, accountId, id)).state).toBe('DELETED');
     expect(await atProvider(id)).toHaveLength(0);
     // Deleted in the request: no deletion work.
-    expect(await workAbout(t.url, token, { kind: AsyncWorkKind.POST_DELETE, subjectId: id })).toEqual([]);
+    expect(await workAbout(t.url, token, { kind: 'POST_DELETE', subjectId: id })).toEqual([]);
   });
 
   it('queues the deletion of a published post (SENDING), then DELETED; deleting again changes nothing', async () => {
@@ -194,7 +193,7 @@ describe('DELETE /post/{id}', () => {
     expect(again.status).toBe(202);
     expect(again.body.payload).toEqual({ id: live.id, post_id: live.post_id, state: 'DELETED', message: 'Post already deleted' });
     // The deletion at the provider is listed as one unit of work about the post, finished; deleting again queued none.
-    const work = await waitForWork(t.url, token, AsyncWorkKind.POST_DELETE, live.id);
+    const work = await waitForWork(t.url, token, 'POST_DELETE', live.id);
     expect(work).toHaveLength(1);
     expect(work[0]).toMatchObject({ kind: 'POST_DELETE', subjectId: live.id, accountId, organizationId: org.organization.id, retryable: false });
     expectSucceeded(work[0]!);

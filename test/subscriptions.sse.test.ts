@@ -2,7 +2,6 @@ import { createClient as createSseClient, NetworkError } from 'graphql-sse';
 import { createClient as createWsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { SSE_KEEP_ALIVE_MS } from '../src/graphql/sse';
-import { AsyncWorkKind } from '../src/jobs/work-ledger';
 import { workProbe } from './support/async-work';
 import { captureLog, openAdmin, requestErrors, WARN } from './support/faults';
 import { createOrganizationFixture, createOrganizationToken, type OrganizationFixture } from './support/fixtures';
@@ -357,8 +356,8 @@ describe('locationUpdateJobUpdated and asyncWorkUpdated over SSE', () => {
     const query = 'subscription ($k: [AsyncWorkKind!]) { asyncWorkUpdated(kinds: $k) { id kind status version subjectId } }';
     const probeOf = (fixture: OrganizationFixture) =>
       workProbe(t.stack.runtime.events, { organizationId: fixture.organization.id, accountIds: [fixture.accounts[0]!.account.id] });
-    const ours = await subscribeOverSse(org.token, query, { k: [AsyncWorkKind.POST_PUBLISH] }, probeOf(org));
-    const theirs = await subscribeOverSse(other.token, query, { k: [AsyncWorkKind.POST_PUBLISH] }, probeOf(other));
+    const ours = await subscribeOverSse(org.token, query, { k: ['POST_PUBLISH'] }, probeOf(org));
+    const theirs = await subscribeOverSse(other.token, query, { k: ['POST_PUBLISH'] }, probeOf(other));
     try {
       const created = await createPost(org, 0, 'Its work followed over SSE');
       const postId = created.body.payload.id as string;

@@ -13,6 +13,7 @@ import { eventually, pollPost } from './support/posts';
 import { childEnv, ROOT, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
 import { postProbe, subscribe } from './support/ws';
+import { composition } from '../src/modules';
 
 /**
  * OpenTelemetry traces, as an operator's collector receives them: a real server process (the instrumentations patch
@@ -34,7 +35,7 @@ const servers: ServerProcess[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   dataDir = mkdtempSync(path.join(tmpdir(), 'lg-tracing-'));
-  const opened = await openDatabase(database.url);
+  const opened = await openDatabase(database.url, { entities: composition.entities });
   try {
     org = await createOrganizationFixture(opened.orm.em.fork(), { accounts: 1, locationsEach: 1, connected: true });
   } finally {

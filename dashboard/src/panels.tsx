@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { HealthState, Reading, WebhookHealthState } from './live';
-import { FAILURE_STATUSES, KINDS, kindLabel, STATUSES, type WorkCount, type WorkItem } from './work';
+import { FAILURE_STATUSES, kindLabel, STATUSES, type WorkCount, type WorkItem } from './work';
 
 const time = (iso: string | null) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : '');
 const milliseconds = (ms: number | null) => (ms === null ? '–' : `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`);
@@ -27,7 +27,8 @@ function Waiting({ reading, empty }: { reading: Reading; empty: string }) {
 
 export function CountsPanel({ counts, reading }: { counts: readonly WorkCount[]; reading: Reading }) {
   const byKey = new Map(counts.map((count) => [`${count.kind} ${count.status}`, count.count]));
-  const kinds = KINDS.filter((kind) => STATUSES.some((status) => byKey.has(`${kind} ${status}`)));
+  // The kinds are the service's modules' (the schema's AsyncWorkKind): the ones with work, in name order.
+  const kinds = [...new Set(counts.map((count) => count.kind))].sort();
   return (
     <section class="panel counts" aria-labelledby="counts-title">
       <h2 id="counts-title">Work by kind and status</h2>

@@ -1,4 +1,3 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import type { EntityClass, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -7,8 +6,8 @@ import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
-import type { QueuePayloads } from '../jobs/queues';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import { locationFieldsOf } from '../location/location.alpha-mapping';
 import { Location } from '../location/location.entity';
 import type { AlphaLocation } from '../providers/alpha/alpha.types';
@@ -16,8 +15,11 @@ import { reviewFieldsOf } from '../review/review.alpha-mapping';
 import { Organization } from '../organization/organization.entity';
 import { Review } from '../review/review.entity';
 import { ReviewReplyState } from '../review/review.enums';
+import { replyCheckQueue } from '../review/review.queues';
 import type { Runtime } from '../runtime';
 import { changeLocked, lockRow } from '../shared/row-lock';
+import { importEnded, importProgressed } from './account-import.events';
+import { accountImportQueue } from './account-import.queues';
 
 const PAGE_SIZE = 100;
 
@@ -34,7 +36,7 @@ export type AccountImportDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'c
  * provider's copy may predate it (the next re-sync reads the provider again); a reply on its way (PENDING) is its
  * jobs' to end. An account disconnected meanwhile ends the import, whatever step noticed it.
  */
-export async function importAccount(runtime: AccountImportDeps, payload: QueuePayloads['account-import'], job: JobContext): Promise<void> {
+export async function importAccount(runtime: AccountImportDeps, payload: JobPayload<typeof accountImportQueue>, job: JobContext): Promise<void> {
   try {
     await importConnectedAccount(runtime, payload.accountId, job);
   } catch (error) {
@@ -56,7 +58,7 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
   const setStatus = async (status: AccountSyncStatus, extra: Partial<Account> = {}) => {
     const updated = await changeLocked(em, Account, { id: account.id }, (current, tx) => {
       Object.assign(current, { syncStatus: status, syncProgress: { ...progress }, ...extra });
-      recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_PROGRESSED, current);
+      recordEvent(tx, runtime, importProgressed, current);
     });
     if (!updated) throw new AccountGone();
   };
@@ -94,7 +96,7 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
       // the change, as a reply sent from here is: a PENDING reply always has a job that will end it.
       const followIfNewlyPending = async (tx: EntityManager, review: Review, before: ReviewReplyState | null) => {
         if (review.replyState === ReviewReplyState.PENDING && before !== ReviewReplyState.PENDING) {
-          await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
+          await runtime.jobs.enqueue(tx, replyCheckQueue, { reviewId: review.id, attempt: 0 });
         }
       };
       await changeLocked(em, Account, { id: account.id }, async (_account, tx) => {
@@ -133,7 +135,7 @@ async function importConnectedAccount(runtime: AccountImportDeps, accountId: str
     current.countryCodes = [...new Set(remoteLocations.map((remote) => remote.storefrontAddress?.regionCode).filter((code): code is string => Boolean(code)))];
     await tx.flush();
     await updateSubscriptionQuantity(tx, account.organization.id, now);
-    recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_ENDED, current);
+    recordEvent(tx, runtime, importEnded, current);
   });
   if (!finished) throw new AccountGone();
 }
@@ -147,14 +149,14 @@ class AccountGone extends Error {
  * A failure of an import, on its account while it is in progress: retried ones keep it QUEUED with the latest
  * reason; a final one makes it FAILED with the reason (a provider's text, or a fixed one: never an error of ours).
  */
-async function recordImportFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['account-import'], failure: JobFailure): Promise<void> {
+async function recordImportFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof accountImportQueue>, failure: JobFailure): Promise<void> {
   await changeLocked(runtime.database.orm.em.fork(), Account, { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } }, (current, tx) => {
     if (!failure.final) {
       Object.assign(current, { syncStatus: AccountSyncStatus.QUEUED, syncError: `Retrying: ${failure.message}` });
       return;
     }
     Object.assign(current, { syncStatus: AccountSyncStatus.FAILED, syncError: failure.message });
-    recordEvent(tx, runtime, EventType.ACCOUNT_IMPORT_ENDED, current);
+    recordEvent(tx, runtime, importEnded, current);
   });
 }
 
@@ -209,26 +211,27 @@ async function upsertLocation(em: EntityManager, account: Account, remote: Alpha
  * Import jobs for accounts waiting for one that no job may hold: those made where no job could be queued (the
  * CLI's demo seed, before the job tables exist). A duplicate job is harmless: an import can run twice.
  */
-async function enqueueOwedImports(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<void> {
+export async function enqueueOwedImports(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(Account, { syncStatus: AccountSyncStatus.QUEUED, alphaAccountId: { $ne: null } }, { fields: ['id'], limit: 1000 });
   if (waiting.length === 0) return;
   await em.transactional(async (tx) => {
-    for (const account of waiting) await runtime.jobs.enqueue(tx, 'account-import', { accountId: account.id });
+    for (const account of waiting) await runtime.jobs.enqueue(tx, accountImportQueue, { accountId: account.id });
   });
 }
 
-export async function registerAccountWorkers(runtime: AccountImportDeps): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'account-import',
-    run: (payload, job) => importAccount(runtime, payload, job),
-    recordFailure: (payload, failure) => recordImportFailure(runtime, payload, failure),
-  }));
-  await enqueueOwedImports(runtime);
+export function accountImportWorkers(runtime: AccountImportDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: accountImportQueue,
+      run: (payload, job) => importAccount(runtime, payload, job),
+      recordFailure: (payload, failure) => recordImportFailure(runtime, payload, failure),
+    }),
+  ];
 }
 
 /** An account whose import ran out of retries, QUEUED to import again. False when it is not FAILED any more. */
-export async function reopenImport(tx: EntityManager, _runtime: unknown, { accountId }: QueuePayloads['account-import']): Promise<boolean> {
+export async function reopenImport(tx: EntityManager, _runtime: unknown, { accountId }: JobPayload<typeof accountImportQueue>): Promise<boolean> {
   const updated = await tx.nativeUpdate(Account, { id: accountId, syncStatus: AccountSyncStatus.FAILED }, { syncStatus: AccountSyncStatus.QUEUED, syncError: null });
   return updated > 0;
 }

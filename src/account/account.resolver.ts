@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { withLimitHeaders, type Context } from '../graphql/context';
 import { defineNode } from '../graphql/node';
 import { ConnectionArgs, ConnectionType, sliceOfList, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
@@ -50,10 +50,5 @@ export class AccountResolver {
   @FieldResolver(() => ID)
   organizationId(@Root() account: Account): string {
     return account.organization.id;
-  }
-
-  @FieldResolver(() => Int, { description: 'Locations of the account (batched per request).' })
-  numberOfLocations(@Root() account: Account, @Ctx() ctx: Context): Promise<number> {
-    return ctx.loaders.locationCountByAccount.load(account.id);
   }
 }

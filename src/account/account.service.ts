@@ -8,12 +8,13 @@ import { isId } from '../shared/ids';
 import { trimmedText } from '../shared/text';
 import { Account } from './account.entity';
 import type { AccountLookup, UpdateAccountInput } from './account.inputs';
+import { accountsByOrganization } from './account.loaders';
 
 /** Every account of the organization; counted against the per-token business-profile read limit. */
 export async function listAccounts(scope: RequestScope): Promise<Limited<Account[]>> {
   const principal = requireOrganizationToken(scope);
   const counted = await countRequest(scope, 'business-profile-reads');
-  return { result: await scope.loaders.accountsByOrganization.load(principal.organizationId), rateLimit: counted.state };
+  return { result: await accountsByOrganization(scope).load(principal.organizationId), rateLimit: counted.state };
 }
 
 async function findAccount(scope: RequestScope, principal: Principal, lookup: AccountLookup): Promise<Account> {

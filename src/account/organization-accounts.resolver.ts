@@ -4,6 +4,7 @@ import { ConnectionArgs, sliceOfList, sliceRequestOf, toConnection, type Connect
 import { Organization } from '../organization/organization.entity';
 import { Account } from './account.entity';
 import { AccountConnection } from './account.resolver';
+import { accountsByOrganization } from './account.loaders';
 
 /**
  * `Organization.accounts` and `accountsConnection`: they live with accounts, which depend on organizations (never the
@@ -13,12 +14,12 @@ import { AccountConnection } from './account.resolver';
 export class OrganizationAccountsResolver {
   @FieldResolver(() => [Account], { description: 'Accounts of the organization, oldest first.', deprecationReason: 'Use accountsConnection.' })
   accounts(@Root() organization: Organization, @Ctx() ctx: Context): Promise<Account[]> {
-    return ctx.loaders.accountsByOrganization.load(organization.id);
+    return accountsByOrganization(ctx).load(organization.id);
   }
 
   @FieldResolver(() => AccountConnection, { description: 'Accounts of the organization, oldest first.' })
   async accountsConnection(@Root() organization: Organization, @Args() args: ConnectionArgs, @Ctx() ctx: Context): Promise<Connection<Account>> {
     const request = sliceRequestOf(args);
-    return toConnection(sliceOfList(await ctx.loaders.accountsByOrganization.load(organization.id), request, 'asc'), args.after);
+    return toConnection(sliceOfList(await accountsByOrganization(ctx).load(organization.id), request, 'asc'), args.after);
   }
 }

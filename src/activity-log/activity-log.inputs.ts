@@ -1,7 +1,7 @@
 import { ArgsType, Field, ID } from 'type-graphql';
 import { withPageArgs } from '../graphql/page';
 import { withConnectionArgs } from '../graphql/relay-connection';
-import { EventRecordType, EventType } from '../activity/activity.enums';
+import { EventRecordTypeEnum, EventTypeEnum, type EventRecordTypeName, type EventTypeName } from '../activity/activity.enums';
 
 /** The filters of the activity log, the same for its cursor list and its page-numbered twin (GET /events). */
 @ArgsType()
@@ -9,11 +9,11 @@ export class EventFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Only this account’s events. An account token sees only its own account’s anyway.' })
   accountId?: string | null;
 
-  @Field(() => EventType, { nullable: true })
-  type?: EventType | null;
+  @Field(() => EventTypeEnum.type, { nullable: true })
+  type?: EventTypeName | null;
 
-  @Field(() => EventRecordType, { nullable: true })
-  recordType?: EventRecordType | null;
+  @Field(() => EventRecordTypeEnum.type, { nullable: true })
+  recordType?: EventRecordTypeName | null;
 
   @Field(() => ID, { nullable: true, description: 'Only the events of this record (its id).' })
   recordId?: string | null;

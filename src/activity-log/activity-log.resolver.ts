@@ -1,39 +1,22 @@
 import { Args, createUnionType, Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
-import { Account } from '../account/account.entity';
 import { ActivityEvent } from '../activity/activity-event.entity';
-import { EventRecordType } from '../activity/activity.enums';
-import { BetaBrand } from '../beta-brand/beta-brand.entity';
-import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
+import { allRecordTypes, recordTypeNamed } from '../activity/activity.enums';
 import type { Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
-import { LocationUpdateJob } from '../location/location-update-job.entity';
-import { Location } from '../location/location.entity';
-import { Post } from '../post/post.entity';
-import { Review } from '../review/review.entity';
 import { codecOf } from '../shared/entity-snapshot';
 import { EventsConnectionArgs, EventsPageArgs } from './activity-log.inputs';
 import { listEventSlice, listEventsPage } from './activity-log.service';
 
-/** The entity of each record type: what an event's snapshot decodes to, and the GraphQL type it shows as. */
-const ENTITY_OF = {
-  [EventRecordType.POST]: Post,
-  [EventRecordType.LOCATION]: Location,
-  [EventRecordType.LOCATION_UPDATE_JOB]: LocationUpdateJob,
-  [EventRecordType.ACCOUNT]: Account,
-  [EventRecordType.REVIEW]: Review,
-  [EventRecordType.COMPETITOR_SCAN]: CompetitorScan,
-  [EventRecordType.BETA_BRAND]: BetaBrand,
-} as const;
-
-const RECORD_TYPES = Object.values(ENTITY_OF);
+/** The record types' entities, which are also their GraphQL object types. */
+const recordEntities = () => allRecordTypes().map((type) => type.entity as new () => object);
 
 export const EventRecord = createUnionType({
   name: 'EventRecord',
   description: 'The record an event is about, as that change committed it.',
-  types: () => [Post, Location, LocationUpdateJob, Account, Review, CompetitorScan, BetaBrand] as const,
+  types: recordEntities,
   // Decoded snapshots are instances of their entity's class (src/shared/entity-snapshot.ts).
-  resolveType: (value) => RECORD_TYPES.find((type) => value instanceof type)?.name,
+  resolveType: (value) => recordEntities().find((type) => value instanceof type)?.name,
 });
 
 export const EventPage = PageType(ActivityEvent, 'EventPage', 'events');
@@ -57,8 +40,8 @@ export class ActivityLogResolver {
    */
   @FieldResolver(() => EventRecord)
   record(@Root() event: ActivityEvent, @Ctx() ctx: Context): object {
-    const entity: new () => object = ENTITY_OF[event.recordType];
-    const record = codecOf<object>(ctx.runtime.database.orm.getMetadata(), entity).decode(event.record);
-    return record;
+    const recordType = recordTypeNamed(event.recordType);
+    if (!recordType) throw new Error(`no module declares the record type ${event.recordType}`);
+    return codecOf<object>(ctx.runtime.database.orm.getMetadata(), recordType.entity).decode(event.record);
   }
 }

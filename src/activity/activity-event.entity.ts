@@ -1,6 +1,6 @@
-import { Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
-import { EventRecordType, EventType } from './activity.enums';
+import { EventRecordTypeEnum, EventTypeEnum, type EventRecordTypeName, type EventTypeName } from './activity.enums';
 
 /**
  * One state change of a record (docs/activity-log.md): written by `recordEvent` in the transaction of the change
@@ -21,9 +21,10 @@ export class ActivityEvent {
   @PrimaryKey({ type: 'uuid' })
   id!: string;
 
-  @Field(() => EventType)
-  @Enum({ items: () => EventType, type: 'text' })
-  type!: EventType;
+  // The modules' types (src/activity/activity.enums.ts): an open list, so the column has no check.
+  @Field(() => EventTypeEnum.type)
+  @Property({ type: 'text' })
+  type!: EventTypeName;
 
   @Field({ description: 'When the change was made (the service clock).' })
   @Property({ type: 'timestamptz' })
@@ -39,9 +40,9 @@ export class ActivityEvent {
   @Property({ type: 'uuid', nullable: true })
   accountId!: string | null;
 
-  @Field(() => EventRecordType)
-  @Enum({ items: () => EventRecordType, type: 'text' })
-  recordType!: EventRecordType;
+  @Field(() => EventRecordTypeEnum.type)
+  @Property({ type: 'text' })
+  recordType!: EventRecordTypeName;
 
   @Field(() => ID)
   @Property({ type: 'uuid' })

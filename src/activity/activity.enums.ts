@@ -1,53 +1,73 @@
-import { registerEnumType } from 'type-graphql';
+import type { EntityClass } from '@mikro-orm/core';
+import { ComposedEnum } from '../graphql/composed-enum';
 
 /**
- * The kinds of event, one per state change the activity log keeps (docs/activity-log.md). The value is the
- * event's type as REST and the future webhooks write it (`post.state_changed`); GraphQL names it by its key.
+ * The kinds of event the activity log keeps (docs/activity-log.md), as the modules declare them: each a state change
+ * of one kind of record. An event type's name is its one spelling (`post.state_changed`); GraphQL's enum names it by
+ * its key (POST_STATE_CHANGED).
  */
-export enum EventType {
-  POST_STATE_CHANGED = 'post.state_changed',
-  LOCATION_UPDATE_JOB_STATUS_CHANGED = 'location_update_job.status_changed',
-  LOCATION_CONNECTED = 'location.connected',
-  LOCATION_REFUSED = 'location.refused',
-  LOCATION_CITATIONS_DISABLED = 'location.citations_disabled',
-  ACCOUNT_IMPORT_PROGRESSED = 'account.import_progressed',
-  ACCOUNT_IMPORT_ENDED = 'account.import_ended',
-  ACCOUNT_CONNECTED = 'account.connected',
-  ACCOUNT_DISCONNECTED = 'account.disconnected',
-  ACCOUNT_RECONNECTED = 'account.reconnected',
-  COMPETITOR_SCAN_STATUS_CHANGED = 'competitor_scan.status_changed',
-  BETA_BRAND_SYNC_STATUS_CHANGED = 'beta_brand.sync_status_changed',
-  REVIEW_REPLY_STATE_CHANGED = 'review.reply_state_changed',
+
+/** A kind of record events are about: its entity, whose snapshot an event carries and whose GraphQL type shows it. */
+export interface RecordTypeDefinition<E extends object = object> {
+  /** `post`: an event's record_type. */
+  name: string;
+  /** `POST`: its key in the GraphQL enum. */
+  key: string;
+  entity: EntityClass<E>;
+  /** Whose record it is, when not its `organization` and `account` relations (an account is its own account). */
+  owner?(record: E): { organizationId: string | null; accountId: string | null };
 }
 
-registerEnumType(EventType, { name: 'EventType', description: 'What changed; the value is the type REST writes (post.state_changed).' });
-
-/** The kind of record an event carries, by its entity: the `record_type` of REST and the `recordType` filter. */
-export enum EventRecordType {
-  POST = 'post',
-  LOCATION = 'location',
-  LOCATION_UPDATE_JOB = 'location_update_job',
-  ACCOUNT = 'account',
-  REVIEW = 'review',
-  COMPETITOR_SCAN = 'competitor_scan',
-  BETA_BRAND = 'beta_brand',
+export interface EventTypeDefinition<E extends object = object> {
+  /** `post.state_changed`: the one spelling of the type, in every input and answer. */
+  name: string;
+  /** `POST_STATE_CHANGED`: its key in the GraphQL enum. */
+  key: string;
+  record: RecordTypeDefinition<E>;
 }
 
-registerEnumType(EventRecordType, { name: 'EventRecordType' });
+export function defineRecordType<E extends object>(definition: RecordTypeDefinition<E>): RecordTypeDefinition<E> {
+  return definition;
+}
 
-/** The record type of each event type: one place, read by the recorder (which checks it) and the docs. */
-export const RECORD_TYPE_OF: Record<EventType, EventRecordType> = {
-  [EventType.POST_STATE_CHANGED]: EventRecordType.POST,
-  [EventType.LOCATION_UPDATE_JOB_STATUS_CHANGED]: EventRecordType.LOCATION_UPDATE_JOB,
-  [EventType.LOCATION_CONNECTED]: EventRecordType.LOCATION,
-  [EventType.LOCATION_REFUSED]: EventRecordType.LOCATION,
-  [EventType.LOCATION_CITATIONS_DISABLED]: EventRecordType.LOCATION,
-  [EventType.ACCOUNT_IMPORT_PROGRESSED]: EventRecordType.ACCOUNT,
-  [EventType.ACCOUNT_IMPORT_ENDED]: EventRecordType.ACCOUNT,
-  [EventType.ACCOUNT_CONNECTED]: EventRecordType.ACCOUNT,
-  [EventType.ACCOUNT_DISCONNECTED]: EventRecordType.ACCOUNT,
-  [EventType.ACCOUNT_RECONNECTED]: EventRecordType.ACCOUNT,
-  [EventType.COMPETITOR_SCAN_STATUS_CHANGED]: EventRecordType.COMPETITOR_SCAN,
-  [EventType.BETA_BRAND_SYNC_STATUS_CHANGED]: EventRecordType.BETA_BRAND,
-  [EventType.REVIEW_REPLY_STATE_CHANGED]: EventRecordType.REVIEW,
-};
+export function defineEventType<E extends object>(definition: EventTypeDefinition<E>): EventTypeDefinition<E> {
+  return definition;
+}
+
+export const EventTypeEnum = new ComposedEnum('EventType', 'What changed; the value is the type REST writes (post.state_changed).');
+export const EventRecordTypeEnum = new ComposedEnum('EventRecordType');
+
+export type EventTypeName = string;
+export type EventRecordTypeName = string;
+
+const recordTypes = new Map<string, RecordTypeDefinition>();
+const eventTypes = new Map<string, EventTypeDefinition>();
+
+/** Adds the modules' record and event types, in their order (src/resource-module.ts); the GraphQL enums follow. */
+export function addEventTypes(records: readonly RecordTypeDefinition[], events: readonly EventTypeDefinition[]): void {
+  for (const record of records) {
+    if (recordTypes.has(record.name)) throw new Error(`record type ${record.name} is declared twice`);
+    recordTypes.set(record.name, record);
+    EventRecordTypeEnum.add(record.key, record.name);
+  }
+  for (const event of events) {
+    if (eventTypes.has(event.name)) throw new Error(`event type ${event.name} is declared twice`);
+    if (recordTypes.get(event.record.name) !== event.record) throw new Error(`event type ${event.name}: its record type is not declared by a module`);
+    eventTypes.set(event.name, event);
+    EventTypeEnum.add(event.key, event.name);
+  }
+}
+
+export function recordTypeNamed(name: string): RecordTypeDefinition | undefined {
+  return recordTypes.get(name);
+}
+
+/** Every record type, in the modules' order. */
+export function allRecordTypes(): RecordTypeDefinition[] {
+  return [...recordTypes.values()];
+}
+
+/** Every event type's name, in the modules' order. */
+export function eventTypeNames(): EventTypeName[] {
+  return [...eventTypes.keys()];
+}

@@ -4,7 +4,7 @@ import { rootOf } from '../events/announce-on-commit';
 import type { Runtime } from '../runtime';
 import { codecOf } from '../shared/entity-snapshot';
 import { newId } from '../shared/ids';
-import { EventRecordType, RECORD_TYPE_OF, type EventType } from './activity.enums';
+import type { EventTypeDefinition } from './activity.enums';
 
 /**
  * The one way to record a state change in the activity log (docs/activity-log.md). Called inside the transaction
@@ -26,19 +26,13 @@ interface RecordedEntity {
 
 interface PendingEvent {
   id: string;
-  type: EventType;
+  type: EventTypeDefinition;
   occurredAt: Date;
   record: RecordedEntity;
 }
 
 const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
 const watchedEventManagers = new WeakSet<EventManager>();
-
-/** `LocationUpdateJob` -> `location_update_job`: the record type of an entity class. */
-function recordTypeOf(className: string): EventRecordType | undefined {
-  const name = className.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();
-  return Object.values(EventRecordType).find((type) => (type as string) === name);
-}
 
 const INSERT = `insert into "activity_event" ("id", "type", "occurred_at", "organization_id", "account_id", "record_type", "record_id", "record")
   values (?, ?, ?, coalesce(?::uuid, (select "organization_id" from "account" where "id" = ?::uuid)), ?, ?, ?, ?::jsonb)`;
@@ -50,25 +44,27 @@ async function writePending(args: TransactionEventArgs): Promise<void> {
   pendingByTransaction.delete(transaction!);
   const em = args.em as EntityManager;
   for (const event of pending) {
-    const entity = event.record.constructor as new () => RecordedEntity;
-    const recordType = recordTypeOf(entity.name);
-    if (recordType !== RECORD_TYPE_OF[event.type]) throw new Error(`recordEvent(${event.type}) was given a ${entity.name}`);
-    // An account is its own account; other records name theirs (a brand has none). A record without its
-    // organization (a location) belongs to its account's.
-    const accountId = recordType === EventRecordType.ACCOUNT ? event.record.id : (event.record.account?.id ?? null);
-    const organizationId = event.record.organization?.id ?? null;
+    const recordType = event.type.record;
+    const record: object = event.record;
+    if (!(record instanceof (recordType.entity as new () => object))) throw new Error(`recordEvent(${event.type.name}) was given a ${record.constructor.name}`);
+    // Records name their account (a brand has none); a record without its organization (a location) belongs to its
+    // account's.
+    const { organizationId, accountId } = recordType.owner?.(event.record) ?? {
+      organizationId: event.record.organization?.id ?? null,
+      accountId: event.record.account?.id ?? null,
+    };
     await em.getConnection().execute(
       INSERT,
       [
         event.id,
-        event.type,
+        event.type.name,
         event.occurredAt,
         organizationId,
         accountId,
         accountId,
-        recordType,
+        recordType.name,
         event.record.id,
-        JSON.stringify(codecOf(em.getMetadata(), entity).encode(event.record)),
+        JSON.stringify(codecOf(em.getMetadata(), recordType.entity as new () => RecordedEntity).encode(event.record)),
       ],
       'run',
       transaction,
@@ -90,14 +86,14 @@ function watch(eventManager: EventManager): void {
 }
 
 /** Records that `record` changed (`type`), in the transaction of `em`, which must be the one making the change. */
-export function recordEvent(em: EntityManager, runtime: EventRecordDeps, type: EventType, record: RecordedEntity): void {
+export function recordEvent<E extends object>(em: EntityManager, runtime: EventRecordDeps, type: EventTypeDefinition<E>, record: E & RecordedEntity): void {
   const transaction = em.getTransactionContext<Knex.Transaction>();
-  if (!transaction) throw new Error(`recordEvent(${type}) must run inside the transaction of the change`);
+  if (!transaction) throw new Error(`recordEvent(${type.name}) must run inside the transaction of the change`);
   watch(em.getEventManager());
   const root = rootOf(transaction);
   let pending = pendingByTransaction.get(root);
   if (!pending) pendingByTransaction.set(root, (pending = []));
   const occurredAt = runtime.clock.now();
   // The id by real time, not the clock: ids order lists, and a moved test clock must not reorder them.
-  pending.push({ id: newId(), type, occurredAt, record });
+  pending.push({ id: newId(), type: type, occurredAt, record });
 }

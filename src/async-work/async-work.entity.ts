@@ -1,7 +1,10 @@
 import { Entity, Enum, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import { Account } from '../account/account.entity';
-import { Organization } from '../organization/organization.entity';
-import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+import { AsyncWorkStatus, type AsyncWorkKind } from '../jobs/work-ledger';
+
+/** An owner, by its id: the ledger names the organization and account entities without depending on them. */
+interface Owner {
+  id: string;
+}
 
 /**
  * One unit of asynchronous work and how it stands (docs/async-work.md): written by the job engine as its job is
@@ -17,13 +20,14 @@ export class AsyncWorkRecord {
   @PrimaryKey({ type: 'uuid' })
   id!: string;
 
-  @ManyToOne(() => Organization, { deleteRule: 'cascade' })
-  organization!: Organization;
+  @ManyToOne('Organization', { deleteRule: 'cascade' })
+  organization!: Owner;
 
-  @ManyToOne(() => Account, { deleteRule: 'cascade', nullable: true })
-  account!: Account | null;
+  @ManyToOne('Account', { deleteRule: 'cascade', nullable: true })
+  account!: Owner | null;
 
-  @Enum({ items: () => AsyncWorkKind, type: 'text' })
+  /** One of the modules' kinds (src/async-work/work-kinds.ts): an open list, so the column has no check. */
+  @Property({ type: 'text' })
   kind!: AsyncWorkKind;
 
   @Enum({ items: () => AsyncWorkStatus, type: 'text' })

@@ -1,13 +1,15 @@
 import { registerEnumType } from 'type-graphql';
-import { AsyncWorkKind, AsyncWorkStatus } from '../jobs/work-ledger';
+import { ComposedEnum } from '../graphql/composed-enum';
+import { AsyncWorkStatus } from '../jobs/work-ledger';
 
-// The enums are the job engine's (it writes the records); here they become GraphQL's.
-export { AsyncWorkKind, AsyncWorkStatus };
+// The status enum is the job engine's (it writes the records); here it becomes GraphQL's.
+export { AsyncWorkStatus };
 
-registerEnumType(AsyncWorkKind, {
-  name: 'AsyncWorkKind',
-  description: 'What a unit of asynchronous work does (docs/async-work.md lists the record each is about).',
-});
+/** The kinds, as the modules declare them (src/async-work/work-kinds.ts). */
+export const AsyncWorkKindEnum = new ComposedEnum(
+  'AsyncWorkKind',
+  'What a unit of asynchronous work does (docs/async-work.md lists the record each is about).',
+);
 
 registerEnumType(AsyncWorkStatus, {
   name: 'AsyncWorkStatus',

@@ -1,13 +1,14 @@
 import { ArgsType, Field, ID } from 'type-graphql';
 import { withConnectionArgs } from '../graphql/relay-connection';
-import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+import type { AsyncWorkKind } from '../jobs/work-ledger';
+import { AsyncWorkKindEnum, AsyncWorkStatus } from './async-work.enums';
 
 @ArgsType()
 class AsyncWorkFilters {
   @Field(() => ID, { nullable: true, description: "With an organization token, one account's work (else the whole organization's); ignored with an account token." })
   accountId?: string | null;
 
-  @Field(() => [AsyncWorkKind], { nullable: true, description: 'Only these kinds.' })
+  @Field(() => [AsyncWorkKindEnum.type], { nullable: true, description: 'Only these kinds.' })
   kinds?: AsyncWorkKind[] | null;
 
   @Field(() => [AsyncWorkStatus], { nullable: true, description: 'Only in these statuses.' })
@@ -28,6 +29,6 @@ export class AsyncWorkUpdatedArgs {
   @Field(() => ID, { nullable: true, description: "Only this account's work (organization tokens); an account token hears its own only." })
   accountId?: string | null;
 
-  @Field(() => [AsyncWorkKind], { nullable: true, description: 'Only these kinds.' })
+  @Field(() => [AsyncWorkKindEnum.type], { nullable: true, description: 'Only these kinds.' })
   kinds?: AsyncWorkKind[] | null;
 }

@@ -1,39 +1,21 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { Account } from '../account/account.entity';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
-import { BetaBrand } from '../beta-brand/beta-brand.entity';
-import { CompetitorScan } from '../competitor-scan/competitor-scan.entity';
 import type { TopicPayloads } from '../events/topics';
 import type { Context } from '../graphql/context';
 import { defineNode } from '../graphql/node';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { recordChangeFilter } from '../graphql/record-change-filter';
-import { LocationUpdateJob } from '../location/location-update-job.entity';
-import { Location } from '../location/location.entity';
-import { Post } from '../post/post.entity';
-import { Review } from '../review/review.entity';
 import { AsyncWorkArgs, AsyncWorkCountsArgs, AsyncWorkUpdatedArgs } from './async-work.inputs';
 import { countWork, findWork, listWork, retryWork, viewOfWork, type AsyncWorkView, type WorkCount } from './async-work.service';
-import {
-  AccountWork,
-  AsyncWork,
-  AsyncWorkCount,
-  BetaBrandWork,
-  CompetitorScanWork,
-  LocationUpdateWork,
-  LocationWork,
-  PostWork,
-  ProviderHealth,
-  ReviewWork,
-  typeOfWork,
-} from './async-work.types';
+import { AsyncWork, AsyncWorkCount, ProviderHealth, typeOfWork } from './async-work.types';
+import { workTypes } from './work-kinds';
 
 const AsyncWorkConnection = ConnectionType(AsyncWork, 'AsyncWork');
 
 /** Every kind of work is refetched as `asyncWorkItem(id:)` reads it: global ids name AsyncWork, whatever the kind. */
 export const asyncWorkNode = defineNode({
   name: 'AsyncWork',
-  types: [PostWork, LocationWork, LocationUpdateWork, AccountWork, CompetitorScanWork, BetaBrandWork, ReviewWork],
+  types: workTypes,
   key: ['id'],
   keyOf: (work: AsyncWorkView) => ({ id: work.id }),
   read: (ctx, key) => findWork(ctx, key.id),
@@ -82,64 +64,5 @@ export class AsyncWorkResolver {
   asyncWorkUpdated(@Root() payload: TopicPayloads['async-work.updated'], @Args() _args: AsyncWorkUpdatedArgs, @Ctx() ctx: Context): AsyncWorkView {
     requirePrincipal(ctx);
     return viewOfWork(payload);
-  }
-}
-
-/** The record a unit of work is about, batched per request (one query per kind of record). */
-const subjectOf = <T>(ctx: Context, work: AsyncWorkView) => ctx.loaders.workSubjects.load({ kind: work.kind, id: work.subjectId }) as Promise<T | null>;
-
-@Resolver(() => PostWork)
-export class PostWorkResolver {
-  @FieldResolver(() => Post, { nullable: true })
-  post(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Post | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => LocationWork)
-export class LocationWorkResolver {
-  @FieldResolver(() => Location, { nullable: true })
-  location(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Location | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => LocationUpdateWork)
-export class LocationUpdateWorkResolver {
-  @FieldResolver(() => LocationUpdateJob, { nullable: true })
-  updateJob(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<LocationUpdateJob | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => AccountWork)
-export class AccountWorkResolver {
-  @FieldResolver(() => Account, { nullable: true })
-  account(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Account | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => CompetitorScanWork)
-export class CompetitorScanWorkResolver {
-  @FieldResolver(() => CompetitorScan, { nullable: true })
-  scan(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<CompetitorScan | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => BetaBrandWork)
-export class BetaBrandWorkResolver {
-  @FieldResolver(() => BetaBrand, { nullable: true })
-  brand(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<BetaBrand | null> {
-    return subjectOf(ctx, work);
-  }
-}
-
-@Resolver(() => ReviewWork)
-export class ReviewWorkResolver {
-  @FieldResolver(() => Review, { nullable: true })
-  review(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<Review | null> {
-    return subjectOf(ctx, work);
   }
 }

@@ -1,26 +1,15 @@
 import { Field, Float, ID, Int, InterfaceType, ObjectType } from 'type-graphql';
 import { Node } from '../graphql/node';
-import { AsyncWorkKind, AsyncWorkStatus } from './async-work.enums';
+import { AsyncWorkKindEnum, AsyncWorkStatus } from './async-work.enums';
+import type { AsyncWorkKind } from '../jobs/work-ledger';
+import { workTypeNameOf } from './work-kinds';
 import type { AsyncWorkView } from './async-work.service';
 
-/** The GraphQL type of each kind: named by the record it is about. */
-const TYPE_OF_KIND: Record<AsyncWorkKind, string> = {
-  POST_PUBLISH: 'PostWork',
-  POST_CHECK: 'PostWork',
-  POST_DELETE: 'PostWork',
-  LOCATION_PUBLISH: 'LocationWork',
-  CITATIONS_DISABLE: 'LocationWork',
-  LOCATION_UPDATE: 'LocationUpdateWork',
-  ACCOUNT_IMPORT: 'AccountWork',
-  COMPETITOR_SCAN: 'CompetitorScanWork',
-  BETA_BRAND_SYNC: 'BetaBrandWork',
-  REVIEW_REPLY_SEND: 'ReviewWork',
-  REVIEW_REPLY_CHECK: 'ReviewWork',
-};
-
-/** The GraphQL type of a unit of work. */
+/** The GraphQL type of a unit of work: its kind's (src/async-work/work-kinds.ts). */
 export function typeOfWork(work: AsyncWorkView): string {
-  return TYPE_OF_KIND[work.kind];
+  const name = workTypeNameOf(work.kind);
+  if (!name) throw new Error(`no module declares the work kind ${work.kind}`);
+  return name;
 }
 
 @InterfaceType('AsyncWork', {
@@ -32,7 +21,7 @@ export class AsyncWork implements AsyncWorkView {
   @Field(() => ID)
   id!: string;
 
-  @Field(() => AsyncWorkKind)
+  @Field(() => AsyncWorkKindEnum.type)
   kind!: AsyncWorkKind;
 
   @Field(() => AsyncWorkStatus)
@@ -78,30 +67,9 @@ export class AsyncWork implements AsyncWorkView {
   version!: number;
 }
 
-@ObjectType({ implements: [AsyncWork, Node], description: 'Work on a post: publishing, checking, deleting it.' })
-export class PostWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: "Work on a location: publishing it, disabling its citations." })
-export class LocationWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: 'A location update sent to the provider.' })
-export class LocationUpdateWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: "An account's import of its locations and reviews." })
-export class AccountWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: 'A competitor scan.' })
-export class CompetitorScanWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: 'A beta brand sent to the provider.' })
-export class BetaBrandWork extends AsyncWork {}
-
-@ObjectType({ implements: [AsyncWork, Node], description: "A review's reply: sending it, following its moderation." })
-export class ReviewWork extends AsyncWork {}
-
 @ObjectType({ description: 'How much work of one kind is in one status.' })
 export class AsyncWorkCount {
-  @Field(() => AsyncWorkKind)
+  @Field(() => AsyncWorkKindEnum.type)
   kind!: AsyncWorkKind;
 
   @Field(() => AsyncWorkStatus)

@@ -66,9 +66,9 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
  * The event is best effort: with the bus down, this process still ends them at once, and the other processes' caches
  * let the token go within TOKEN_CACHE_SECONDS.
  */
-export async function endTokens(runtime: Pick<Runtime, 'principals' | 'events'>, tokenIds: readonly string[]): Promise<void> {
+export async function endTokens(runtime: Pick<Runtime, 'authentication' | 'events'>, tokenIds: readonly string[]): Promise<void> {
   for (const tokenId of tokenIds) {
-    runtime.principals.evictToken(tokenId);
+    runtime.authentication.forget(tokenId);
     // This process's sockets close now, bus or no bus; the others' when the event reaches them.
     runtime.events.emitHere('token.revoked', { tokenId });
   }

@@ -4,7 +4,10 @@ import type { Account } from '../account/account.entity';
 import type { Organization } from '../organization/organization.entity';
 import { ApiToken } from './api-token.entity';
 import type { Principal } from '../access/principal';
-import type { PrincipalCache } from './principal-cache';
+import type { Authentication } from '../access/authentication';
+import type { EventBus } from '../events/event-bus';
+import type { Clock } from '../shared/clock';
+import { PrincipalCache } from './principal-cache';
 
 const TOKEN_PREFIX = { organization: 'lgo_', account: 'lga_' } as const;
 /** 32 random bytes: 256 bits of entropy, base64url. */
@@ -64,4 +67,14 @@ export async function authenticate(em: () => EntityManager, authorization: unkno
   };
   cache?.set(tokenHash, principal);
   return principal;
+}
+
+/** Bearer tokens, their principals reused for `cacheMs` (TOKEN_CACHE_SECONDS; a revocation evicts at once). */
+export function tokenAuthentication(deps: { events: EventBus; clock: Clock; cacheMs: number }): Authentication {
+  const cache = new PrincipalCache(deps.events, deps.clock, deps.cacheMs);
+  return {
+    authenticate: (em, authorization) => authenticate(em, authorization, cache),
+    forget: (tokenId) => cache.evictToken(tokenId),
+    close: () => cache.close(),
+  };
 }

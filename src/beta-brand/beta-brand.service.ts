@@ -1,4 +1,3 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../errors/domain-error';
@@ -11,6 +10,8 @@ import { isId } from '../shared/ids';
 import { BetaBrand } from './beta-brand.entity';
 import { additionalCategories, brandName as brandNameRule, category, countryCode, localName, url } from './beta-brand.rules';
 import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
+import { brandSyncStatusChanged } from './beta-brand.events';
+import { brandSyncQueue } from './beta-brand.queues';
 
 /**
  * Brands on the beta provider (the document's "Beta brands", product-decisions §9). Every operation needs an
@@ -50,7 +51,7 @@ export async function listBetaBrands(scope: RequestScope): Promise<BetaBrand[]> 
 
 /** Queues the brand's push to the provider, in the transaction of `em`. */
 async function queueSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand): Promise<void> {
-  await scope.runtime.jobs.enqueue(em, 'beta-brand-sync', { brandId: brand.id });
+  await scope.runtime.jobs.enqueue(em, brandSyncQueue, { brandId: brand.id });
 }
 
 /**
@@ -64,7 +65,7 @@ async function keepForSync(scope: RequestScope, em: RequestScope['em'], brand: B
   await em.flush();
   if (!syncPending) {
     await queueSync(scope, em, brand);
-    recordEvent(em, scope.runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
+    recordEvent(em, scope.runtime, brandSyncStatusChanged, brand);
   }
 }
 
@@ -120,7 +121,7 @@ export async function createBetaBrand(scope: RequestScope, input: CreateBrandInp
     });
     await em.flush();
     await queueSync(scope, em, brand);
-    recordEvent(em, scope.runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
+    recordEvent(em, scope.runtime, brandSyncStatusChanged, brand);
     return brand;
   });
 }

@@ -1,16 +1,17 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { betaAccessToken, type BetaTokenDeps } from '../oauth/beta-connection.service';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
-import type { QueuePayloads } from '../jobs/queues';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import { BetaProviderError, isBetaEtagMismatch } from '../providers/beta/beta.errors';
 import type { BetaBrand as ProviderBrand, BetaBrandDetails } from '../providers/beta/beta.types';
 import type { Runtime } from '../runtime';
 import { changeLocked } from '../shared/row-lock';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
+import { brandSyncStatusChanged } from './beta-brand.events';
+import { brandSyncQueue } from './beta-brand.queues';
 
 /** What the brand sync worker uses: the beta provider (with the organizations' tokens), the job queue. */
 export type BetaBrandWorkerDeps = Pick<Runtime, 'database' | 'beta' | 'jobs'> & EventRecordDeps & BetaTokenDeps;
@@ -44,7 +45,7 @@ const MAX_PUSHES = 5;
  * job pushes it), so its pushes never race each other's etags. A failure is the engine's
  * (src/jobs/failure-policy.ts): FAILED with the reason when final.
  */
-export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: QueuePayloads['beta-brand-sync'], job: JobContext): Promise<void> {
+export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: JobPayload<typeof brandSyncQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(BetaBrand, payload.brandId);
   // Anything not SYNCED is this job's to push.
@@ -67,12 +68,12 @@ export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: Queue
       const unchanged = !latest.deletedAt && JSON.stringify(brandDetailsOf(latest)) === JSON.stringify(pushed);
       if (!unchanged) {
         // Still PENDING, so no change queues a job: the next push is this job's, or (after its last) a new job's.
-        if (lastPush) await runtime.jobs.enqueue(tx, 'beta-brand-sync', { brandId: latest.id });
+        if (lastPush) await runtime.jobs.enqueue(tx, brandSyncQueue, { brandId: latest.id });
         return latest;
       }
       latest.betaSyncStatus = BetaSyncStatus.SYNCED;
       latest.syncError = null;
-      recordEvent(tx, runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, latest);
+      recordEvent(tx, runtime, brandSyncStatusChanged, latest);
       return null;
     });
     // Gone (deleted here, and that job removed the row), or synced: done.
@@ -99,7 +100,7 @@ async function deleteAtProvider(runtime: Pick<Runtime, 'beta'>, em: EntityManage
  * that failed for good brings the brand back (it still exists at the provider), FAILED with why, so it can be seen
  * and deleted again instead of lingering unseen.
  */
-async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['beta-brand-sync'], failure: JobFailure): Promise<void> {
+async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof brandSyncQueue>, failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
   await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand, tx) => {
     if (!failure.final) {
@@ -109,7 +110,7 @@ async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecor
     brand.betaSyncStatus = BetaSyncStatus.FAILED;
     brand.syncError = brand.deletedAt ? `The deletion could not be pushed to the beta provider: ${failure.message}` : failure.message;
     brand.deletedAt = null;
-    recordEvent(tx, runtime, EventType.BETA_BRAND_SYNC_STATUS_CHANGED, brand);
+    recordEvent(tx, runtime, brandSyncStatusChanged, brand);
   });
 }
 
@@ -131,10 +132,12 @@ async function withFreshEtag<T>(
   }
 }
 
-export async function registerBetaBrandWorkers(runtime: BetaBrandWorkerDeps): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'beta-brand-sync',
-    run: (payload, job) => syncBetaBrand(runtime, payload, job),
-    recordFailure: (payload, failure) => recordSyncFailure(runtime, payload, failure),
-  }));
+export function brandWorkers(runtime: BetaBrandWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: brandSyncQueue,
+      run: (payload, job) => syncBetaBrand(runtime, payload, job),
+      recordFailure: (payload, failure) => recordSyncFailure(runtime, payload, failure),
+    }),
+  ];
 }

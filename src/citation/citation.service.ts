@@ -1,16 +1,19 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { requirePrincipal } from '../access/guards';
 import { resolveAccountScope } from '../account/account.access';
 import type { Knex } from '@mikro-orm/postgresql';
 import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
-import { AsyncWorkKind, recordDone, type Execute } from '../jobs/work-ledger';
+import { recordDone, type Execute } from '../jobs/work-ledger';
 import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
 import { findLocationOfAccount } from '../location/location.service';
 import { Location } from '../location/location.entity';
 import { CitationsStatus } from '../location/location.enums';
+import { locationCitationsDisabled } from '../location/location.events';
 import type { RequestScope } from '../request-scope';
+
+/** The work a disabling is recorded as, done within its request. */
+export const CITATIONS_DISABLE = 'CITATIONS_DISABLE';
 
 export interface CitationsDisabled {
   message: string;
@@ -49,9 +52,9 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
       throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current.citations_status})`);
     }
     // The location as the statement left it, for the activity log (its record is the committed row).
-    recordEvent(tx, scope.runtime, EventType.LOCATION_CITATIONS_DISABLED, await tx.findOneOrFail(Location, location.id, { refresh: true }));
+    recordEvent(tx, scope.runtime, locationCitationsDisabled, await tx.findOneOrFail(Location, location.id, { refresh: true }));
     // Work done in the request: it shows in the async-work view as done (docs/async-work.md).
-    const work = await recordDone(execute, { kind: AsyncWorkKind.CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
+    const work = await recordDone(execute, { kind: CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
     announceOnCommit(tx, scope.runtime.events, 'async-work.updated', () => work);
     return { message: 'Citations disabled', locationId: location.id, removed: true };
   }));

@@ -20,6 +20,7 @@ import { JobEngine } from '../jobs/job-engine';
 import { createLogger } from '../logger';
 import { systemClock } from '../shared/clock';
 import { createOrganization, createToken } from '../auth/bootstrap';
+import { composition } from '../modules';
 
 const USAGE = `Usage:
   npm run cli -- org create --name <name> [--beta-api] [--citations-api]
@@ -57,6 +58,7 @@ async function withJobEngine<T>(context: CommandContext, work: (jobs: JobEngine)
       databaseUrl: context.databaseUrl,
       events,
       config: context.config.jobs,
+      queues: composition.queues,
       log,
       clock: systemClock,
       ledger: (sql, values) => context.database.orm.em.getConnection().execute(sql, values),
@@ -108,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const location = await locateDatabase(config);
   try {
-    const database = await openDatabase(location.url);
+    const database = await openDatabase(location.url, { entities: composition.entities });
     try {
       await migrate(database);
       const context = { em: database.orm.em.fork(), database, databaseUrl: location.url, config };

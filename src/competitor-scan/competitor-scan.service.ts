@@ -1,4 +1,3 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { requirePrincipal } from '../access/guards';
@@ -17,6 +16,8 @@ import { trimmedText } from '../shared/text';
 import { CompetitorScan } from './competitor-scan.entity';
 import { UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import { dotCount } from './scan.compute';
+import { scanStatusChanged } from './competitor-scan.events';
+import { scanQueue } from './competitor-scan.queues';
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
 export const MAX_RINGS = 3;
@@ -84,8 +85,8 @@ async function queueScan(scope: RequestScope, principal: Principal, location: Lo
       createdAt: now,
     });
     await em.flush();
-    await scope.runtime.jobs.enqueue(em, 'competitor-scan', { scanId: scan.id });
-    recordEvent(em, scope.runtime, EventType.COMPETITOR_SCAN_STATUS_CHANGED, scan);
+    await scope.runtime.jobs.enqueue(em, scanQueue, { scanId: scan.id });
+    recordEvent(em, scope.runtime, scanStatusChanged, scan);
     return scan;
   });
 }

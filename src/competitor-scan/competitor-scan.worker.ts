@@ -1,10 +1,9 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { changeLocked } from '../shared/row-lock';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
-import type { QueuePayloads } from '../jobs/queues';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import { Location } from '../location/location.entity';
 import { Post } from '../post/post.entity';
 import { PostState } from '../post/post.enums';
@@ -14,6 +13,8 @@ import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanStatus, UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
 import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
+import { scanStatusChanged } from './competitor-scan.events';
+import { scanQueue } from './competitor-scan.queues';
 
 /** What running a scan uses: the alpha provider (with the accounts' tokens), the clock. */
 export type ScanWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'clock'> & AlphaTokenDeps;
@@ -47,7 +48,7 @@ const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '
  * (src/jobs/failure-policy.ts): a retried scan starts again from the first dot; a final failure ends it `failed`.
  * A scan whose location is gone (its account was disconnected) went with it: nothing to do.
  */
-export async function runScan(runtime: ScanWorkerDeps, payload: QueuePayloads['competitor-scan'], job: JobContext): Promise<void> {
+export async function runScan(runtime: ScanWorkerDeps, payload: JobPayload<typeof scanQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } });
   if (!scan) return;
@@ -85,12 +86,12 @@ async function changeUnfinishedScan(runtime: Pick<Runtime, 'database'> & EventRe
   await changeLocked(runtime.database.orm.em.fork(), CompetitorScan, { id: scanId, status: { $in: UNFINISHED_SCAN_STATUSES } }, (scan, tx) => {
     const statusBefore = scan.status;
     Object.assign(scan, changes);
-    if (scan.status !== statusBefore) recordEvent(tx, runtime, EventType.COMPETITOR_SCAN_STATUS_CHANGED, scan);
+    if (scan.status !== statusBefore) recordEvent(tx, runtime, scanStatusChanged, scan);
   });
 }
 
 /** A failure of a scan: queued again with the latest reason while it is retried; `failed` with the reason when final. */
-async function recordScanFailure(runtime: Pick<Runtime, 'database' | 'clock'>, payload: QueuePayloads['competitor-scan'], failure: JobFailure): Promise<void> {
+async function recordScanFailure(runtime: Pick<Runtime, 'database' | 'clock'>, payload: JobPayload<typeof scanQueue>, failure: JobFailure): Promise<void> {
   await changeUnfinishedScan(
     runtime,
     payload.scanId,
@@ -173,10 +174,12 @@ export function scanFigures(
   };
 }
 
-export async function registerCompetitorScanWorkers(runtime: ScanWorkerDeps & Pick<Runtime, 'jobs'>): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'competitor-scan',
-    run: (payload, job) => runScan(runtime, payload, job),
-    recordFailure: (payload, failure) => recordScanFailure(runtime, payload, failure),
-  }));
+export function scanWorkers(runtime: ScanWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: scanQueue,
+      run: (payload, job) => runScan(runtime, payload, job),
+      recordFailure: (payload, failure) => recordScanFailure(runtime, payload, failure),
+    }),
+  ];
 }

@@ -1,11 +1,10 @@
 import type { PoolSnapshot } from '../observability/metrics';
-import { ChangeSetType, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
+import { ChangeSetType, type EntityClass, type EventSubscriber, type FlushEventArgs } from '@mikro-orm/core';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { systemClock, type Clock } from '../shared/clock';
 import { Migrator } from '@mikro-orm/migrations';
 import { migrations } from '../../migrations';
-import { entities } from './entities';
 
 export interface Database {
   orm: MikroORM;
@@ -14,10 +13,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function ormOptions(clientUrl: string): Options {
+/** Every entity of the service: the modules' (src/modules.ts composition.entities). */
+export type Entities = readonly EntityClass<object>[];
+
+export function ormOptions(clientUrl: string, entities: Entities): Options {
   return {
     clientUrl,
-    entities,
+    entities: [...entities],
     extensions: [Migrator],
     // Entities carry explicit column types, so discovery needs no TypeScript metadata at run time.
     discovery: { warnWhenNoEntities: true },
@@ -89,9 +91,9 @@ function driverLog(log: FastifyBaseLogger): Options['driverOptions'] {
   };
 }
 
-export async function openDatabase(clientUrl: string, options: { clock?: Clock; log?: FastifyBaseLogger } = {}): Promise<Database> {
+export async function openDatabase(clientUrl: string, options: { entities: Entities; clock?: Clock; log?: FastifyBaseLogger }): Promise<Database> {
   const orm = await MikroORM.init({
-    ...ormOptions(clientUrl),
+    ...ormOptions(clientUrl, options.entities),
     ...(options.log ? { driverOptions: driverLog(options.log) } : {}),
     subscribers: [updateTimeStamper(options.clock ?? systemClock)],
   });

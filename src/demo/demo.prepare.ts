@@ -7,7 +7,7 @@ import { ApiToken } from '../auth/api-token.entity';
 import { BetaBrand } from '../beta-brand/beta-brand.entity';
 import { BetaSyncStatus } from '../beta-brand/beta-brand.enums';
 import { updateBetaBrand } from '../beta-brand/beta-brand.service';
-import { createLoaders } from '../loaders';
+import { RequestLoaders } from '../db/request-loaders';
 import { LocationUpdateJob } from '../location/location-update-job.entity';
 import { Location } from '../location/location.entity';
 import { LocationUpdateStatus } from '../location/location.enums';
@@ -109,7 +109,7 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
     };
     const scope = (source: RequestSource = 'app'): RequestScope => {
       const em = fresh();
-      return { em, principal, loaders: createLoaders(em), log, source, runtime };
+      return { em, principal, loaders: new RequestLoaders(() => em), log, source, runtime };
     };
 
     await watch.until('the demo\'s seed', () => seedWorkMissing(fresh(), organizationId), STEP_WAIT_MS);

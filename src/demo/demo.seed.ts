@@ -1,4 +1,9 @@
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config';
+import type { Database } from '../db/orm';
+import { Organization } from '../organization/organization.entity';
 import { Account } from '../account/account.entity';
 import { AccountSyncStatus } from '../account/account.enums';
 import { issueToken } from '../auth/token.service';
@@ -6,12 +11,17 @@ import type { JobEngine } from '../jobs/job-engine';
 import { Location } from '../location/location.entity';
 import { createOrganization } from '../auth/bootstrap';
 import { seedDemoBrand, seedDemoScan } from './demo.extras';
+import { accountImportQueue } from '../account-import/account-import.queues';
+import { locationPublishQueue } from '../location/location.queues';
 
 export interface DemoSeed {
   organization_id: string;
   token: string;
   accounts: { id: string; token: string; location_ids: string[] }[];
 }
+
+/** Where a data directory keeps the demo's tokens, so that every start can print them again. */
+export const DEMO_FILE = 'demo.json';
 
 /** What marks a demo organization (its owners): the demo's preparation looks for these (src/demo/demo.preparation.ts). */
 export const DEMO_OWNER = 'demo-owner';
@@ -106,9 +116,29 @@ export async function seedDemo(em: EntityManager, options: SeedDemoOptions = {})
     seedDemoScan(tx, organization, demoLocations[0]!, now);
     await tx.flush();
     if (options.jobs) {
-      for (const location of demoLocations) await options.jobs.enqueue(tx, 'location-publish', { locationId: location.id });
-      await options.jobs.enqueue(tx, 'account-import', { accountId: bakery.id });
+      for (const location of demoLocations) await options.jobs.enqueue(tx, locationPublishQueue, { locationId: location.id });
+      await options.jobs.enqueue(tx, accountImportQueue, { accountId: bakery.id });
     }
     return { organization_id: organization.id, token, accounts };
   });
+}
+
+/**
+ * The demo organization is seeded into a brand-new database (one with no organization) outside production,
+ * and its tokens kept in <data dir>/demo.json (owner-only) so every start can print them again. A process without
+ * workers queues the seed's jobs itself (`jobs`); one with workers leaves them to its workers' start.
+ */
+export async function demoFor(config: Pick<Config, 'nodeEnv'>, dataDir: string, database: Database, jobs: JobEngine | undefined): Promise<DemoSeed | undefined> {
+  const file = path.resolve(dataDir, DEMO_FILE);
+  const em = database.orm.em.fork();
+  if ((await em.count(Organization, {})) === 0 && config.nodeEnv !== 'production') {
+    const demo = await seedDemo(em, { jobs });
+    await fs.mkdir(dataDir, { recursive: true });
+    await fs.writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
+    return demo;
+  }
+  if (!existsSync(file)) return undefined;
+  const demo = JSON.parse(await fs.readFile(file, 'utf8')) as DemoSeed;
+  // The file may belong to another database (DATABASE_URL changed): only trust it if its organization is here.
+  return (await em.count(Organization, { id: demo.organization_id })) > 0 ? demo : undefined;
 }

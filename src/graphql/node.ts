@@ -32,8 +32,11 @@ export abstract class Node {
 export interface NodeDefinition<T extends object, K extends string> {
   /** The name written in its global ids: its GraphQL type, or the interface its query answers with (`AsyncWork`). */
   name: string;
-  /** The GraphQL object types whose records it refetches (classes decorated with @ObjectType). */
-  types: ClassType[];
+  /**
+   * The GraphQL object types whose records it refetches (classes decorated with @ObjectType); a function when the
+   * modules contribute them, read by `defineComposedNodes` before the schema is built.
+   */
+  types: ClassType[] | (() => ClassType[]);
   /** The parts of the key, in their order in the global id: the arguments of the record's own query. */
   key: readonly K[];
   keyOf(record: T): Record<K, string>;
@@ -64,14 +67,27 @@ function implementNode(type: ClassType): string {
   return objectType.name;
 }
 
-/** Declares a kind of record refetchable by `node`: its types implement Node and get `nodeId`. */
-export function defineNode<T extends object, K extends string>(definition: NodeDefinition<T, K>): NodeDefinition<T, K> {
+const composed: AnyDefinition[] = [];
+
+function register(definition: AnyDefinition, types: ClassType[]): void {
   if (byName.has(definition.name)) throw new Error(`Node ${definition.name} is defined twice`);
-  if (definition.types.length !== 1 && !definition.typeOf) throw new Error(`Node ${definition.name} has ${definition.types.length} types: it needs typeOf`);
-  const defined: Defined = { definition, typeNames: definition.types.map(implementNode) };
+  if (types.length !== 1 && !definition.typeOf) throw new Error(`Node ${definition.name} has ${types.length} types: it needs typeOf`);
+  const defined: Defined = { definition, typeNames: types.map(implementNode) };
   byName.set(definition.name, defined);
   for (const typeName of defined.typeNames) byTypeName.set(typeName, defined);
+}
+
+/** Declares a kind of record refetchable by `node`: its types implement Node and get `nodeId`. */
+export function defineNode<T extends object, K extends string>(definition: NodeDefinition<T, K>): NodeDefinition<T, K> {
+  const { types } = definition;
+  if (typeof types === 'function') composed.push(definition);
+  else register(definition, types);
   return definition;
+}
+
+/** Registers the nodes whose types the modules contribute: once they are composed, before the schema is built. */
+export function defineComposedNodes(): void {
+  for (const definition of composed.splice(0)) register(definition, (definition.types as () => ClassType[])());
 }
 
 /** The definition and key a global id stands for; null for anything this API did not write. */

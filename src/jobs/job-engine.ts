@@ -10,7 +10,7 @@ import { AsyncWorkStatus, recordChange, recordProgress, recordQueued, workIdIn, 
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
 import { judgeFailure, RETRIES_EXHAUSTED, type JobFailure } from './failure-policy';
-import { deadLetterQueueOf, isQueuePayload, QUEUES, type QueueName, type QueuePayloads } from './queues';
+import { deadLetterQueueOf, type QueueDefinition } from './queue';
 
 export interface JobContext {
   id: string;
@@ -32,23 +32,23 @@ export interface JobContext {
   progress(fraction: number): Promise<void>;
 }
 
-export type JobHandler<Q extends QueueName> = (payload: QueuePayloads[Q], job: JobContext) => Promise<void>;
+export type JobHandler<P> = (payload: P, job: JobContext) => Promise<void>;
 
 /**
  * A queue's worker: what a job does, and how its record keeps a failure. Everything else about failures (retry,
  * backoff, dead letter, logging, what a client may read) is the engine's, by one policy (src/jobs/failure-policy.ts).
  */
-export interface Worker<Q extends QueueName> {
-  queue: Q;
+export interface Worker<P extends object> {
+  queue: QueueDefinition<P>;
   /** Reloads the record by the payload's id, checks its state, does the work. Throws on failure. */
-  run: JobHandler<Q>;
+  run: JobHandler<NoInfer<P>>;
   /**
    * Writes a failure onto the job's record: every failure but a stop's interruption, the latest one each time;
    * with `failure.final` the record must reach its terminal state. Must change only a record still waiting for this
    * queue's work (it is called again, with RETRIES_EXHAUSTED, when the job is dead-lettered). Not called while
    * `run` holds a row lock: it opens its own short transaction.
    */
-  recordFailure?(payload: QueuePayloads[Q], failure: JobFailure, job: JobContext): Promise<void>;
+  recordFailure?(payload: NoInfer<P>, failure: JobFailure, job: JobContext): Promise<void>;
   /** Jobs taken (and run together) per fetch. */
   batchSize?: number;
   /** How long an idle worker waits before looking again when no wake-up comes. */
@@ -56,9 +56,13 @@ export interface Worker<Q extends QueueName> {
 }
 
 /** Declares a worker with its payload type inferred from the queue. */
-export function defineWorker<Q extends QueueName>(worker: Worker<Q>): Worker<Q> {
+export function defineWorker<P extends object>(worker: Worker<P>): Worker<P> {
   return worker;
 }
+
+/** A worker of some queue: what a module's list of workers holds. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each worker is checked against its own queue by defineWorker
+export type AnyWorker = Worker<any>;
 
 /** pg-boss writes `$1`-style SQL; MikroORM's knex transaction takes `?` bindings. */
 function toKnexBindings(text: string, values: unknown[]): { sql: string; bindings: unknown[] } {
@@ -137,6 +141,7 @@ export class JobEngine {
     private readonly clock: Clock,
     private readonly metrics: Metrics | undefined,
     private readonly ledger: Execute,
+    private readonly queues: ReadonlyMap<string, QueueDefinition>,
   ) {}
 
   static async start(options: {
@@ -148,6 +153,8 @@ export class JobEngine {
     metrics?: Metrics;
     /** Runs a statement on its own (autocommit): how the engine records a unit of work's changes. */
     ledger: Execute;
+    /** Every queue of the deployment (its modules'): created, or updated to the configuration in force, at start. */
+    queues: readonly QueueDefinition[];
   }): Promise<JobEngine> {
     const boss = new PgBoss({
       connectionString: options.databaseUrl,
@@ -163,7 +170,7 @@ export class JobEngine {
     boss.on('error', (error) => options.log.error({ err: error }, 'job engine error'));
     await boss.start();
     try {
-      for (const name of QUEUES) {
+      for (const { name } of options.queues) {
         const retries = {
           retryLimit: options.config.retryLimit,
           retryDelay: options.config.retryDelaySeconds,
@@ -182,7 +189,8 @@ export class JobEngine {
       await boss.stop({ graceful: false, wait: true });
       throw error;
     }
-    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock, options.metrics, options.ledger);
+    const queues = new Map(options.queues.map((queue) => [queue.name, queue]));
+    const engine = new JobEngine(boss, options.events, options.config, options.log, options.clock, options.metrics, options.ledger, queues);
     engine.unsubscribeWake = options.events.subscribe('jobs.enqueued', ({ queue }) => engine.wakeLocal(queue));
     return engine;
   }
@@ -192,14 +200,14 @@ export class JobEngine {
    * commits, the queue's workers in every process are woken (once per queue and transaction). `startAfter` is a
    * time of the runtime's clock.
    */
-  async enqueue<Q extends QueueName>(
+  async enqueue<P extends object>(
     em: EntityManager,
-    queue: Q,
-    payload: QueuePayloads[Q],
+    queue: QueueDefinition<P>,
+    payload: P,
     options: { startAfter?: Date; /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */ workId?: string } = {},
   ): Promise<string> {
     const trx = em.getTransactionContext<Knex.Transaction>();
-    if (!trx) throw new Error(`enqueue(${queue}) must run inside a transaction`);
+    if (!trx) throw new Error(`enqueue(${queue.name}) must run inside a transaction`);
     const execute: Execute = (sql, values) => em.getConnection().execute(sql, values, 'all', trx);
     const db = {
       executeSql: async (text: string, values: unknown[]) => {
@@ -221,14 +229,14 @@ export class JobEngine {
       ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
       : await recordQueued(execute, queue, payload, this.config.retryLimit + 1);
     const data = { ...payload, ...(origin ? { origin } : {}), ...(work ? { workId: work.id } : {}) };
-    const id = await this.boss.send(queue, data, { db, ...(startAfter ? { startAfter } : {}) });
+    const id = await this.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
     // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
-    if (!id) throw new Error(`pg-boss did not create a ${queue} job`);
+    if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
     // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).
-    this.metrics?.jobsCreated.inc({ queue });
+    this.metrics?.jobsCreated.inc({ queue: queue.name });
     if (work) announceOnCommit(em, this.events, 'async-work.updated', () => work);
     // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
-    if (!options.startAfter) announceOnCommit(em, this.events, 'jobs.enqueued', () => ({ queue }), { wakeKey: queue });
+    if (!options.startAfter) announceOnCommit(em, this.events, 'jobs.enqueued', () => ({ queue: queue.name }), { wakeKey: queue.name });
     return id;
   }
 
@@ -240,8 +248,9 @@ export class JobEngine {
    * Starts this process's worker for its queue: it takes jobs in batches until `stop()`; and the taker of the
    * queue's dead letters, which settles each one's record as finally failed.
    */
-  async work<Q extends QueueName>(worker: Worker<Q>): Promise<void> {
-    const { queue } = worker;
+  async work<P extends object>(worker: Worker<P>): Promise<void> {
+    const queue = worker.queue.name;
+    if (this.queues.get(queue) !== worker.queue) throw new Error(`${queue} is not a queue of this engine`);
     if (this.loops.has(queue)) throw new Error(`a worker for ${queue} is already running`);
     const deadLetter = deadLetterQueueOf(queue);
     this.startLoop(queue, worker.batchSize ?? 8, worker.pollingIntervalMs ?? 2000, (job, running) => this.runJob(worker, job, running));
@@ -335,14 +344,14 @@ export class JobEngine {
     };
   }
 
-  private async runJob<Q extends QueueName>(worker: Worker<Q>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
-    const { queue } = worker;
+  private async runJob<P extends object>(worker: Worker<P>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
+    const queue = worker.queue.name;
     const origin = originIn(job.data);
     const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount, ...(origin ? { reqId: origin.requestId } : {}) });
     const context = this.contextOf(job, running, log);
     // Payloads come back from the database as `unknown`: checked once here, typed from here on. A malformed one
     // can never run: it goes straight to the dead letters (nothing to record: its record cannot be named).
-    if (!isQueuePayload(queue, job.data)) {
+    if (!worker.queue.isPayload(job.data)) {
       log.error({ data: job.data }, 'job with a malformed payload');
       await this.settle(queue, job.id, 'fail', 'malformed payload', log, { lastAttempt: true });
       return;
@@ -411,7 +420,7 @@ export class JobEngine {
   }
 
   /** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */
-  private async settle(queue: QueueName, jobId: string, settle: 'complete' | 'fail', message: string | undefined, log: FastifyBaseLogger, options: { lastAttempt: boolean }): Promise<void> {
+  private async settle(queue: string, jobId: string, settle: 'complete' | 'fail', message: string | undefined, log: FastifyBaseLogger, options: { lastAttempt: boolean }): Promise<void> {
     try {
       if (settle === 'complete') await this.boss.complete(queue, jobId);
       else await this.boss.fail(queue, jobId, { message });
@@ -427,14 +436,14 @@ export class JobEngine {
    * A dead-lettered job: its record is settled as finally failed (a record whose last attempt recorded its own
    * failure is terminal already, and stays as it is). Failing here is retried like any job.
    */
-  private async settleDeadLetter<Q extends QueueName>(worker: Worker<Q>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
-    const queue = deadLetterQueueOf(worker.queue);
+  private async settleDeadLetter<P extends object>(worker: Worker<P>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
+    const queue = deadLetterQueueOf(worker.queue.name);
     const log = this.log.child({ queue, jobId: job.id, retryCount: job.retryCount });
     try {
-      if (isQueuePayload(worker.queue, job.data)) {
+      if (worker.queue.isPayload(job.data)) {
         await worker.recordFailure?.(job.data, RETRIES_EXHAUSTED, this.contextOf(job, running, log));
         log.warn({ data: job.data }, 'a job ran out of retries; its record is settled as failed');
-        this.metrics?.countJob(worker.queue, 'dead_lettered');
+        this.metrics?.countJob(worker.queue.name, 'dead_lettered');
         await this.noteWork(workIdIn(job.data), { status: AsyncWorkStatus.DEAD_LETTERED }, log);
       } else {
         log.error({ data: job.data }, 'dead letter with a malformed payload: nothing to settle');
@@ -451,7 +460,7 @@ export class JobEngine {
   }
 
   /** Jobs in a queue that are not finished yet (for tests, benchmarks and health). */
-  async queueSize(queue: QueueName | `${QueueName}-dead`): Promise<number> {
+  async queueSize(queue: string): Promise<number> {
     return this.boss.getQueueSize(queue);
   }
 

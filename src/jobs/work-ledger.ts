@@ -1,5 +1,5 @@
 import { newId } from '../shared/ids';
-import type { QueueName, QueuePayloads } from './queues';
+import type { QueueDefinition } from './queue';
 
 /**
  * The ledger of asynchronous work (docs/async-work.md): one `async_work` row per unit of work, written by the job
@@ -7,19 +7,8 @@ import type { QueueName, QueuePayloads } from './queues';
  * The engine announces each change (`async-work.updated`); src/async-work/ reads and retries.
  */
 
-export enum AsyncWorkKind {
-  POST_PUBLISH = 'POST_PUBLISH',
-  POST_CHECK = 'POST_CHECK',
-  POST_DELETE = 'POST_DELETE',
-  LOCATION_PUBLISH = 'LOCATION_PUBLISH',
-  LOCATION_UPDATE = 'LOCATION_UPDATE',
-  ACCOUNT_IMPORT = 'ACCOUNT_IMPORT',
-  COMPETITOR_SCAN = 'COMPETITOR_SCAN',
-  BETA_BRAND_SYNC = 'BETA_BRAND_SYNC',
-  REVIEW_REPLY_SEND = 'REVIEW_REPLY_SEND',
-  REVIEW_REPLY_CHECK = 'REVIEW_REPLY_CHECK',
-  CITATIONS_DISABLE = 'CITATIONS_DISABLE',
-}
+/** What a unit of work does (POST_PUBLISH, …): the modules declare their kinds (src/async-work/work-kinds.ts). */
+export type AsyncWorkKind = string;
 
 /** SUCCEEDED, FAILED and DEAD_LETTERED are final; a retry reopens DEAD_LETTERED work. */
 export enum AsyncWorkStatus {
@@ -30,52 +19,6 @@ export enum AsyncWorkStatus {
   FAILED = 'FAILED',
   DEAD_LETTERED = 'DEAD_LETTERED',
 }
-
-/**
- * The tables whose rows work is about, and how each names its organization and account: a FROM clause giving
- * `organization_id` and `account_id` of the row `?` (the work's row is inserted from it, in one statement).
- */
-const OWNERS = {
-  post: 'from "post" where id = ?',
-  // A location names its organization through its account.
-  location: 'from "location" l join "account" a on a.id = l.account_id where l.id = ?',
-  location_update_job: 'from "location_update_job" where id = ?',
-  account: 'from "account" where id = ?',
-  competitor_scan: 'from "competitor_scan" where id = ?',
-  beta_brand: 'from "beta_brand" where id = ?',
-  review: 'from "review" where id = ?',
-} as const;
-
-/** The owner columns of each table, as the insert selects them. */
-const OWNER_COLUMNS: Record<keyof typeof OWNERS, string> = {
-  post: 'organization_id, account_id',
-  location: 'a.organization_id, l.account_id',
-  location_update_job: 'organization_id, account_id',
-  account: 'organization_id, id',
-  competitor_scan: 'organization_id, account_id',
-  beta_brand: 'organization_id, null::uuid',
-  review: 'organization_id, account_id',
-};
-
-type Owner = keyof typeof OWNERS;
-
-/**
- * Each queue's kind of work, the record its payload names, and that record's table; null for a queue whose jobs are
- * not units of work a client follows (webhook deliveries have their own log, docs/webhooks.md).
- */
-const WORK_OF_QUEUE: { [Q in QueueName]: { kind: AsyncWorkKind; subject: (payload: QueuePayloads[Q]) => string; owner: Owner } | null } = {
-  'post-publish': { kind: AsyncWorkKind.POST_PUBLISH, subject: (p) => p.postId, owner: 'post' },
-  'post-check': { kind: AsyncWorkKind.POST_CHECK, subject: (p) => p.postId, owner: 'post' },
-  'post-delete': { kind: AsyncWorkKind.POST_DELETE, subject: (p) => p.postId, owner: 'post' },
-  'location-publish': { kind: AsyncWorkKind.LOCATION_PUBLISH, subject: (p) => p.locationId, owner: 'location' },
-  'location-update': { kind: AsyncWorkKind.LOCATION_UPDATE, subject: (p) => p.jobId, owner: 'location_update_job' },
-  'account-import': { kind: AsyncWorkKind.ACCOUNT_IMPORT, subject: (p) => p.accountId, owner: 'account' },
-  'competitor-scan': { kind: AsyncWorkKind.COMPETITOR_SCAN, subject: (p) => p.scanId, owner: 'competitor_scan' },
-  'beta-brand-sync': { kind: AsyncWorkKind.BETA_BRAND_SYNC, subject: (p) => p.brandId, owner: 'beta_brand' },
-  'review-reply-send': { kind: AsyncWorkKind.REVIEW_REPLY_SEND, subject: (p) => p.reviewId, owner: 'review' },
-  'review-reply-check': { kind: AsyncWorkKind.REVIEW_REPLY_CHECK, subject: (p) => p.reviewId, owner: 'review' },
-  'webhook-deliver': null,
-};
 
 /** A row as an event carries it and GraphQL shows it (dates as ISO text: it crosses processes as JSON). */
 export interface AsyncWorkSnapshot {
@@ -131,15 +74,15 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
  * A new unit of work for a job about to be sent: its row, QUEUED, in the caller's transaction (`execute`), owned by
  * the organization and account of the record it is about. Undefined when that record is gone (nothing to show).
  */
-export async function recordQueued<Q extends QueueName>(execute: Execute, queue: Q, payload: QueuePayloads[Q], maxAttempts: number): Promise<AsyncWorkSnapshot | undefined> {
-  const work = WORK_OF_QUEUE[queue];
+export async function recordQueued<P extends object>(execute: Execute, queue: QueueDefinition<P>, payload: P, maxAttempts: number): Promise<AsyncWorkSnapshot | undefined> {
+  const { work } = queue;
   if (!work) return undefined;
   const subjectId = work.subject(payload);
   const [row] = await execute(
     `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)
-     select ?::uuid, ${OWNER_COLUMNS[work.owner]}, ?::text, ?::text, ?::uuid, ?::text, ?::jsonb, 0, ?::int, now(), now(), 1
-     ${OWNERS[work.owner]} ${RETURNING}`,
-    [newId(), work.kind, AsyncWorkStatus.QUEUED, subjectId, queue, JSON.stringify(payload), maxAttempts, subjectId],
+     select ?::uuid, ${work.owner.columns}, ?::text, ?::text, ?::uuid, ?::text, ?::jsonb, 0, ?::int, now(), now(), 1
+     ${work.owner.from} ${RETURNING}`,
+    [newId(), work.kind, AsyncWorkStatus.QUEUED, subjectId, queue.name, JSON.stringify(payload), maxAttempts, subjectId],
   );
   if (!row) return undefined;
   return snapshotOf(row);

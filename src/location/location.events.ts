@@ -1,12 +1,29 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EventType } from '../activity/activity.enums';
+import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
+import { Location } from './location.entity';
 import type { LocationUpdateStatus } from './location.enums';
+
+export const locationRecordType = defineRecordType({ name: 'location', key: 'LOCATION', entity: Location });
+export const updateJobRecordType = defineRecordType({ name: 'location_update_job', key: 'LOCATION_UPDATE_JOB', entity: LocationUpdateJob });
+
+export const updateJobStatusChanged = defineEventType({
+  name: 'location_update_job.status_changed',
+  key: 'LOCATION_UPDATE_JOB_STATUS_CHANGED',
+  record: updateJobRecordType,
+});
+export const locationConnected = defineEventType({ name: 'location.connected', key: 'LOCATION_CONNECTED', record: locationRecordType });
+export const locationRefused = defineEventType({ name: 'location.refused', key: 'LOCATION_REFUSED', record: locationRecordType });
+export const locationCitationsDisabled = defineEventType({
+  name: 'location.citations_disabled',
+  key: 'LOCATION_CITATIONS_DISABLED',
+  record: locationRecordType,
+});
 
 /** What announcing an update job's change uses. */
 export type UpdateJobEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
@@ -17,7 +34,7 @@ export type UpdateJobEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
  * transaction. An error noted while the job is retried is not a status change.
  */
 export function announceUpdateJobChange(em: EntityManager, runtime: UpdateJobEventDeps, job: LocationUpdateJob, statusBefore: LocationUpdateStatus | null): void {
-  if (job.status !== statusBefore) recordEvent(em, runtime, EventType.LOCATION_UPDATE_JOB_STATUS_CHANGED, job);
+  if (job.status !== statusBefore) recordEvent(em, runtime, updateJobStatusChanged, job);
   announceOnCommit(em, runtime.events, 'location-update-job.updated', () => ({
     id: job.id,
     organizationId: job.organization.id,

@@ -18,6 +18,7 @@ import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange } from './location.events';
 import type { CreateLocationInput, LocationFilterArgs, LocationUpdateJobsArgs, LocationsPageArgs, UpdateLocationInput } from './location.inputs';
 import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from './location.rules';
+import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 
 /**
  * Creates a location of the account at once; a job creates it at the alpha provider when the account is
@@ -38,7 +39,7 @@ export async function createLocation(scope: RequestScope, args: { accountId?: st
         if (!account) throw DomainError.notFound('Account');
         const created = em.create(Location, { ...fields, account, createdAt: now, updatedAt: now });
         await em.flush();
-        if (account.alphaAccountId) await scope.runtime.jobs.enqueue(em, 'location-publish', { locationId: created.id });
+        if (account.alphaAccountId) await scope.runtime.jobs.enqueue(em, locationPublishQueue, { locationId: created.id });
         return created;
       });
     } catch (error) {
@@ -186,7 +187,7 @@ export async function updateLocation(
         });
         if (!connected) applyLocationChanges(location, changes);
         await em.flush();
-        if (connected) await scope.runtime.jobs.enqueue(em, 'location-update', { jobId: created.id });
+        if (connected) await scope.runtime.jobs.enqueue(em, locationUpdateQueue, { jobId: created.id });
         announceUpdateJobChange(em, scope.runtime, created, null);
         return created;
       });

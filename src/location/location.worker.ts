@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EventType } from '../activity/activity.enums';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
-import type { QueuePayloads } from '../jobs/queues';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
 import { changeLocked, lockRow } from '../shared/row-lock';
@@ -12,7 +11,8 @@ import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange, type UpdateJobEventDeps } from './location.events';
+import { announceUpdateJobChange, locationConnected, locationRefused, type UpdateJobEventDeps } from './location.events';
+import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 import { applyLocationChanges } from './location.rules';
 
 function failureOf({ status, reason, message }: JobFailure): ProviderFailure {
@@ -30,7 +30,7 @@ const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
  * again whole before it is marked, so the provider ends with what we have. A location gone meanwhile (its account
  * was disconnected) ends the job.
  */
-export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & EventRecordDeps & AlphaTokenDeps, payload: QueuePayloads['location-publish'], job: JobContext): Promise<void> {
+export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & EventRecordDeps & AlphaTokenDeps, payload: JobPayload<typeof locationPublishQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!stored || stored.connected || !stored.account.alphaAccountId) return;
@@ -47,7 +47,7 @@ export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha
       current.alphaLocationName = remote.name!;
       current.placeId ??= remote.metadata?.placeId ?? null;
       current.providerError = null;
-      recordEvent(tx, runtime, EventType.LOCATION_CONNECTED, current);
+      recordEvent(tx, runtime, locationConnected, current);
       return null;
     });
     const changedMeanwhile = marked?.result;
@@ -62,11 +62,11 @@ export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha
  * changed: a late or repeated call (the dead letter's RETRIES_EXHAUSTED after the last attempt recorded why) never
  * touches a connected one, nor replaces the failure already kept.
  */
-async function recordPublishFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: QueuePayloads['location-publish'], failure: JobFailure): Promise<void> {
+async function recordPublishFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof locationPublishQueue>, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
   await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current, tx) => {
     current.providerError = failureOf(failure);
-    recordEvent(tx, runtime, EventType.LOCATION_REFUSED, current);
+    recordEvent(tx, runtime, locationRefused, current);
   });
 }
 
@@ -92,7 +92,7 @@ async function changeUnfinishedJob(
  * failure is the engine's (src/jobs/failure-policy.ts): recorded as the job's latest error, FAILED when final;
  * the job stays RUNNING while it is retried. Sending the same change twice is harmless.
  */
-export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alpha' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps, payload: QueuePayloads['location-update'], job: JobContext): Promise<void> {
+export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alpha' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps, payload: JobPayload<typeof locationUpdateQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const update = await em.findOne(LocationUpdateJob, payload.jobId, { populate: ['location'] });
   if (!update || !UNFINISHED.includes(update.status)) return;
@@ -123,7 +123,7 @@ export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alp
 }
 
 /** A failure of an update job: its latest error; FAILED when final. */
-async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, 'clock'>, payload: QueuePayloads['location-update'], failure: JobFailure): Promise<void> {
+async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, 'clock'>, payload: JobPayload<typeof locationUpdateQueue>, failure: JobFailure): Promise<void> {
   await changeUnfinishedJob(runtime, payload.jobId, (current) => {
     current.error = failureOf(failure);
     if (failure.final) {
@@ -138,7 +138,7 @@ async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, '
  * refused: those created where no job could be queued (the CLI's demo seed, before the job tables exist). A
  * duplicate job is harmless: a publish of a connected location does nothing.
  */
-async function enqueueUnpublishedLocations(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<number> {
+export async function enqueueUnpublishedLocations(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<number> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(
     Location,
@@ -147,28 +147,29 @@ async function enqueueUnpublishedLocations(runtime: Pick<Runtime, 'database' | '
   );
   if (waiting.length === 0) return 0;
   await em.transactional(async (tx) => {
-    for (const location of waiting) await runtime.jobs.enqueue(tx, 'location-publish', { locationId: location.id });
+    for (const location of waiting) await runtime.jobs.enqueue(tx, locationPublishQueue, { locationId: location.id });
   });
   return waiting.length;
 }
 
-/** Registers the location workers of this process, and queues the publishes that are owed. */
-export async function registerLocationWorkers(runtime: LocationWorkerDeps): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'location-publish',
-    run: (payload, job) => publishLocation(runtime, payload, job),
-    recordFailure: (payload, failure) => recordPublishFailure(runtime, payload, failure),
-  }));
-  await runtime.jobs.work(defineWorker({
-    queue: 'location-update',
-    run: (payload, job) => runLocationUpdate(runtime, payload, job),
-    recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
-  }));
-  await enqueueUnpublishedLocations(runtime);
+/** The location workers of this process. */
+export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: locationPublishQueue,
+      run: (payload, job) => publishLocation(runtime, payload, job),
+      recordFailure: (payload, failure) => recordPublishFailure(runtime, payload, failure),
+    }),
+    defineWorker({
+      queue: locationUpdateQueue,
+      run: (payload, job) => runLocationUpdate(runtime, payload, job),
+      recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
+    }),
+  ];
 }
 
 /** A location the provider never took (its publish ran out of retries), made ready to publish again. */
-export async function reopenLocationPublish(tx: EntityManager, _runtime: unknown, { locationId }: QueuePayloads['location-publish']): Promise<boolean> {
+export async function reopenLocationPublish(tx: EntityManager, _runtime: unknown, { locationId }: JobPayload<typeof locationPublishQueue>): Promise<boolean> {
   const location = await lockRow(tx, Location, { id: locationId });
   if (!location || location.connected) return false;
   location.providerError = null;
@@ -180,7 +181,7 @@ export async function reopenLocationPublish(tx: EntityManager, _runtime: unknown
  * A FAILED update job made QUEUED again, to be sent once more. LOCATION_UPDATE_IN_PROGRESS when another update of
  * the location is unfinished (one at a time per location); false when the job did not fail.
  */
-export async function reopenLocationUpdate(tx: EntityManager, runtime: UpdateJobEventDeps, { jobId }: QueuePayloads['location-update']): Promise<boolean> {
+export async function reopenLocationUpdate(tx: EntityManager, runtime: UpdateJobEventDeps, { jobId }: JobPayload<typeof locationUpdateQueue>): Promise<boolean> {
   const job = await lockRow(tx, LocationUpdateJob, { id: jobId });
   if (!job || job.status !== LocationUpdateStatus.FAILED) return false;
   const busy = await tx.count(LocationUpdateJob, { location: job.location.id, status: { $in: UNFINISHED } });

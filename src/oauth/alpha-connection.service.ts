@@ -1,4 +1,3 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -28,6 +27,8 @@ import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
 import { consentStepFailed, revokeQuietly } from './consent-failure';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
+import { accountConnected, accountDisconnected, accountReconnected } from './oauth.events';
+import { accountImportQueue } from '../account-import/account-import.queues';
 
 /**
  * Connecting alpha accounts (the document's "Alpha account connection", product-decisions §7): generate-url, the
@@ -270,8 +271,8 @@ export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs
       });
       await em.nativeUpdate(OAuthSession, { id: session.id }, { status: OAuthSessionStatus.CONNECTED, completedAt: now });
       await em.flush();
-      await runtime.jobs.enqueue(em, 'account-import', { accountId: created.id });
-      recordEvent(em, runtime, EventType.ACCOUNT_CONNECTED, created);
+      await runtime.jobs.enqueue(em, accountImportQueue, { accountId: created.id });
+      recordEvent(em, runtime, accountConnected, created);
       return created;
     });
   } catch (error) {
@@ -343,7 +344,7 @@ export async function disconnectAlphaAccount(scope: RequestScope, args: Disconne
       em.remove(kept);
     }
     // 3. out of the organization (the event keeps the account as it was last)
-    recordEvent(em, runtime, EventType.ACCOUNT_DISCONNECTED, current);
+    recordEvent(em, runtime, accountDisconnected, current);
     em.remove(current);
     await em.flush();
     // 4. the subscription
@@ -413,8 +414,8 @@ export async function reconnectAlphaAccount(scope: RequestScope, args: Disconnec
       current.syncStatus = AccountSyncStatus.QUEUED;
       current.syncError = null;
       await em.flush();
-      if (!waiting) await runtime.jobs.enqueue(em, 'account-import', { accountId: account.id });
-      recordEvent(em, runtime, EventType.ACCOUNT_RECONNECTED, current);
+      if (!waiting) await runtime.jobs.enqueue(em, accountImportQueue, { accountId: account.id });
+      recordEvent(em, runtime, accountReconnected, current);
       return true;
     });
     if (!resynced) return errorOutcome(redirectUrl, 'NotFoundException', args.state);

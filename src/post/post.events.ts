@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EventType } from '../activity/activity.enums';
+import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
@@ -7,6 +7,10 @@ import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
 import { Post } from './post.entity';
 import type { PostState } from './post.enums';
+
+export const postRecordType = defineRecordType({ name: 'post', key: 'POST', entity: Post });
+
+export const postStateChanged = defineEventType({ name: 'post.state_changed', key: 'POST_STATE_CHANGED', record: postRecordType });
 
 /** What announcing a post's change uses. */
 export type PostEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
@@ -19,7 +23,7 @@ export type PostEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
  * in the same transaction (src/activity/record-event.ts); a failure noted in last_error alone is not.
  */
 export function announcePostChange(em: EntityManager, runtime: PostEventDeps, post: Post, stateBefore: PostState | null): void {
-  if (post.state !== stateBefore) recordEvent(em, runtime, EventType.POST_STATE_CHANGED, post);
+  if (post.state !== stateBefore) recordEvent(em, runtime, postStateChanged, post);
   announceOnCommit(em, runtime.events, 'post.updated', () => ({
     id: post.id,
     organizationId: post.organization.id,

@@ -21,6 +21,7 @@ import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPage
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
 import { announcePostChange } from './post.events';
+import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -141,7 +142,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
       }
       em.persist(post);
       await em.flush();
-      await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+      await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id });
       announcePostChange(em, scope.runtime, post, null);
       return { post, replayed: false, rateLimit: counted.state };
     }),
@@ -172,7 +173,7 @@ export async function createPostCampaign(
       for (const post of posts) em.persist(post);
       await em.flush();
       for (const post of posts) {
-        await scope.runtime.jobs.enqueue(em, 'post-publish', { postId: post.id });
+        await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id });
         announcePostChange(em, scope.runtime, post, null);
       }
     }),
@@ -262,7 +263,7 @@ export async function deletePost(scope: RequestScope, args: { accountId?: string
       post.state = PostState.SENDING;
       post.pendingAction = 'delete';
       await em.flush();
-      await scope.runtime.jobs.enqueue(em, 'post-delete', { postId: post.id });
+      await scope.runtime.jobs.enqueue(em, postDeleteQueue, { postId: post.id });
     }
     announcePostChange(em, scope.runtime, post, stateBefore);
     return { post, changed: true };

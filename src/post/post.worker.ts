@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
-import type { QueuePayloads } from '../jobs/queues';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
@@ -13,6 +13,7 @@ import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange, type PostEventDeps } from './post.events';
+import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
 
 /** What the post workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the post events. */
 export type PostWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & PostEventDeps & AlphaTokenDeps;
@@ -147,7 +148,7 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
     if (state === PostState.LIVE) post.publishedTime ??= now;
     if (state === PostState.PROCESSING || state === PostState.SCHEDULED) {
       followUp = state === PostState.SCHEDULED && post.scheduledTime ? post.scheduledTime : new Date(now.getTime() + checkDelayMs(attempt));
-      await runtime.jobs.enqueue(em, 'post-check', { postId, attempt: attempt + 1 }, { startAfter: followUp });
+      await runtime.jobs.enqueue(em, postCheckQueue, { postId, attempt: attempt + 1 }, { startAfter: followUp });
     }
     return changed;
   });
@@ -159,7 +160,7 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
   }
 }
 
-export async function publishPost(runtime: PostWorkerDeps, payload: QueuePayloads['post-publish'], job: JobContext): Promise<void> {
+export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
@@ -173,7 +174,7 @@ export async function publishPost(runtime: PostWorkerDeps, payload: QueuePayload
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
-export async function checkPost(runtime: PostWorkerDeps, payload: QueuePayloads['post-check'], job: JobContext): Promise<void> {
+export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postCheckQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
@@ -183,7 +184,7 @@ export async function checkPost(runtime: PostWorkerDeps, payload: QueuePayloads[
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
-export async function deletePostAtProvider(runtime: Pick<Runtime, 'database' | 'alpha'> & PostEventDeps & AlphaTokenDeps, payload: QueuePayloads['post-delete'], job: JobContext): Promise<void> {
+export async function deletePostAtProvider(runtime: Pick<Runtime, 'database' | 'alpha'> & PostEventDeps & AlphaTokenDeps, payload: JobPayload<typeof postDeleteQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
@@ -201,23 +202,25 @@ export async function deletePostAtProvider(runtime: Pick<Runtime, 'database' | '
   });
 }
 
-/** Registers the post workers of this process. */
-export async function registerPostWorkers(runtime: PostWorkerDeps): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'post-publish',
-    run: (payload, job) => publishPost(runtime, payload, job),
-    recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
-  }));
-  await runtime.jobs.work(defineWorker({
-    queue: 'post-check',
-    run: (payload, job) => checkPost(runtime, payload, job),
-    recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.PROCESSING || post.state === PostState.SCHEDULED),
-  }));
-  await runtime.jobs.work(defineWorker({
-    queue: 'post-delete',
-    run: (payload, job) => deletePostAtProvider(runtime, payload, job),
-    recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
-  }));
+/** The post workers of this process. */
+export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: postPublishQueue,
+      run: (payload, job) => publishPost(runtime, payload, job),
+      recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
+    }),
+    defineWorker({
+      queue: postCheckQueue,
+      run: (payload, job) => checkPost(runtime, payload, job),
+      recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.PROCESSING || post.state === PostState.SCHEDULED),
+    }),
+    defineWorker({
+      queue: postDeleteQueue,
+      run: (payload, job) => deletePostAtProvider(runtime, payload, job),
+      recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
+    }),
+  ];
 }
 
 /**
@@ -225,7 +228,7 @@ export async function registerPostWorkers(runtime: PostWorkerDeps): Promise<void
  * and never published -> SENDING, in the caller's transaction. False when the post has moved on (deleted,
  * published meanwhile): nothing to retry.
  */
-export async function reopenPublish(tx: EntityManager, runtime: PostEventDeps, { postId }: QueuePayloads['post-publish']): Promise<boolean> {
+export async function reopenPublish(tx: EntityManager, runtime: PostEventDeps, { postId }: { postId: string }): Promise<boolean> {
   const post = await lockRow(tx, Post, { id: postId });
   if (!post || post.state !== PostState.ERROR || post.providerName !== null) return false;
   post.state = PostState.SENDING;

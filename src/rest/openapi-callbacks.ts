@@ -2,7 +2,7 @@ import { errorResponsesFor } from './openapi-errors';
 import { headerRef, REQUEST_ID_PARAMETER_REF } from './openapi-headers';
 
 /**
- * The consent flows' redirects, which are not routes of the table (src/rest/oauth-callbacks.ts serves them):
+ * The consent flows' redirects, which are not routes of the table (src/rest/routes/oauth-callbacks.ts serves them):
  * - the identity providers' redirects back to us, `GET /oauth/alpha/callback` and `GET /oauth/beta/callback`: a
  *   person's browser follows them, without a token;
  * - where those send the person on: the caller's `redirect_url`, with the outcome in its query (the interface

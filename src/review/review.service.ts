@@ -1,4 +1,3 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { resolveAccountScope } from '../account/account.access';
@@ -14,6 +13,8 @@ import { changeLocked } from '../shared/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
+import { replyStateChanged } from './review.events';
+import { replySendQueue } from './review.queues';
 
 export interface ReviewFilter {
   accountId?: string | null;
@@ -96,8 +97,8 @@ export async function answerReview(scope: RequestScope, args: { accountId?: stri
     if (current.deletedAt) throw reviewDeleted();
     if (current.replyState === ReviewReplyState.PENDING) throw inProgress();
     Object.assign(current, { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING, replyError: null });
-    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
-    await runtime.jobs.enqueue(tx, 'review-reply-send', { reviewId: review.id });
+    recordEvent(tx, runtime, replyStateChanged, current);
+    await runtime.jobs.enqueue(tx, replySendQueue, { reviewId: review.id });
   });
   if (!claimed) throw DomainError.notFound('Review');
   return { message: 'The reply was accepted: it is sent to the provider, which then moderates it', review: claimed.row };

@@ -1,9 +1,8 @@
-import { EventType } from '../activity/activity.enums';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
-import type { QueuePayloads } from '../jobs/queues';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import type { JobPayload } from '../jobs/queue';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaReview } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
@@ -11,6 +10,8 @@ import { changeLocked } from '../shared/row-lock';
 import { replyStateOf } from './review.alpha-mapping';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
+import { replyStateChanged } from './review.events';
+import { replyCheckQueue, replySendQueue } from './review.queues';
 
 /**
  * A reply's way to the provider, in jobs: a PENDING reply always has one that will end it. POST /review/answer
@@ -40,7 +41,7 @@ async function markDeleted(runtime: Pick<Runtime, 'database' | 'clock'>, reviewI
 const isGone = (error: unknown) => error instanceof AlphaProviderError && error.status === 404;
 
 /** Sends a PENDING reply (sending the same reply twice replaces it with itself), then queues its first check. */
-export async function sendReviewReply(runtime: ReviewWorkerDeps, payload: QueuePayloads['review-reply-send'], job: JobContext): Promise<void> {
+export async function sendReviewReply(runtime: ReviewWorkerDeps, payload: JobPayload<typeof replySendQueue>, job: JobContext): Promise<void> {
   const review = await loadPending(runtime, payload.reviewId);
   if (!review?.replyComment) return;
   let reply;
@@ -56,7 +57,7 @@ export async function sendReviewReply(runtime: ReviewWorkerDeps, payload: QueueP
   await changeLocked(runtime.database.orm.em.fork(), Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
     current.replyUpdateTime = new Date(reply.updateTime);
     // The provider may have decided already: the first look is at once.
-    await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: 0 });
+    await runtime.jobs.enqueue(tx, replyCheckQueue, { reviewId: review.id, attempt: 0 });
   });
 }
 
@@ -64,7 +65,7 @@ export async function sendReviewReply(runtime: ReviewWorkerDeps, payload: QueueP
  * Follows a reply's moderation: asks the provider for the review until its reply is APPROVED (ACTIVE here) or
  * REJECTED. A review the provider no longer has is marked deleted.
  */
-export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: QueuePayloads['review-reply-check'], job: JobContext): Promise<void> {
+export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: JobPayload<typeof replyCheckQueue>, job: JobContext): Promise<void> {
   const review = await loadPending(runtime, payload.reviewId);
   if (!review) return;
   let remote: AlphaReview;
@@ -77,7 +78,7 @@ export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: Queue
   const state = remote.reviewReply ? replyStateOf(remote.reviewReply.state) : null;
   await changeLocked(runtime.database.orm.em.fork(), Review, { id: review.id, replyState: ReviewReplyState.PENDING }, async (current, tx) => {
     if (state === ReviewReplyState.PENDING) {
-      await runtime.jobs.enqueue(tx, 'review-reply-check', { reviewId: review.id, attempt: payload.attempt + 1 }, {
+      await runtime.jobs.enqueue(tx, replyCheckQueue, { reviewId: review.id, attempt: payload.attempt + 1 }, {
         startAfter: new Date(runtime.clock.now().getTime() + checkDelayMs(payload.attempt)),
       });
       return;
@@ -86,7 +87,7 @@ export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: Queue
     current.replyState = state;
     current.replyComment = remote.reviewReply?.comment ?? null;
     current.replyUpdateTime = remote.reviewReply ? new Date(remote.reviewReply.updateTime) : null;
-    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
+    recordEvent(tx, runtime, replyStateChanged, current);
   });
 }
 
@@ -96,19 +97,21 @@ async function recordReplyFailure(runtime: Pick<Runtime, 'database'> & EventReco
   await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current, tx) => {
     current.replyState = ReviewReplyState.FAILED;
     current.replyError = { status: failure.status, reason: failure.reason, message: failure.message };
-    recordEvent(tx, runtime, EventType.REVIEW_REPLY_STATE_CHANGED, current);
+    recordEvent(tx, runtime, replyStateChanged, current);
   });
 }
 
-export async function registerReviewWorkers(runtime: ReviewWorkerDeps): Promise<void> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'review-reply-send',
-    run: (payload, job) => sendReviewReply(runtime, payload, job),
-    recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
-  }));
-  await runtime.jobs.work(defineWorker({
-    queue: 'review-reply-check',
-    run: (payload, job) => checkReviewReply(runtime, payload, job),
-    recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
-  }));
+export function reviewWorkers(runtime: ReviewWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: replySendQueue,
+      run: (payload, job) => sendReviewReply(runtime, payload, job),
+      recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
+    }),
+    defineWorker({
+      queue: replyCheckQueue,
+      run: (payload, job) => checkReviewReply(runtime, payload, job),
+      recordFailure: (payload, failure) => recordReplyFailure(runtime, payload, failure),
+    }),
+  ];
 }

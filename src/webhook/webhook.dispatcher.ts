@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Runtime } from '../runtime';
 import { insertDeliveries, eventBody, type EventRow, type NewDelivery } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
+import { deliverQueue } from './webhook.queues';
 
 /**
  * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
@@ -184,7 +185,7 @@ export class WebhookDispatcher {
     }
     if (chosen.length === 0) return 0;
     await connection.execute('update webhook_delivery set status = ? where id in (?)', [WebhookDeliveryStatus.SENDING, chosen], 'run', trx);
-    for (const deliveryId of chosen) await this.runtime.jobs.enqueue(tx, 'webhook-deliver', { deliveryId });
+    for (const deliveryId of chosen) await this.runtime.jobs.enqueue(tx, deliverQueue, { deliveryId });
     return chosen.length;
   }
 }

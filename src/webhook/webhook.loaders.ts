@@ -1,5 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
+import { defineLoader } from '../db/request-loaders';
 import { WebhookDeliveryStatus } from './webhook.enums';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
@@ -9,31 +9,33 @@ import { WebhookDelivery } from './webhook-delivery.entity';
  */
 
 /** Deliveries not ended (PENDING or SENDING) per endpoint: one grouped COUNT, on the open deliveries' partial index. */
-export function webhookBacklogLoader(em: EntityManager): DataLoader<string, number> {
-  return new DataLoader(async (endpointIds) => {
-    const rows = await em.getConnection().execute<{ endpoint_id: string; count: string }[]>(
-      'select endpoint_id, count(*) as count from webhook_delivery where status in (?, ?) and endpoint_id in (?) group by endpoint_id',
-      [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING, [...endpointIds]],
-    );
-    const counts = new Map(rows.map((row) => [row.endpoint_id, Number(row.count)]));
-    return endpointIds.map((id) => counts.get(id) ?? 0);
-  });
-}
+export const webhookBacklog = defineLoader(
+  (em) =>
+    new DataLoader<string, number>(async (endpointIds) => {
+      const rows = await em.getConnection().execute<{ endpoint_id: string; count: string }[]>(
+        'select endpoint_id, count(*) as count from webhook_delivery where status in (?, ?) and endpoint_id in (?) group by endpoint_id',
+        [WebhookDeliveryStatus.PENDING, WebhookDeliveryStatus.SENDING, [...endpointIds]],
+      );
+      const counts = new Map(rows.map((row) => [row.endpoint_id, Number(row.count)]));
+      return endpointIds.map((id) => counts.get(id) ?? 0);
+    }),
+);
 
 /**
  * The newest delivery of each endpoint (UUID v7 ids: the newest is the largest), found per endpoint on the
  * (endpoint_id, id) index by a lateral join, so an endpoint's long log is not scanned.
  */
-export function lastWebhookDeliveryLoader(em: EntityManager): DataLoader<string, WebhookDelivery | null> {
-  return new DataLoader(async (endpointIds) => {
-    const rows = await em.getConnection().execute<{ id: string }[]>(
-      `select d.id from webhook_endpoint e
-         cross join lateral (select id from webhook_delivery where endpoint_id = e.id order by id desc limit 1) d
-        where e.id in (?)`,
-      [[...endpointIds]],
-    );
-    const deliveries = rows.length ? await em.find(WebhookDelivery, { id: { $in: rows.map((row) => row.id) } }) : [];
-    const byEndpoint = new Map(deliveries.map((delivery) => [delivery.endpoint.id, delivery]));
-    return endpointIds.map((id) => byEndpoint.get(id) ?? null);
-  });
-}
+export const lastWebhookDelivery = defineLoader(
+  (em) =>
+    new DataLoader<string, WebhookDelivery | null>(async (endpointIds) => {
+      const rows = await em.getConnection().execute<{ id: string }[]>(
+        `select d.id from webhook_endpoint e
+           cross join lateral (select id from webhook_delivery where endpoint_id = e.id order by id desc limit 1) d
+          where e.id in (?)`,
+        [[...endpointIds]],
+      );
+      const deliveries = rows.length ? await em.find(WebhookDelivery, { id: { $in: rows.map((row) => row.id) } }) : [];
+      const byEndpoint = new Map(deliveries.map((delivery) => [delivery.endpoint.id, delivery]));
+      return endpointIds.map((id) => byEndpoint.get(id) ?? null);
+    }),
+);

@@ -9,6 +9,7 @@ import { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveri
 import {
   createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listDeliveriesPage, listEndpoints, listEndpointsPage, pingEndpoint, redeliverEvent, rotateSecret, updateEndpoint,
 } from './webhook.service';
+import { lastWebhookDelivery, webhookBacklog } from './webhook.loaders';
 
 @ObjectType({ description: 'An endpoint with its signing secret, shown this once.' })
 export class WebhookEndpointWithSecret {
@@ -71,12 +72,12 @@ export class WebhookEndpointResolver {
 
   @FieldResolver(() => Int, { description: 'Its deliveries not ended yet (PENDING or SENDING): what it has still to receive.' })
   backlog(@Root() endpoint: WebhookEndpoint, @Ctx() ctx: Context): Promise<number> {
-    return ctx.loaders.webhookBacklog.load(endpoint.id);
+    return webhookBacklog(ctx).load(endpoint.id);
   }
 
   @FieldResolver(() => WebhookDelivery, { nullable: true, description: 'Its newest delivery (its status, latest attempt and error); null before the first.' })
   lastDelivery(@Root() endpoint: WebhookEndpoint, @Ctx() ctx: Context): Promise<WebhookDelivery | null> {
-    return ctx.loaders.lastWebhookDelivery.load(endpoint.id);
+    return lastWebhookDelivery(ctx).load(endpoint.id);
   }
 
   @Mutation(() => WebhookEndpointWithSecret, { description: 'Adds an endpoint; its signing secret is in the answer, this once.' })

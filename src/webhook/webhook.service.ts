@@ -1,5 +1,5 @@
 import { requireOrganizationToken } from '../access/guards';
-import { EventType } from '../activity/activity.enums';
+import type { EventTypeName } from '../activity/activity.enums';
 import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { Organization } from '../organization/organization.entity';
@@ -21,7 +21,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export interface EndpointInput {
   url?: string | null;
-  eventTypes?: EventType[] | null;
+  eventTypes?: EventTypeName[] | null;
   description?: string | null;
   enabled?: boolean | null;
 }
@@ -38,7 +38,7 @@ function checkUrl(scope: RequestScope, url: string): string {
   return url;
 }
 
-function checkEventTypes(types: EventType[]): EventType[] {
+function checkEventTypes(types: EventTypeName[]): EventTypeName[] {
   if (types.length === 0) throw DomainError.badInput('event_types must name at least one event type');
   return [...new Set(types)];
 }
@@ -74,7 +74,7 @@ export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEnd
   return findEndpoint(scope, id);
 }
 
-export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: EventType[] }): Promise<EndpointWithSecret> {
+export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: EventTypeName[] }): Promise<EndpointWithSecret> {
   const principal = requireOrganizationToken(scope);
   const url = checkUrl(scope, input.url);
   const eventTypes = checkEventTypes(input.eventTypes);

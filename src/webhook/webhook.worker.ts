@@ -1,13 +1,13 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { defineWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
 import type { JobFailure } from '../jobs/failure-policy';
 import type { Runtime } from '../runtime';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
-import { WebhookDispatcher } from './webhook.dispatcher';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { nextAttemptAfterFailure, RETRY_WINDOW_MS } from './webhook.rules';
+import { deliverQueue } from './webhook.queues';
 
 type WebhookWorkerDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics' | 'secrets'>;
 
@@ -136,13 +136,14 @@ async function releaseDelivery(runtime: WebhookWorkerDeps, deliveryId: string, f
 }
 
 /** The delivery worker, and this process's dispatcher (which stops when `stop` is called). */
-export async function registerWebhookWorkers(runtime: WebhookWorkerDeps, log: FastifyBaseLogger): Promise<WebhookDispatcher> {
-  await runtime.jobs.work(defineWorker({
-    queue: 'webhook-deliver',
-    // More slots than an endpoint may use (WEBHOOK_ENDPOINT_CONCURRENCY): a slow receiver leaves the others free.
-    batchSize: 16,
-    run: (payload, job) => deliver(runtime, payload.deliveryId, job),
-    recordFailure: (payload, failure) => releaseDelivery(runtime, payload.deliveryId, failure),
-  }));
-  return new WebhookDispatcher(runtime, log.child({ component: 'webhook-dispatcher' }));
+export function webhookWorkers(runtime: WebhookWorkerDeps): AnyWorker[] {
+  return [
+    defineWorker({
+      queue: deliverQueue,
+      // More slots than an endpoint may use (WEBHOOK_ENDPOINT_CONCURRENCY): a slow receiver leaves the others free.
+      batchSize: 16,
+      run: (payload, job) => deliver(runtime, payload.deliveryId, job),
+      recordFailure: (payload, failure) => releaseDelivery(runtime, payload.deliveryId, failure),
+    }),
+  ];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from '../../src/events/event-bus';
-import { AsyncWorkKind, AsyncWorkStatus } from '../../src/jobs/work-ledger';
+import { AsyncWorkStatus, type AsyncWorkKind } from '../../src/jobs/work-ledger';
 import { graphql } from './http';
 import { eventually } from './posts';
 import type { Probe } from './ws';
@@ -96,7 +96,7 @@ export function workProbe(events: EventBus, scope: WorkProbeScope): Probe {
           id,
           organizationId: scope.organizationId,
           accountId,
-          kind: scope.kind ?? AsyncWorkKind.POST_PUBLISH,
+          kind: scope.kind ?? 'POST_PUBLISH',
           status: AsyncWorkStatus.QUEUED,
           subjectId: randomUUID(),
           attempts: 0,

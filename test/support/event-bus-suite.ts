@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { EventBus } from '../../src/events/event-bus';
 import { TOPICS, type Topic, type TopicPayloads } from '../../src/events/topics';
-import { AsyncWorkKind, AsyncWorkStatus } from '../../src/jobs/work-ledger';
+import { AsyncWorkStatus } from '../../src/jobs/work-ledger';
 
 /**
  * One specification for every event bus backend: each backend's test file describes how to open a bus as a
@@ -70,7 +70,7 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
     id: `work-${n}`,
     organizationId: 'org-1',
     accountId: null,
-    kind: AsyncWorkKind.BETA_BRAND_SYNC,
+    kind: 'BETA_BRAND_SYNC',
     status: AsyncWorkStatus.RETRYING,
     subjectId: `brand-${n}`,
     attempts: n,

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import type { QueueName } from '../../src/jobs/queues';
+/** A job queue's name (the modules declare them). */
+type QueueName = string;
 import { formOf, submit, visit } from './browser';
 import { http } from './http';
 

@@ -6,14 +6,15 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import 'reflect-metadata';
 import { loadConfig } from '../config';
-import { locateDatabase } from './locate-database';
-import { migrate, openDatabase } from './orm';
+import { locateDatabase } from '../db/locate-database';
+import { migrate, openDatabase } from '../db/orm';
+import { composition } from '../modules';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
   const config = loadConfig();
   const location = await locateDatabase(config);
-  const database = await openDatabase(location.url);
+  const database = await openDatabase(location.url, { entities: composition.entities });
   try {
     await migrate(database);
     const result = await database.orm.getMigrator().createMigration(path.resolve('migrations'), false, false, name);

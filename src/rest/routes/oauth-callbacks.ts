@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../oauth/alpha-connection.service';
-import { completeBetaConsent, type BetaCallbackDeps } from '../oauth/beta-connection.service';
-import { asPage, pagePolicy } from '../http/browser-page';
-import { restErrorBody } from '../http/error-body';
+import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../../oauth/alpha-connection.service';
+import { completeBetaConsent, type BetaCallbackDeps } from '../../oauth/beta-connection.service';
+import { asPage, pagePolicy } from '../../http/browser-page';
+import { restErrorBody } from '../../http/error-body';
 
 /**
  * The identity providers' redirects back to us. A person's browser follows them, so there is no bearer token: the

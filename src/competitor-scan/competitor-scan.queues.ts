@@ -1,0 +1,9 @@
+import { defineQueue, ownedRow } from '../jobs/queue';
+
+/** Run a queued competitor scan: a search at each dot of its grid. */
+export const scanQueue = defineQueue({
+  name: 'competitor-scan',
+  payload: { scanId: 'string' },
+  work: { kind: 'COMPETITOR_SCAN', subject: (payload) => payload.scanId, owner: ownedRow('competitor_scan') },
+  provider: 'alpha',
+});

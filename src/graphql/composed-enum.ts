@@ -1,0 +1,29 @@
+import { registerEnumType } from 'type-graphql';
+
+/**
+ * A GraphQL enum whose values the modules contribute (src/resource-module.ts composes them). type-graphql reads an
+ * enum's values when the schema is built, not when it is registered, so the object can be filled after this.
+ */
+export class ComposedEnum<V extends string = string> {
+  /** What `@Field(() => …)` names: key -> value, as type-graphql reads a TypeScript enum. */
+  readonly type: Record<string, V> = {};
+  private readonly valuesConfig: Record<string, { description?: string }> = {};
+
+  constructor(name: string, description?: string) {
+    registerEnumType(this.type, { name, description, valuesConfig: this.valuesConfig });
+  }
+
+  add(key: string, value: V, description?: string): void {
+    if (key in this.type) throw new Error(`enum value ${key} is contributed twice`);
+    this.type[key] = value;
+    if (description) this.valuesConfig[key] = { description };
+  }
+
+  values(): V[] {
+    return Object.values(this.type);
+  }
+
+  has(value: unknown): value is V {
+    return (Object.values(this.type) as unknown[]).includes(value);
+  }
+}
