@@ -1,14 +1,15 @@
 import { z } from 'zod';
 
-/** Every setting the process reads, validated once at start-up. A bad value stops with the variable's name. */
-const configSchema = z.object({
+/** Every variable the process reads, validated once at start-up. A bad value stops with the variable's name. */
+const variablesSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
-  DATA_DIR: z.string().min(1).default('.data'),
+  // Defaulted below: whether it was set decides `dataDirIsDefault`.
+  DATA_DIR: z.string().min(1).optional(),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -87,107 +88,125 @@ function corsOriginList(text: string): string[] | undefined {
   return origins;
 }
 
-export type RawConfig = z.infer<typeof configSchema>;
+export type RawConfig = z.infer<typeof variablesSchema>;
 
 /** The names of every variable this module reads (the README's settings table lists each). */
-export const SETTING_NAMES = Object.keys(configSchema.shape) as (keyof RawConfig)[];
+export const SETTING_NAMES = Object.keys(variablesSchema.shape) as (keyof RawConfig)[];
 
-export interface Config {
-  port: number;
-  host: string;
-  databaseUrl: string | undefined;
-  dataDir: string;
-  /** True when DATA_DIR was not set: the default may move where PostgreSQL (run as `postgres` by root) can reach. */
-  dataDirIsDefault: boolean;
-  embeddedPgPort: number;
-  logLevel: RawConfig['LOG_LEVEL'];
-  nodeEnv: RawConfig['NODE_ENV'];
-  /** Error messages of unexpected failures are shown only in development. */
-  isDevelopment: boolean;
-  publicUrl: string | undefined;
-  /** What this process runs: the API, the job workers, or both. */
-  role: 'all' | 'api' | 'worker';
-  redisUrl: string | undefined;
-  /** The alpha provider's base URL; unset: a provider mounted beside this server by its starter (development, tests). */
-  alphaApiUrl: string | undefined;
-  alphaAccessToken: string;
-  /** How long one call to a provider (its API or its OAuth endpoints) may take, answer included, in ms. */
-  providerTimeoutMs: number;
-  jobs: {
-    expireSeconds: number;
-    maintenanceSeconds: number;
-    retryLimit: number;
-    retryDelaySeconds: number;
-    /** How long a stop waits for running jobs before leaving them to be retried. */
-    stopTimeoutSeconds: number;
+/**
+ * The configuration as the code reads it: the variables named, grouped and converted. Its type, `Config`, is
+ * inferred from here, so a setting is written in the schema above and once below, never in a third hand-kept copy.
+ */
+const configSchema = variablesSchema.transform((raw, ctx) => {
+  // Reached only when every variable is valid (zod runs a transform after its schema passes): reported alone.
+  if (raw.NODE_ENV === 'production' && !raw.TOKEN_ENCRYPTION_KEY) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['TOKEN_ENCRYPTION_KEY'],
+      message: 'required in production (32 bytes, base64): it seals the providers\' tokens at rest',
+      input: raw.TOKEN_ENCRYPTION_KEY,
+    });
+    return z.NEVER;
+  }
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    databaseUrl: raw.DATABASE_URL,
+    dataDir: raw.DATA_DIR ?? '.data',
+    /** True when DATA_DIR was not set: the default may move where PostgreSQL (run as `postgres` by root) can reach. */
+    dataDirIsDefault: raw.DATA_DIR === undefined,
+    embeddedPgPort: raw.EMBEDDED_PG_PORT,
+    logLevel: raw.LOG_LEVEL,
+    nodeEnv: raw.NODE_ENV,
+    /** Error messages of unexpected failures are shown only in development. */
+    isDevelopment: raw.NODE_ENV === 'development',
+    publicUrl: raw.PUBLIC_URL,
+    /** What this process runs: the API, the job workers, or both. */
+    role: raw.ROLE,
+    redisUrl: raw.REDIS_URL,
+    /** The alpha provider's base URL; unset: a provider mounted beside this server by its starter (development, tests). */
+    alphaApiUrl: raw.ALPHA_API_URL,
+    alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
+    /** How long one call to a provider (its API or its OAuth endpoints) may take, answer included, in ms. */
+    providerTimeoutMs: Math.round(raw.PROVIDER_TIMEOUT_SECONDS * 1000),
+    jobs: {
+      expireSeconds: raw.JOB_EXPIRE_SECONDS,
+      maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,
+      retryLimit: raw.JOB_RETRY_LIMIT,
+      retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
+      /** How long a stop waits for running jobs before leaving them to be retried. */
+      stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
+    },
+    /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), the post quota, and other bounds on work. */
+    limits: {
+      postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE,
+      postsPerMonth: raw.POST_QUOTA_PER_MONTH,
+      locationCreatesPerMinute: raw.LOCATION_CREATE_RATE_LIMIT_PER_MINUTE,
+      locationReadsPerMinute: raw.LOCATION_READ_RATE_LIMIT_PER_MINUTE,
+      locationUpdatesPerHour: raw.LOCATION_UPDATE_RATE_LIMIT_PER_HOUR,
+      businessProfileReadsPerMinute: raw.BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE,
+      businessProfileUpdatesPerMinute: raw.BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE,
+      citationsPerMinute: raw.CITATIONS_RATE_LIMIT_PER_MINUTE,
+      /** Scans queued or running at once, per organization. */
+      scansRunning: raw.SCANS_RUNNING_LIMIT,
+      scanStartsPerHour: raw.SCAN_START_RATE_LIMIT_PER_HOUR,
+      /** Provider searches (dots) of the scans started, per organization and rolling hour. */
+      scanSearchesPerHour: raw.SCAN_SEARCH_RATE_LIMIT_PER_HOUR,
+      /** Consent sessions waiting for their callback, per organization and provider. */
+      consentSessionsOpen: raw.CONSENT_SESSIONS_OPEN_LIMIT,
+      /** Bytes of location records one answer holds at most (docs/locations.md). */
+      locationPageBytes: raw.LOCATION_PAGE_MAX_BYTES,
+    },
+    /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
+    tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
+    /** Days the activity log keeps an event (docs/activity-log.md). */
+    eventRetentionDays: raw.EVENT_RETENTION_DAYS,
+    /**
+     * Prometheus metrics at GET /metrics: off; on the API's port; or on a port of their own (same HOST). With a
+     * token set, a scrape must send it as a bearer token; in production without one, only loopback scrapes are
+     * answered on the API's port (src/http/metrics-route.ts).
+     */
+    metrics: metricsOf(raw.METRICS),
+    metricsToken: raw.METRICS_TOKEN,
+    /** Where traces are exported (OTLP); unset: no tracing at all (src/observability/tracing.ts). */
+    otlpEndpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT,
+    /**
+     * Which browser origins may call the API (CORS, src/http/cors.ts): none; any (`*`); a list; or, unset in
+     * development, this machine's own (`http://localhost:<any port>`, `http://127.0.0.1:<any port>`).
+     */
+    cors: corsOf(raw),
+    /**
+     * Trusted documents (src/graphql/trusted-documents.ts): the manifest files (GraphQL Code Generator's
+     * persisted-documents.json) whose operations alone /graphql runs; undefined: any operation.
+     */
+    trustedDocuments: raw.TRUSTED_DOCUMENTS?.split(',').map((file) => file.trim()).filter(Boolean),
+    /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
+    tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
+    /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
+    alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
+    alphaClientId: raw.ALPHA_CLIENT_ID,
+    alphaClientSecret: raw.ALPHA_CLIENT_SECRET,
+    /** How long a consent may take, from generate-url to the callback. */
+    oauthStateTtlSeconds: raw.OAUTH_STATE_TTL_SECONDS,
+    /** The beta provider's base URL (its API and OAuth); unset: a provider mounted beside this server by its starter. */
+    betaApiUrl: raw.BETA_API_URL,
+    betaClientId: raw.BETA_CLIENT_ID,
+    betaClientSecret: raw.BETA_CLIENT_SECRET,
+    /** Webhook deliveries (docs/webhooks.md). */
+    webhooks: {
+      /** Loopback, private, link-local and metadata addresses, and http:// URLs, allowed (development, tests). */
+      allowPrivateTargets: (raw.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
+      /** How long one delivery request may take, answer included. */
+      timeoutMs: Math.round(raw.WEBHOOK_TIMEOUT_SECONDS * 1000),
+      /** Requests in flight at once per endpoint. */
+      endpointConcurrency: raw.WEBHOOK_ENDPOINT_CONCURRENCY,
+      /** How long the secret before a rotation still signs. */
+      secretGraceMs: Math.round(raw.WEBHOOK_SECRET_GRACE_HOURS * 3600 * 1000),
+    },
   };
-  /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), the post quota, and other bounds on work. */
-  limits: {
-    postsPerMinute: number;
-    postsPerMonth: number;
-    locationCreatesPerMinute: number;
-    locationReadsPerMinute: number;
-    locationUpdatesPerHour: number;
-    businessProfileReadsPerMinute: number;
-    businessProfileUpdatesPerMinute: number;
-    citationsPerMinute: number;
-    /** Scans queued or running at once, per organization. */
-    scansRunning: number;
-    scanStartsPerHour: number;
-    /** Provider searches (dots) of the scans started, per organization and rolling hour. */
-    scanSearchesPerHour: number;
-    /** Consent sessions waiting for their callback, per organization and provider. */
-    consentSessionsOpen: number;
-    /** Bytes of location records one answer holds at most (docs/locations.md). */
-    locationPageBytes: number;
-  };
-  /** How long a token's principal is reused without a lookup (0: never); revocations evict it at once. */
-  tokenCacheSeconds: number;
-  /** Days the activity log keeps an event (docs/activity-log.md). */
-  eventRetentionDays: number;
-  /**
-   * Prometheus metrics at GET /metrics: off; on the API's port; or on a port of their own (same HOST). With a
-   * token set, a scrape must send it as a bearer token; in production without one, only loopback scrapes are
-   * answered on the API's port (src/http/metrics-route.ts).
-   */
-  metrics: { mode: 'off' } | { mode: 'on' } | { mode: 'port'; port: number };
-  metricsToken: string | undefined;
-  /** Where traces are exported (OTLP); unset: no tracing at all (src/observability/tracing.ts). */
-  otlpEndpoint: string | undefined;
-  /**
-   * Which browser origins may call the API (CORS, src/http/cors.ts): none; any (`*`); a list; or, unset in
-   * development, this machine's own (`http://localhost:<any port>`, `http://127.0.0.1:<any port>`).
-   */
-  cors: { mode: 'off' } | { mode: 'any' } | { mode: 'list'; origins: string[] } | { mode: 'loopback' };
-  /**
-   * Trusted documents (src/graphql/trusted-documents.ts): the manifest files (GraphQL Code Generator's
-   * persisted-documents.json) whose operations alone /graphql runs; undefined: any operation.
-   */
-  trustedDocuments: string[] | undefined;
-  /** The key sealing third parties' tokens at rest; unset: one kept under the data directory (not in production). */
-  tokenEncryptionKey: Buffer | undefined;
-  /** The alpha provider's OAuth endpoints (authorize, token, userinfo); unset: those of the alpha API's base. */
-  alphaOAuthUrl: string | undefined;
-  alphaClientId: string;
-  alphaClientSecret: string;
-  /** How long a consent may take, from generate-url to the callback. */
-  oauthStateTtlSeconds: number;
-  /** The beta provider's base URL (its API and OAuth); unset: a provider mounted beside this server by its starter. */
-  betaApiUrl: string | undefined;
-  betaClientId: string;
-  betaClientSecret: string;
-  /** Webhook deliveries (docs/webhooks.md). */
-  webhooks: {
-    /** Loopback, private, link-local and metadata addresses, and http:// URLs, allowed (development, tests). */
-    allowPrivateTargets: boolean;
-    /** How long one delivery request may take, answer included. */
-    timeoutMs: number;
-    /** Requests in flight at once per endpoint. */
-    endpointConcurrency: number;
-    /** How long the secret before a rotation still signs. */
-    secretGraceMs: number;
-  };
-}
+});
+
+export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
@@ -202,75 +221,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const raw = parsed.data;
-  const problems: string[] = [];
-  if (raw.NODE_ENV === 'production' && !raw.TOKEN_ENCRYPTION_KEY) {
-    problems.push('  TOKEN_ENCRYPTION_KEY="": required in production (32 bytes, base64): it seals the providers\' tokens at rest');
-  }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
-  return {
-    port: raw.PORT,
-    host: raw.HOST,
-    databaseUrl: raw.DATABASE_URL,
-    dataDir: raw.DATA_DIR,
-    dataDirIsDefault: present.DATA_DIR === undefined,
-    embeddedPgPort: raw.EMBEDDED_PG_PORT,
-    logLevel: raw.LOG_LEVEL,
-    nodeEnv: raw.NODE_ENV,
-    isDevelopment: raw.NODE_ENV === 'development',
-    publicUrl: raw.PUBLIC_URL,
-    role: raw.ROLE,
-    redisUrl: raw.REDIS_URL,
-    alphaApiUrl: raw.ALPHA_API_URL,
-    alphaAccessToken: raw.ALPHA_ACCESS_TOKEN,
-    providerTimeoutMs: Math.round(raw.PROVIDER_TIMEOUT_SECONDS * 1000),
-    jobs: {
-      expireSeconds: raw.JOB_EXPIRE_SECONDS,
-      maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,
-      retryLimit: raw.JOB_RETRY_LIMIT,
-      retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
-      stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
-    },
-    limits: {
-      postsPerMinute: raw.POST_RATE_LIMIT_PER_MINUTE,
-      postsPerMonth: raw.POST_QUOTA_PER_MONTH,
-      locationCreatesPerMinute: raw.LOCATION_CREATE_RATE_LIMIT_PER_MINUTE,
-      locationReadsPerMinute: raw.LOCATION_READ_RATE_LIMIT_PER_MINUTE,
-      locationUpdatesPerHour: raw.LOCATION_UPDATE_RATE_LIMIT_PER_HOUR,
-      businessProfileReadsPerMinute: raw.BUSINESS_PROFILE_READ_RATE_LIMIT_PER_MINUTE,
-      businessProfileUpdatesPerMinute: raw.BUSINESS_PROFILE_UPDATE_RATE_LIMIT_PER_MINUTE,
-      citationsPerMinute: raw.CITATIONS_RATE_LIMIT_PER_MINUTE,
-      scansRunning: raw.SCANS_RUNNING_LIMIT,
-      scanStartsPerHour: raw.SCAN_START_RATE_LIMIT_PER_HOUR,
-      scanSearchesPerHour: raw.SCAN_SEARCH_RATE_LIMIT_PER_HOUR,
-      consentSessionsOpen: raw.CONSENT_SESSIONS_OPEN_LIMIT,
-      locationPageBytes: raw.LOCATION_PAGE_MAX_BYTES,
-    },
-    tokenCacheSeconds: raw.TOKEN_CACHE_SECONDS,
-    eventRetentionDays: raw.EVENT_RETENTION_DAYS,
-    metrics: raw.METRICS === 'off' || raw.METRICS === 'on' ? { mode: raw.METRICS } : { mode: 'port', port: Number(raw.METRICS) },
-    metricsToken: raw.METRICS_TOKEN,
-    otlpEndpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT,
-    cors: corsOf(raw),
-    trustedDocuments: raw.TRUSTED_DOCUMENTS?.split(',').map((file) => file.trim()).filter(Boolean),
-    tokenEncryptionKey: raw.TOKEN_ENCRYPTION_KEY ? Buffer.from(raw.TOKEN_ENCRYPTION_KEY, 'base64') : undefined,
-    alphaOAuthUrl: raw.ALPHA_OAUTH_URL,
-    alphaClientId: raw.ALPHA_CLIENT_ID,
-    alphaClientSecret: raw.ALPHA_CLIENT_SECRET,
-    oauthStateTtlSeconds: raw.OAUTH_STATE_TTL_SECONDS,
-    betaApiUrl: raw.BETA_API_URL,
-    betaClientId: raw.BETA_CLIENT_ID,
-    betaClientSecret: raw.BETA_CLIENT_SECRET,
-    webhooks: {
-      allowPrivateTargets: (raw.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? (raw.NODE_ENV === 'development' ? 'on' : 'off')) === 'on',
-      timeoutMs: Math.round(raw.WEBHOOK_TIMEOUT_SECONDS * 1000),
-      endpointConcurrency: raw.WEBHOOK_ENDPOINT_CONCURRENCY,
-      secretGraceMs: Math.round(raw.WEBHOOK_SECRET_GRACE_HOURS * 3600 * 1000),
-    },
-  };
+  return parsed.data;
 }
 
-function corsOf(raw: RawConfig): Config['cors'] {
+function metricsOf(setting: string): { mode: 'off' } | { mode: 'on' } | { mode: 'port'; port: number } {
+  return setting === 'off' || setting === 'on' ? { mode: setting } : { mode: 'port', port: Number(setting) };
+}
+
+function corsOf(raw: RawConfig): { mode: 'off' } | { mode: 'any' } | { mode: 'list'; origins: string[] } | { mode: 'loopback' } {
   const setting = raw.CORS_ORIGINS?.trim();
   if (setting === undefined || setting === '') return raw.NODE_ENV === 'development' ? { mode: 'loopback' } : { mode: 'off' };
   if (setting === 'off') return { mode: 'off' };

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { consentAccessToken, type ConsentTokenDeps, type ConsentTokens, type RefreshOptions } from '../providers/shared/consent-tokens';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
@@ -35,7 +36,7 @@ export function identityAccessToken(runtime: AlphaTokenDeps, identityId: string,
  * worker asks the database once per account, not once per call. Keyed by the object passed: callers pass the
  * process's runtime itself, not a copy of its parts.
  */
-const consentOfAccount = new WeakMap<AlphaTokenDeps, Map<string, Promise<string | null>>>();
+const consentOfAccount = new WeakMap<AlphaTokenDeps, LRUCache<string, Promise<string | null>>>();
 const MAX_CACHED_ACCOUNTS = 10_000;
 
 /**
@@ -44,13 +45,12 @@ const MAX_CACHED_ACCOUNTS = 10_000;
  */
 export async function accountAccessToken(runtime: AlphaTokenDeps, accountId: string): Promise<string | undefined> {
   let known = consentOfAccount.get(runtime);
-  if (!known) consentOfAccount.set(runtime, (known = new Map<string, Promise<string | null>>()));
+  if (!known) consentOfAccount.set(runtime, (known = new LRUCache<string, Promise<string | null>>({ max: MAX_CACHED_ACCOUNTS })));
   // The lookup itself is kept, so the jobs of one batch (run together) share one query.
   let lookup = known.get(accountId);
   if (!lookup) {
     const em = runtime.database.orm.em.fork();
     lookup = em.findOne(Account, accountId, { fields: ['alphaIdentity'] }).then((account) => account?.alphaIdentity?.id ?? null);
-    if (known.size >= MAX_CACHED_ACCOUNTS) known.delete(known.keys().next().value!);
     known.set(accountId, lookup);
     lookup.catch(() => known.delete(accountId));
   }

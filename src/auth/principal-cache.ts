@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Principal } from '../access/principal';
 import type { EventBus } from '../events/event-bus';
 import type { Clock } from '../shared/clock';
@@ -7,14 +8,16 @@ import type { Clock } from '../shared/clock';
  * instead of every time. A revocation evicts its token at once in every process (the `token.revoked` event; the
  * revoking process also evicts before publishing), so a revoked token is never served from here; the time limit
  * only bounds how long other changes (an organization's flags) and an event missed during a lost event connection
- * can go unseen. Only tokens that authenticated are kept, and at most `maxEntries` of them.
+ * can go unseen. Only tokens that authenticated are kept, at most `maxEntries` of them (the least recently used
+ * leaves first).
  */
 export class PrincipalCache {
-  private readonly entries = new Map<string, { principal: Principal; expiresAt: number }>();
+  private readonly entries: LRUCache<string, Principal>;
   private readonly hashesByTokenId = new Map<string, string>();
   /**
    * Tokens revoked within the time limit: a lookup that read the token just before its revocation and finishes
-   * after the event must not put it back.
+   * after the event must not put it back. A plain Map swept on each revocation, not an LRU: none of them may be
+   * dropped to make room.
    */
   private readonly revoked = new Map<string, number>();
   private readonly unsubscribe: () => void;
@@ -23,19 +26,24 @@ export class PrincipalCache {
     events: EventBus,
     private readonly clock: Clock,
     private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
+    maxEntries = 10_000,
   ) {
+    this.entries = new LRUCache<string, Principal>({
+      max: maxEntries,
+      // lru-cache serves an entry while its age <= ttl; here one expires at age ttlMs (the clock counts whole ms).
+      // Its ttl must be positive: with ttlMs 0, set() keeps nothing anyway.
+      ttl: Math.max(ttlMs - 1, 1),
+      // Expiry follows the injected clock (tests hold and move it), read on every check: no cached reading.
+      perf: { now: () => clock.now().getTime() },
+      ttlResolution: 0,
+      // However an entry leaves (expired, evicted for room, revoked), its token no longer finds it.
+      dispose: (principal) => this.hashesByTokenId.delete(principal.tokenId),
+    });
     this.unsubscribe = events.subscribe('token.revoked', ({ tokenId }) => this.evictToken(tokenId));
   }
 
   get(tokenHash: string): Principal | undefined {
-    const entry = this.entries.get(tokenHash);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.clock.now().getTime()) {
-      this.delete(tokenHash, entry.principal.tokenId);
-      return undefined;
-    }
-    return entry.principal;
+    return this.entries.get(tokenHash);
   }
 
   set(tokenHash: string, principal: Principal): void {
@@ -46,12 +54,7 @@ export class PrincipalCache {
       if (revokedUntil > now) return;
       this.revoked.delete(principal.tokenId);
     }
-    if (this.entries.size >= this.maxEntries) {
-      // The oldest entry goes first (a Map iterates in insertion order).
-      const [oldestHash, oldest] = this.entries.entries().next().value as [string, { principal: Principal }];
-      this.delete(oldestHash, oldest.principal.tokenId);
-    }
-    this.entries.set(tokenHash, { principal, expiresAt: now + this.ttlMs });
+    this.entries.set(tokenHash, principal);
     this.hashesByTokenId.set(principal.tokenId, tokenHash);
   }
 
@@ -60,18 +63,12 @@ export class PrincipalCache {
     for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id);
     this.revoked.set(tokenId, now + this.ttlMs);
     const hash = this.hashesByTokenId.get(tokenId);
-    if (hash !== undefined) this.delete(hash, tokenId);
+    if (hash !== undefined) this.entries.delete(hash);
   }
 
   close(): void {
     this.unsubscribe();
     this.entries.clear();
-    this.hashesByTokenId.clear();
     this.revoked.clear();
-  }
-
-  private delete(tokenHash: string, tokenId: string): void {
-    this.entries.delete(tokenHash);
-    this.hashesByTokenId.delete(tokenId);
   }
 }

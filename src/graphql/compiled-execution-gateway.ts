@@ -1,6 +1,7 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import type { FastifyBaseLogger } from 'fastify';
 import { printSchema, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { compileOperation, type CompiledOperation } from './compiled-operation';
 
 type GatewayInterface = ApolloServerOptionsWithGateway<Record<string, unknown>>['gateway'];
@@ -24,7 +25,7 @@ export const COMPILED_DOCUMENTS_MAX = 200;
  */
 export function compiledExecutionGateway(schema: GraphQLSchema, log: FastifyBaseLogger, maxDocuments = COMPILED_DOCUMENTS_MAX): GatewayInterface {
   const listeners = new Set<SchemaListener>();
-  const compiled = new LeastRecentlyUsed<string, CompiledOperation>(maxDocuments);
+  const compiled = new LRUCache<string, CompiledOperation>({ max: maxDocuments });
   return {
     onSchemaLoadOrUpdate(listener) {
       listeners.add(listener);
@@ -53,30 +54,4 @@ export function compiledExecutionGateway(schema: GraphQLSchema, log: FastifyBase
       return Promise.resolve();
     },
   };
-}
-
-/** A Map in use order: a read moves the entry to the end, a write past the size drops the first. */
-class LeastRecentlyUsed<K, V> {
-  private readonly entries = new Map<K, V>();
-
-  constructor(private readonly size: number) {}
-
-  get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as K);
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
 }

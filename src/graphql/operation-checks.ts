@@ -11,6 +11,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { visibilityKey, type Principal } from '../access/principal';
 import { DomainError, domainErrorOf, INTERNAL_ERROR_MESSAGE } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
@@ -62,7 +63,7 @@ function withCode(error: GraphQLError, code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_V
  * transport. Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
  */
 export function documentChecker(schema: GraphQLSchema): (query: string) => CheckedDocument {
-  const checkedDocuments = new Map<string, CheckedDocument>();
+  const checkedDocuments = new LRUCache<string, CheckedDocument>({ max: MAX_CHECKED_DOCUMENTS });
   return (query) => {
     const known = checkedDocuments.get(query);
     if (known) return known;
@@ -74,9 +75,8 @@ export function documentChecker(schema: GraphQLSchema): (query: string) => Check
     } catch (error) {
       return { errors: [error instanceof GraphQLError ? withCode(error, 'GRAPHQL_PARSE_FAILED') : new GraphQLError(String(error))] };
     }
-    // Bounded in number and size (large documents are checked every time); the oldest is forgotten first.
+    // Bounded in number and size (large documents are checked every time); the least recently used goes first.
     if (query.length > MAX_CACHED_QUERY_LENGTH) return checked;
-    if (checkedDocuments.size >= MAX_CHECKED_DOCUMENTS) checkedDocuments.delete(checkedDocuments.keys().next().value!);
     checkedDocuments.set(query, checked);
     return checked;
   };

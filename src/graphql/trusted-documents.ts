@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse, print } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors/domain-error';
 import { parseOptions } from './limits';
 
@@ -45,7 +46,7 @@ function idOf(source: OperationSource): string | undefined {
 export class TrustedDocuments {
   private readonly byId = new Map<string, string>();
   private readonly printedHashes = new Set<string>();
-  private readonly judged = new Map<string, boolean>();
+  private readonly judged = new LRUCache<string, boolean>({ max: MAX_JUDGED_TEXTS });
 
   constructor(manifests: Record<string, string>[]) {
     for (const manifest of manifests) {
@@ -101,7 +102,6 @@ export class TrustedDocuments {
     const hash = printedHashOf(text);
     const allowed = hash !== undefined && this.printedHashes.has(hash);
     if (text.length > MAX_JUDGED_TEXT_LENGTH) return allowed;
-    if (this.judged.size >= MAX_JUDGED_TEXTS) this.judged.delete(this.judged.keys().next().value!);
     this.judged.set(text, allowed);
     return allowed;
   }
