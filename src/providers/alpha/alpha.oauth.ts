@@ -1,17 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { z } from 'zod';
-import { excerptSuffix, parseAnswerBody, parseJson } from '../shared/answer';
-import { baseUrlNow, callProvider, type BaseUrl, type HttpAnswer, type ProviderCallObserver, type TransportFailure } from '../shared/http';
-import { unansweredMessage } from '../shared/provider-error';
-import { OAUTH_CLIENT_ERRORS, OAuthError } from '../shared/oauth-error';
-import { isRetryableAlphaStatus } from './alpha.errors';
-import { oauthErrorSchema, oauthTokenAnswerSchema, userInfoSchema } from './alpha.schemas';
+import { oauthFailures, type OAuthClientOptions } from '../shared/oauth-client';
+import { createTransport, type CallOptions } from '../shared/transport';
+import { oauthTokenAnswerSchema, userInfoSchema } from './alpha.schemas';
 import type { AlphaOAuthTokenAnswer, AlphaUserInfo } from './alpha.types';
 
-/** Per call: `signal` cancels the call; the client's own timeout still applies. */
-export interface AlphaOAuthCallOptions {
-  signal?: AbortSignal;
-}
+export type AlphaOAuthCallOptions = CallOptions;
 
 /**
  * The alpha provider's identity provider (OAuth 2.0 authorization code with PKCE, modelled on Google's). Every call
@@ -41,19 +34,11 @@ export interface AlphaOAuthClient {
   userInfo(accessToken: string, options?: AlphaOAuthCallOptions): Promise<AlphaUserInfo>;
 }
 
-export interface AlphaOAuthClientOptions {
-  /** Root of the identity provider, without `/oauth` (the sandbox: the same base URL as the alpha API's). */
-  baseUrl: BaseUrl;
-  clientId: string;
-  clientSecret: string;
-  /** Per call, covering the answer's body too. Default 10000. */
-  timeoutMs?: number;
-  /** Told of every call as it ends (metrics). */
-  observe?: ProviderCallObserver;
-  fetchFn?: typeof fetch;
-}
+/** `baseUrl` is the identity provider's root (the sandbox: the same base URL as the alpha API's). */
+export type AlphaOAuthClientOptions = OAuthClientOptions;
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** Its texts call it the identity provider; a 503 without an OAuth error reads as temporarily_unavailable. */
+const failures = oauthFailures('alpha', 'identity provider', [503]);
 
 /** A PKCE pair (RFC 7636): keep the verifier with the consent session, send the challenge in the authorize URL. */
 export function createAlphaPkce(): { codeVerifier: string; codeChallenge: string } {
@@ -68,15 +53,14 @@ export function alphaPkceChallenge(codeVerifier: string): string {
 }
 
 export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaOAuthClient {
-  const root = () => `${baseUrlNow(options.baseUrl)}/oauth`;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const fetchFn = options.fetchFn ?? fetch;
+  const transport = createTransport(options, failures);
+  const root = () => `${transport.root()}/oauth`;
 
   async function call(
     endpoint: 'token' | 'revoke' | 'userinfo',
     init: { form?: Record<string, string>; bearer?: string },
     callOptions: AlphaOAuthCallOptions = {},
-  ): Promise<HttpAnswer> {
+  ) {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
@@ -88,14 +72,7 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
       headers,
       body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
     };
-    return callProvider(
-      request,
-      { fetchFn, timeoutMs, signal: callOptions.signal, observe: options.observe },
-      {
-        transport: (failure) => transportError(failure, endpoint, timeoutMs),
-        answer: (answer) => answerError(answer, endpoint),
-      },
-    );
+    return transport.send(request, endpoint, callOptions.signal);
   }
 
   const credentials = () => ({ client_id: options.clientId, client_secret: options.clientSecret });
@@ -126,12 +103,12 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
         code_verifier: codeVerifier,
         ...credentials(),
       };
-      return parseAnswer(oauthTokenAnswerSchema, await call('token', { form }, callOptions), 'token');
+      return transport.read(oauthTokenAnswerSchema, await call('token', { form }, callOptions), 'token');
     },
 
     async refresh(refreshToken, callOptions) {
       const form = { grant_type: 'refresh_token', refresh_token: refreshToken, ...credentials() };
-      return parseAnswer(oauthTokenAnswerSchema, await call('token', { form }, callOptions), 'token');
+      return transport.read(oauthTokenAnswerSchema, await call('token', { form }, callOptions), 'token');
     },
 
     async revoke(token, callOptions) {
@@ -139,56 +116,7 @@ export function createAlphaOAuthClient(options: AlphaOAuthClientOptions): AlphaO
     },
 
     async userInfo(accessToken, callOptions) {
-      return parseAnswer(userInfoSchema, await call('userinfo', { bearer: accessToken }, callOptions), 'userinfo');
+      return transport.read(userInfoSchema, await call('userinfo', { bearer: accessToken }, callOptions), 'userinfo');
     },
   };
-}
-
-function transportError(failure: TransportFailure, endpoint: string, timeoutMs: number): OAuthError {
-  // Cancelled by the caller reads as unreachable: the OAuth errors have no code of their own for it.
-  const timedOut = failure.kind === 'timeout';
-  return new OAuthError({
-    provider: 'alpha',
-    status: 0,
-    error: timedOut ? OAUTH_CLIENT_ERRORS.timeout : OAUTH_CLIENT_ERRORS.network,
-    description: unansweredMessage('identity provider', timedOut ? 'timeout' : 'network', `its ${endpoint} endpoint`, timeoutMs),
-    retryable: true,
-    cause: failure.cause,
-  });
-}
-
-function answerError({ status, text }: HttpAnswer, endpoint: string): OAuthError {
-  const retryable = isRetryableAlphaStatus(status);
-  const body = oauthErrorSchema.safeParse(parseJson(text));
-  if (body.success) {
-    return new OAuthError({ provider: 'alpha', status, error: body.data.error, description: body.data.error_description, retryable });
-  }
-  // A proxy in front of the provider answers in HTML or plain text: name the failure by RFC 6749's codes.
-  return new OAuthError({
-    provider: 'alpha',
-    status,
-    error:
-      status === 503
-        ? 'temporarily_unavailable'
-        : status >= 500
-          ? 'server_error'
-          : OAUTH_CLIENT_ERRORS.badResponse,
-    description: `The identity provider's ${endpoint} endpoint answered HTTP ${status} without an OAuth error${excerptSuffix(text)}`,
-    retryable,
-  });
-}
-
-function parseAnswer<S extends z.ZodType>(schema: S, answer: HttpAnswer, endpoint: string): z.output<S> {
-  return parseAnswerBody(
-    schema,
-    answer.text,
-    (problems) =>
-      new OAuthError({
-        provider: 'alpha',
-        status: answer.status,
-        error: OAUTH_CLIENT_ERRORS.badResponse,
-        description: `The identity provider's ${endpoint} answer is not the expected shape: ${problems}`,
-        retryable: false,
-      }),
-  );
 }

@@ -293,9 +293,3 @@ export const userInfoSchema = z.object({
   name: z.string().optional(),
   picture: z.string().optional(),
 }) satisfies z.ZodType<AlphaUserInfo>;
-
-/** RFC 6749 section 5.2. */
-export const oauthErrorSchema = z.object({
-  error: z.string().min(1),
-  error_description: z.string().optional(),
-});

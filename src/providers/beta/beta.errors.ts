@@ -1,31 +1,14 @@
-import { isRetryableStatus } from '../shared/answer';
+import { apiFailures } from '../shared/api-client';
 import { ProviderError } from '../shared/provider-error';
+import type { Failure } from '../shared/transport';
+import { errorBodySchema } from './beta.schemas';
 import { BETA_ERROR_CODES } from './beta.types';
 
-/** Codes the client itself assigns when the provider gave no error body to read one from. */
-export const BETA_CLIENT_CODES = {
-  /** No answer: connection refused or reset, DNS failure. */
-  network: 'NETWORK_ERROR',
-  /** No complete answer within the client's timeout. */
-  timeout: 'TIMEOUT',
-  /** Cancelled by the caller (a worker stopping) before an answer arrived. */
-  cancelled: 'CANCELLED',
-  /** An answer we cannot read as the documented shape. */
-  badResponse: 'BAD_RESPONSE',
-  /** A call we refused to send (an empty id, an empty etag). */
-  invalidArgument: 'INVALID_ARGUMENT',
-} as const;
-
-export interface BetaProviderErrorInit {
-  /** HTTP status; 0 when no answer arrived (network error, timeout) or no call was made. */
-  status: number;
+/** Its reason is its `code`. */
+export interface BetaProviderErrorInit extends Omit<Failure, 'reason'> {
   code: string;
-  message: string;
   context?: string | null;
   details?: unknown[];
-  retryable: boolean;
-  retryAfterSeconds?: number;
-  cause?: unknown;
 }
 
 /**
@@ -35,7 +18,7 @@ export interface BetaProviderErrorInit {
  */
 export class BetaProviderError extends ProviderError {
   override readonly name = 'BetaProviderError';
-  /** The provider's code (VALIDATION_ERROR, ETAG_MISMATCH, ...), or one of BETA_CLIENT_CODES. */
+  /** The provider's code (VALIDATION_ERROR, ETAG_MISMATCH, ...), or one of API_CLIENT_REASONS. */
   readonly code: string;
   /** The field, header or resource the provider named (brandDetails.countryCodes[0], If-Match), or null. */
   readonly context: string | null;
@@ -54,8 +37,26 @@ export function isBetaEtagMismatch(error: unknown): error is BetaProviderError {
   return error instanceof BetaProviderError && error.code === BETA_ERROR_CODES.etagMismatch;
 }
 
-/** Whether a call that failed with this HTTP status may succeed if repeated: the rule every provider shares. */
-export const isRetryableBetaStatus: (status: number) => boolean = isRetryableStatus;
+/** How the beta client names its failures: the body `{ code, message, context, details }`. */
+export const betaFailures = apiFailures({
+  who: 'beta provider',
+  errorFormat: 'its error body',
+  error: ({ reason, ...failure }) => new BetaProviderError({ ...failure, code: reason }),
+  fromBody({ status, json, retryable, retryAfterSeconds }) {
+    const body = errorBodySchema.safeParse(json);
+    if (!body.success) return undefined;
+    return new BetaProviderError({
+      status,
+      code: body.data.code,
+      message: body.data.message ?? `Beta provider answered HTTP ${status}`,
+      context: body.data.context ?? null,
+      details: body.data.details ?? [],
+      retryable,
+      retryAfterSeconds,
+    });
+  },
+  reasonForStatus: betaCodeForStatus,
+});
 
 /** The provider's code for an HTTP status, for error answers that carry no readable body. */
 export function betaCodeForStatus(status: number): string {

@@ -70,9 +70,3 @@ export const oauthAppTokenAnswerSchema = z.object({
   token_type: bearerSchema,
   expires_in: z.number().int().positive(),
 }) satisfies z.ZodType<BetaOAuthAppTokenAnswer, unknown>;
-
-/** RFC 6749 section 5.2. */
-export const oauthErrorSchema = z.object({
-  error: z.string().min(1),
-  error_description: z.string().optional(),
-});

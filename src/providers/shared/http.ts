@@ -1,6 +1,6 @@
 /**
  * One HTTP call to a provider, as every provider client makes it: its own timeout, the caller's cancellation, no
- * redirect followed. What the answer means (success, an error envelope) is for the provider's client to say.
+ * redirect followed. What the answer means is transport.ts's to say.
  */
 
 /**
@@ -59,7 +59,7 @@ export function pathTemplate(path: string): string {
 /** cancelled: by the caller's signal; timeout: by our timer; network: anything else before a whole answer. */
 export type TransportFailureKind = 'cancelled' | 'timeout' | 'network';
 
-/** No whole answer arrived; the provider's client maps it to its own error class. `cause` is what fetch threw. */
+/** No whole answer arrived; transport.ts names it in the client's error class. `cause` is what fetch threw. */
 export class TransportFailure extends Error {
   override readonly name = 'TransportFailure';
 
@@ -104,30 +104,6 @@ export async function sendHttp(request: HttpRequest, options: HttpCallOptions): 
     callerSignal?.removeEventListener('abort', cancel);
     options.observe?.({ operation: request.operation, status, seconds: (performance.now() - started) / 1000 });
   }
-}
-
-/** How a provider's client names what went wrong, in its own error classes. */
-export interface ProviderErrors {
-  transport(failure: TransportFailure): Error;
-  /** An answer whose status is not 2xx. */
-  answer(answer: HttpAnswer): Error;
-}
-
-/** sendHttp for a client: a 2xx answer, or the client's own error for anything else. */
-export async function callProvider(
-  request: HttpRequest,
-  options: HttpCallOptions,
-  errors: ProviderErrors,
-): Promise<HttpAnswer> {
-  let answer: HttpAnswer;
-  try {
-    answer = await sendHttp(request, options);
-  } catch (error) {
-    if (error instanceof TransportFailure) throw errors.transport(error);
-    throw error;
-  }
-  if (answer.status < 200 || answer.status > 299) throw errors.answer(answer);
-  return answer;
 }
 
 /** A JSON API call with a bearer token; `body`, when given, is sent as JSON. */
