@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
+import fp from 'fastify-plugin';
 import { asPage, pagePolicy } from '../http/browser-page';
 import { isServableAsset, staticAssets } from '../http/static-assets';
 import { sendHttpError } from '../http/transport-errors';
@@ -67,33 +68,36 @@ export interface DashboardOptions {
  * needs no token; every request the page makes carries the token the person signs in with. The bundle is built with
  * the server (npm run build); a server whose build has none answers 503 at /dashboard, saying so.
  */
-export function registerDashboard(app: FastifyInstance, options: DashboardOptions): void {
-  const dir = options.dir ?? BUILT_DASHBOARD_DIR;
-  let manifest: Manifest | undefined;
-  let assetNames: string[] = [];
-  try {
-    manifest = readManifest(dir);
-    assetNames = readdirSync(path.join(dir, 'assets')).filter(isServableAsset);
-  } catch (error) {
-    options.log.warn({ err: error, dir }, 'the dashboard is not built: /dashboard answers 503 (npm run build builds it)');
-  }
+export const dashboardPlugin = fp<DashboardOptions>(
+  async (app, options) => {
+    const dir = options.dir ?? BUILT_DASHBOARD_DIR;
+    let manifest: Manifest | undefined;
+    let assetNames: string[] = [];
+    try {
+      manifest = readManifest(dir);
+      assetNames = readdirSync(path.join(dir, 'assets')).filter(isServableAsset);
+    } catch (error) {
+      options.log.warn({ err: error, dir }, 'the dashboard is not built: /dashboard answers 503 (npm run build builds it)');
+    }
 
-  const page = (demoToken: string | undefined) => (manifest ? pageHtml(manifest, demoToken) : undefined);
-  for (const url of ['/dashboard', '/dashboard/']) {
-    app.get(url, (request, reply) => {
-      const html = page(options.demoToken?.());
-      if (!html) return sendHttpError(request, reply, 503, 'The dashboard was not built with this server (npm run build builds it)');
-      // The page names the current bundle: never kept, so a new build is picked up at the next load.
-      return asPage(reply, { policy: CONTENT_SECURITY_POLICY, cacheControl: 'no-store' }).send(html);
+    const page = (demoToken: string | undefined) => (manifest ? pageHtml(manifest, demoToken) : undefined);
+    for (const url of ['/dashboard', '/dashboard/']) {
+      app.get(url, (request, reply) => {
+        const html = page(options.demoToken?.());
+        if (!html) return sendHttpError(request, reply, 503, 'The dashboard was not built with this server (npm run build builds it)');
+        // The page names the current bundle: never kept, so a new build is picked up at the next load.
+        return asPage(reply, { policy: CONTENT_SECURITY_POLICY, cacheControl: 'no-store' }).send(html);
+      });
+    }
+
+    const send = staticAssets({
+      dir: path.join(dir, 'assets'),
+      names: new Set(assetNames),
+      // The names carry their content's hash: a name always means the same bytes.
+      cacheControl: 'public, max-age=31536000, immutable',
+      missing: 'No dashboard asset',
     });
-  }
-
-  const send = staticAssets({
-    dir: path.join(dir, 'assets'),
-    names: new Set(assetNames),
-    // The names carry their content's hash: a name always means the same bytes.
-    cacheControl: 'public, max-age=31536000, immutable',
-    missing: 'No dashboard asset',
-  });
-  app.get<{ Params: { file: string } }>(`${ASSET_PATH}:file`, (request, reply) => send(request, reply, request.params.file));
-}
+    app.get<{ Params: { file: string } }>(`${ASSET_PATH}:file`, (request, reply) => send(request, reply, request.params.file));
+  },
+  { name: 'dashboard', dependencies: ['http-edge'] },
+);

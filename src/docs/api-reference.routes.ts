@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { asPage, pagePolicy } from '../http/browser-page';
 import { staticAssets } from '../http/static-assets';
 
@@ -70,17 +70,21 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export function registerApiReference(app: FastifyInstance): void {
-  for (const url of ['/docs', '/docs/']) {
-    // The page names unversioned files: it is small, and always asked again.
-    app.get(url, (_request, reply) => asPage(reply, { policy: CONTENT_SECURITY_POLICY, cacheControl: 'no-cache' }).send(PAGE));
-  }
-  const send = staticAssets({
-    dir: ASSET_DIR,
-    names: ASSETS,
-    // The names carry no content hash (a new swagger-ui-dist keeps them): revalidate, answer 304 when unchanged.
-    cacheControl: 'no-cache',
-    missing: 'No reference page asset',
-  });
-  app.get<{ Params: { file: string } }>(`${ASSET_PATH}:file`, (request, reply) => send(request, reply, request.params.file));
-}
+/** GET /docs: the REST reference page (Swagger UI over /openapi.json), its assets from the npm package. */
+export const apiReferencePlugin = fp(
+  async (app) => {
+    for (const url of ['/docs', '/docs/']) {
+      // The page names unversioned files: it is small, and always asked again.
+      app.get(url, (_request, reply) => asPage(reply, { policy: CONTENT_SECURITY_POLICY, cacheControl: 'no-cache' }).send(PAGE));
+    }
+    const send = staticAssets({
+      dir: ASSET_DIR,
+      names: ASSETS,
+      // The names carry no content hash (a new swagger-ui-dist keeps them): revalidate, answer 304 when unchanged.
+      cacheControl: 'no-cache',
+      missing: 'No reference page asset',
+    });
+    app.get<{ Params: { file: string } }>(`${ASSET_PATH}:file`, (request, reply) => send(request, reply, request.params.file));
+  },
+  { name: 'api-reference', dependencies: ['http-edge'] },
+);

@@ -15,6 +15,7 @@ import { classifyError, formatGraphQLError } from './format-error';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError } from './operation-checks';
 import { StreamSubscription } from './sse-subscription';
 import { SubscriptionGroups } from './subscription-groups';
+import fp from 'fastify-plugin';
 
 /** What GraphQL over Server-Sent Events uses: the schema, the one context factory, and where revocations arrive. */
 export interface SseDependencies {
@@ -61,7 +62,7 @@ type Request = SseRequest<FastifyRequest, StreamRequest>;
  * leaving it to graphql-sse's `subscribe`: graphql-js's refusal, or a revocation during the set-up, must still be
  * answered as JSON before any stream starts, and only a hook's response can do that.
  */
-export function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDependencies): void {
+function registerGraphQLOverSse(app: FastifyInstance, dependencies: SseDependencies): void {
   const { schema, runtime, hideSuggestions } = dependencies;
   const { metrics } = runtime;
   const checkDocument = documentChecker(schema);
@@ -361,3 +362,8 @@ function requestProblem(request: FastifyRequest): DomainError | undefined {
   }
   return undefined;
 }
+
+export const graphqlSsePlugin = fp<SseDependencies>(async (app, dependencies) => registerGraphQLOverSse(app, dependencies), {
+  name: 'graphql-sse',
+  dependencies: ['http-edge'],
+});

@@ -14,9 +14,9 @@ import { formatGraphQLError } from './format-error';
 import { checkOperation, documentChecker, internalError, rootFieldOf, subscriptionGroupKey, unauthenticatedError } from './operation-checks';
 import { oncePerResult, SubscriptionGroups, type Delivery } from './subscription-groups';
 import type { TrustedDocuments } from './trusted-documents';
+import fp from 'fastify-plugin';
 
 export interface WebSocketDependencies {
-  server: Server;
   schema: GraphQLSchema;
   /** Trusted documents only, when set: an operation must be one of the manifests' (src/graphql/trusted-documents.ts). */
   trusted?: TrustedDocuments;
@@ -51,8 +51,8 @@ export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
  * parse limits and validation rules as over HTTP (graphql-ws's own validation would skip them), and the
  * same error formatter.
  */
-export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ server: deps.server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
+function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { close(): Promise<void> } {
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });
   // The same factory for GraphQL over SSE on this server (src/graphql/sse.ts).
   const { metrics } = deps;
   // Running subscriptions by socket and id, with their root field: counted while they run.
@@ -226,3 +226,12 @@ export function attachGraphQLWebSocket(deps: WebSocketDependencies): { close(): 
     },
   };
 }
+
+/** graphql-ws on the server's own port; its sockets are told 1001 "going away" before the server waits for requests. */
+export const graphqlWebSocketPlugin = fp<WebSocketDependencies>(
+  async (app, deps) => {
+    const ws = attachGraphQLWebSocket(app.server, deps);
+    app.addHook('preClose', () => ws.close());
+  },
+  { name: 'graphql-ws', dependencies: ['http-edge'] },
+);

@@ -1,5 +1,5 @@
 import fastifyCors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Config } from '../config';
 import { REQUEST_ID_HEADER } from './request-id';
 
@@ -21,18 +21,21 @@ const LOOPBACK_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/
  * and cached for ten minutes, credentials stay off (the API authenticates by bearer token, never cookies), and the
  * headers a client reads are exposed. Other origins get no CORS header, so their browser withholds the answer.
  */
-export async function registerCors(app: FastifyInstance, cors: Config['cors']): Promise<void> {
-  if (cors.mode === 'off') return;
-  const origin = cors.mode === 'any' ? '*' : cors.mode === 'list' ? cors.origins : LOOPBACK_ORIGIN;
-  await app.register(fastifyCors, {
-    origin,
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    credentials: false,
-    maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
-    // An OPTIONS that is not a preflight (no Origin or no Access-Control-Request-Method) gets a plain 204 rather
-    // than the plugin's undocumented 400 text.
-    strictPreflight: false,
-  });
-}
+export const corsPlugin = fp<{ cors: Config['cors'] }>(
+  async (app, { cors }) => {
+    if (cors.mode === 'off') return;
+    const origin = cors.mode === 'any' ? '*' : cors.mode === 'list' ? cors.origins : LOOPBACK_ORIGIN;
+    await app.register(fastifyCors, {
+      origin,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      credentials: false,
+      maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
+      // An OPTIONS that is not a preflight (no Origin or no Access-Control-Request-Method) gets a plain 204 rather
+      // than the plugin's undocumented 400 text.
+      strictPreflight: false,
+    });
+  },
+  { name: 'cors' },
+);

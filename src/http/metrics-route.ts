@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { sendHttpError } from './transport-errors';
 import type { Metrics } from '../observability/metrics';
 
@@ -30,3 +31,19 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics, acc
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }
+
+/**
+ * Every answer counted by its route's template (an unmatched path is `unmatched`: bounded, never a path with ids in
+ * it), and GET /metrics on this port unless the metrics have a listener of their own (METRICS=<port>).
+ */
+export const httpMetricsPlugin = fp<{ metrics: Metrics; route?: MetricsAccess }>(
+  async (app, { metrics, route }) => {
+    app.addHook('onResponse', async (request, reply) => {
+      const template = request.routeOptions.url ?? 'unmatched';
+      metrics.httpRequests.inc({ method: request.method, route: template, status_code: String(reply.statusCode) });
+      metrics.httpDuration.observe({ method: request.method, route: template }, reply.elapsedTime / 1000);
+    });
+    if (route) registerMetricsRoute(app, metrics, route);
+  },
+  { name: 'http-metrics', dependencies: ['http-edge'] },
+);

@@ -10,7 +10,7 @@ const ACCEPTABLE_ID = /^[\x21-\x7e]{1,128}$/;
 /**
  * A request's id: the caller's `X-Request-Id` when it is acceptable (a proxy or the caller chose it, so its log
  * lines and ours match), else a new UUID, unique across processes and restarts. Fastify calls it once per request
- * (`genReqId`); it is on every log line of the request and on every answer (src/server.ts).
+ * (`genReqId`); it is on every log line of the request and on every answer (src/http/edge.ts).
  */
 export function requestIdOf(request: IncomingMessage): string {
   const sent = request.headers[REQUEST_ID_HEADER];

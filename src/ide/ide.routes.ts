@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { ruruHTML, type RuruClientConfig } from 'ruru/server';
 import { isServableAsset, staticAssets } from '../http/static-assets';
 
@@ -20,7 +21,7 @@ const ASSET_DIR = path.join(path.dirname(require.resolve('ruru/static')), '..', 
  * npm package, never a CDN, so it works with no internet. In development the demo token, when known, is
  * filled into the headers editor.
  */
-export function registerIdeAssets(app: FastifyInstance): void {
+function registerIdeAssets(app: FastifyInstance): void {
   // Source maps are left out, as Ruru does with disallowDevAssets.
   const send = staticAssets({
     dir: ASSET_DIR,
@@ -33,11 +34,11 @@ export function registerIdeAssets(app: FastifyInstance): void {
 }
 
 /** A browser asking for a page (not a GraphQL client asking for JSON) gets the IDE at GET /graphql. */
-export function wantsIde(accept: string | undefined, hasQuery: boolean): boolean {
+function wantsIde(accept: string | undefined, hasQuery: boolean): boolean {
   return !hasQuery && typeof accept === 'string' && accept.includes('text/html');
 }
 
-export function ideHtml(token: string | undefined): string {
+function ideHtml(token: string | undefined): string {
   return ruruHTML({
     endpoint: '/graphql',
     staticPath: STATIC_PATH,
@@ -49,3 +50,16 @@ export function ideHtml(token: string | undefined): string {
     } as RuruClientConfig,
   });
 }
+
+/** The IDE's assets, and its page for a browser at GET /graphql (after the edge's hooks: a stopping server's 503). */
+export const idePlugin = fp<{ demoToken?: () => string | undefined }>(
+  async (app, { demoToken }) => {
+    registerIdeAssets(app);
+    app.addHook('onRequest', async (request, reply) => {
+      const [pathname, search] = request.url.split('?');
+      if (request.method !== 'GET' || pathname !== '/graphql' || !wantsIde(request.headers.accept, Boolean(search && /(^|&)query=/.test(search)))) return undefined;
+      return reply.type('text/html; charset=utf-8').send(ideHtml(demoToken?.()));
+    });
+  },
+  { name: 'ide', dependencies: ['http-edge'] },
+);

@@ -1,6 +1,6 @@
 /**
  * The headers of the REST answers (`components.headers`) and the request's own id (`components.parameters`), as
- * src/server.ts, src/http/limit-headers.ts and the post resolver write them (docs/frontend.md, "For REST clients").
+ * src/graphql/http.ts, src/http/limit-headers.ts and the post resolver write them (docs/frontend.md, "For REST clients").
  */
 
 export type ResponseHeaderName = 'X-Request-Id' | 'RateLimit-Policy' | 'RateLimit' | 'Retry-After' | 'Idempotent-Replayed';
