@@ -59,7 +59,7 @@ export function defineQueue<const S extends Record<string, FieldKind>>(definitio
 
 /**
  * Where a queue's jobs go when their retries are exhausted (or their worker died on the last attempt): the engine
- * takes them from there to settle their records (src/jobs/job-engine.ts), and they stay listed for inspection.
+ * takes them from there to settle their records (src/jobs/dead-letters.ts), and they stay listed for inspection.
  */
 export function deadLetterQueueOf(queue: string): string {
   return `${queue}-dead`;

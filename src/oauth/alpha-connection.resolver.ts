@@ -4,10 +4,10 @@ import type { Context } from '../graphql/context';
 import {
   connectAlphaAccount,
   disconnectAlphaAccount,
-  generateAlphaConsentUrl,
   reconnectAlphaAccount,
   type FlowOutcome,
-} from './alpha-connection.service';
+} from './alpha-accounts.service';
+import { generateAlphaConsentUrl } from './alpha-consent.service';
 import { listConsentAccounts } from './consent-accounts.service';
 import { AlphaConsentAccountsArgs, AlphaProviderAccountConnection } from './consent-accounts.types';
 

@@ -5,7 +5,8 @@ import { DomainError } from '../errors/domain-error';
 import type { AlphaAccount, AlphaAccountType } from '../providers/alpha/alpha.types';
 import { ConsentLostError, ProviderError } from '../providers/shared/provider-error';
 import type { RequestScope } from '../request-scope';
-import { consentNotFound, findCompletedAlphaConsent, providerAccountId } from './alpha-connection.service';
+import { providerAccountId } from './alpha-accounts.service';
+import { consentNotFound, findCompletedAlphaConsent } from './alpha-consent.service';
 import { consentStepFailed } from './consent-failure';
 
 /**

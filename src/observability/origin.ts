@@ -3,7 +3,7 @@ import { traceContextIn, type TraceContext } from './trace-context';
 
 /**
  * Where a piece of work started: the request whose id its log lines carry (as `reqId`, the key Fastify uses). Set for a request's whole lifecycle
- * (src/http/edge.ts), kept in every job the request enqueues (src/jobs/job-engine.ts), and set again while such a job
+ * (src/http/edge.ts), kept in every job the request enqueues (src/jobs/enqueue.ts), and set again while such a job
  * runs, so that jobs the job enqueues carry it on. In a job's data it also holds the W3C trace context of the span
  * that enqueued it (when tracing is on), so the job's span continues that trace.
  */

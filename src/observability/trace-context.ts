@@ -13,7 +13,7 @@ import {
 
 /**
  * The service's own spans and the W3C trace context that work carries from one process (or moment) to another: a
- * job's data (src/jobs/job-engine.ts) and an event's envelope (src/events/event-codec.ts). Only the OpenTelemetry
+ * job's data (src/jobs/enqueue.ts) and an event's envelope (src/events/event-codec.ts). Only the OpenTelemetry
  * API is used here: without the SDK (src/observability/tracing.ts, off unless OTEL_EXPORTER_OTLP_ENDPOINT is set)
  * every call is a no-op that records nothing.
  */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../../oauth/alpha-connection.service';
+import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../../oauth/alpha-consent.service';
 import { completeBetaConsent, type BetaCallbackDeps } from '../../oauth/beta-connection.service';
 import { asPage, pagePolicy } from '../../http/browser-page';
 import { restErrorBody } from '../../http/error-body';

@@ -1,0 +1,107 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type PgBoss from 'pg-boss';
+import type { Metrics } from '../observability/metrics';
+import { originIn, runWithOrigin } from '../observability/origin';
+import { failActiveSpan } from '../observability/trace-context';
+import { judgeFailure } from './failure-policy';
+import type { FetchLoops, RunningJob } from './fetch-loop';
+import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
+import { deadLetterQueueOf } from './queue';
+import type { JobContext, Worker } from './worker';
+import { AsyncWorkStatus, workIdIn } from './work-ledger';
+
+export interface JobRunDeps extends LedgerDeps {
+  boss: PgBoss;
+  loops: FetchLoops;
+  log: FastifyBaseLogger;
+  metrics: Metrics | undefined;
+}
+
+export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
+  const workId = workIdIn(job.data);
+  return {
+    id: job.id,
+    retryCount: job.retryCount,
+    retryLimit: job.retryLimit,
+    isLastAttempt: job.retryCount >= job.retryLimit,
+    signal: running.controller.signal,
+    log,
+    progress: (fraction) => noteProgress(deps, workId, fraction, log),
+  };
+}
+
+/**
+ * Runs one attempt of a job: checks its payload, runs the worker, and applies the one failure policy
+ * (src/jobs/failure-policy.ts) to what it threw: the record's failure, the job's completion or failure in pg-boss,
+ * and its unit of work's status.
+ */
+export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<P>, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob): Promise<void> {
+  const queue = worker.queue.name;
+  const origin = originIn(job.data);
+  const log = deps.log.child({ queue, jobId: job.id, retryCount: job.retryCount, ...(origin ? { reqId: origin.requestId } : {}) });
+  const context = jobContext(deps, job, running, log);
+  // Payloads come back from the database as `unknown`: checked once here, typed from here on. A malformed one
+  // can never run: it goes straight to the dead letters (nothing to record: its record cannot be named).
+  if (!worker.queue.isPayload(job.data)) {
+    log.error({ data: job.data }, 'job with a malformed payload');
+    await settle(deps, queue, job.id, 'fail', 'malformed payload', log, { lastAttempt: true });
+    return;
+  }
+  const payload = job.data;
+  const workId = workIdIn(job.data);
+  await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
+  try {
+    await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
+  } catch (error) {
+    if (running.abandoned) {
+      log.debug({ err: error }, 'abandoned job ended after the stop');
+      return;
+    }
+    const judgement = judgeFailure(error, context.isLastAttempt);
+    const { failure } = judgement;
+    failActiveSpan(error);
+    const what = failure.final ? 'final' : 'will be retried';
+    if (judgement.fromProvider) log.warn({ err: error, reason: failure.reason, status: failure.status }, `job failed at the provider (${what})`);
+    else log.error({ err: error }, `job failed unexpectedly (${what})`);
+    let outcome = judgement.settle;
+    try {
+      await worker.recordFailure?.(payload, failure, context);
+    } catch (recordError) {
+      // The record could not take it (the database may be down): the job is retried, or dead-lettered, whose
+      // settling records the failure again.
+      log.error({ err: recordError }, 'could not record the job failure on its record');
+      outcome = 'fail';
+    }
+    await settle(deps, queue, job.id, outcome, failure.message, log, { lastAttempt: context.isLastAttempt });
+    deps.metrics?.countJob(queue, failure.final || context.isLastAttempt ? 'failed' : 'retried');
+    // A last attempt that is not final goes to the dead letters, whose settling records DEAD_LETTERED.
+    await noteWork(deps, workId, { status: failure.final ? AsyncWorkStatus.FAILED : AsyncWorkStatus.RETRYING, error: failure.message }, log);
+    return;
+  }
+  if (running.abandoned) return;
+  await settle(deps, queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
+  deps.metrics?.countJob(queue, 'completed');
+  await noteWork(deps, workId, { status: AsyncWorkStatus.SUCCEEDED }, log);
+  log.debug('job done');
+}
+
+/** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */
+async function settle(
+  deps: JobRunDeps,
+  queue: string,
+  jobId: string,
+  outcome: 'complete' | 'fail',
+  message: string | undefined,
+  log: FastifyBaseLogger,
+  options: { lastAttempt: boolean },
+): Promise<void> {
+  try {
+    if (outcome === 'complete') await deps.boss.complete(queue, jobId);
+    else await deps.boss.fail(queue, jobId, { message });
+  } catch (error) {
+    // The job stays active: pg-boss retries it when it expires (or dead-letters it when retries are used up).
+    log.error({ err: error }, `could not ${outcome} the job; it is taken again when it expires`);
+    return;
+  }
+  if (outcome === 'fail' && options.lastAttempt) deps.loops.wake(deadLetterQueueOf(queue));
+}
