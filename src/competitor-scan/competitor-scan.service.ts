@@ -9,7 +9,7 @@ import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain } from '../shared/entity-snapshot';
+import { findPlain } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { trimmedText } from '../shared/text';

@@ -22,7 +22,7 @@ import { ConsentLostError } from '../providers/shared/provider-error';
 import type { RequestScope } from '../request-scope';
 import type { Runtime } from '../runtime';
 import { isId } from '../shared/ids';
-import { lockRow } from '../shared/row-lock';
+import { lockRow } from '../db/row-lock';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { startSession, takeSession } from './oauth-session';
 import { consentStepFailed, revokeQuietly } from './consent-failure';

@@ -13,7 +13,7 @@ import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
+import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { IdempotencyKey } from './idempotency-key.entity';
@@ -189,7 +189,7 @@ async function findPost(em: EntityManager, accountId: string, id: string, lock =
   return post;
 }
 
-/** One post, read plainly (src/shared/entity-snapshot.ts): the answer changes nothing. */
+/** One post, read plainly (src/db/prepared-reads.ts): the answer changes nothing. */
 export async function getPost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Post> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [post] = isId(args.id) ? await findPlain(scope.em, Post, { id: args.id, account: accountId }, { limit: 1 }) : [];

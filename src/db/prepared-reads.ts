@@ -1,82 +1,13 @@
-import { raw, ReferenceKind, type EntityClass, type EntityProperty, type FilterQuery, type MetadataStorage, type QueryOrderMap } from '@mikro-orm/core';
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { raw, type EntityClass, type EntityProperty, type FilterQuery, type MetadataStorage, type QueryOrderMap } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { codecOf } from './entity-codec';
 
-/** An entity as plain JSON: what travels inside an event. */
-export type EntitySnapshot = Record<string, unknown>;
-
-export interface SnapshotCodec<T> {
-  encode(entity: T): EntitySnapshot;
-  /** An unmanaged instance with the snapshot's values; relations are references holding only their id. */
-  decode(snapshot: EntitySnapshot): T;
-}
-
-/**
- * Encodes an entity by its ORM metadata, the one description of its fields: every persisted scalar as it is
- * (dates as ISO strings), every many-to-one relation as its id. Lazy and hidden properties are left out (a
- * generated search column is neither read nor sent). A field added to the entity is in the snapshot at once.
+/*
+ * Reads for answers that change nothing (the lists and single reads of the hot paths): MikroORM's query builder
+ * writes each read's SQL from the entity's metadata once per shape of its filter, and every request only fills in
+ * its values; rows are decoded into plain instances, so a read pays for no query building, hydration, identity map or change
+ * tracking it would not use (docs/benchmarks.md, "bench/lists").
  */
-export function snapshotCodec<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): SnapshotCodec<T> & { fields: string[] } {
-  const meta = metadata.get<T>(entity.name);
-  const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
-  const scalars = meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop));
-  const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name));
-  const relations = meta.props
-    .filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop))
-    .map((prop) => ({ name: prop.name, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
-
-  // Decoded instances are of the entity's class (its prototype) without its constructor (whose defaults, a new id
-  // and the current time, are not the snapshot's) and without the ORM's accessors, which are for managed entities:
-  // a prototype in between shadows them with plain writable properties, so decoding is plain assignment.
-  const plainPrototype = Object.create(
-    meta.prototype,
-    Object.fromEntries(
-      [...scalars.map((prop) => prop.name), ...relations.map((relation) => relation.name)].map((name) => [
-        name,
-        { value: undefined, writable: true, enumerable: false, configurable: true },
-      ]),
-    ),
-  ) as object;
-  return {
-    fields: [...scalars.map((prop) => prop.name), ...relations.map((relation) => relation.name)],
-    encode(instance) {
-      const record = instance as Record<string, unknown>;
-      const snapshot: EntitySnapshot = {};
-      for (const prop of scalars) {
-        const value = record[prop.name];
-        snapshot[prop.name] = value instanceof Date ? value.toISOString() : (value ?? null);
-      }
-      for (const relation of relations) {
-        const target = record[relation.name] as Record<string, unknown> | null | undefined;
-        snapshot[relation.name] = target?.[relation.primaryKey] ?? null;
-      }
-      return snapshot;
-    },
-    decode(snapshot) {
-      const instance = Object.create(plainPrototype) as Record<string, unknown>;
-      for (const prop of scalars) {
-        const name = prop.name;
-        const value = snapshot[name] ?? null;
-        instance[name] = dates.has(name) && typeof value === 'string' ? new Date(value) : value;
-      }
-      for (const relation of relations) {
-        const id = snapshot[relation.name];
-        instance[relation.name] = id === null || id === undefined ? null : { [relation.primaryKey]: id };
-      }
-      return instance as T;
-    },
-  };
-}
-
-const codecs = new WeakMap<MetadataStorage, Map<string, ReturnType<typeof snapshotCodec>>>();
-
-/** The codec of an entity, built once per ORM (its metadata). */
-export function codecOf<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): ReturnType<typeof snapshotCodec<T>> {
-  let byName = codecs.get(metadata);
-  if (!byName) codecs.set(metadata, (byName = new Map<string, ReturnType<typeof snapshotCodec>>()));
-  let codec = byName.get(entity.name);
-  if (!codec) byName.set(entity.name, (codec = snapshotCodec(metadata, entity) as ReturnType<typeof snapshotCodec>));
-  return codec as ReturnType<typeof snapshotCodec<T>>;
-}
 
 /** One read's SQL, built once per shape of its filter; each request only fills in its values. */
 interface PreparedRead {
@@ -286,69 +217,4 @@ export async function findPlainWithinBytes<T extends object>(
     cut: rows.length < Number(last.page_rows),
     bytes: Number(last.page_bytes),
   };
-}
-
-/** One transition's SQL, built once per shape (which properties it sets and tests); each call fills in its values. */
-interface PreparedTransition {
-  sql: string;
-  /** updatedAt is set to the call's `now` (the entity has one, and the call does not set it itself). */
-  stamped: boolean;
-}
-const preparedTransitions = new WeakMap<MetadataStorage, Map<string, PreparedTransition>>();
-
-/**
- * Changes one row in one statement, `UPDATE … SET … WHERE <guard> RETURNING *`, and answers it as committed by that
- * statement (a plain instance, as `findPlain` gives) or null when no row holds the guard any more. For the hot
- * transitions of jobs whose guard is the whole rule (a post still waiting for its publish): no read before it and
- * no lock held between two statements, where `changeLocked` (src/shared/row-lock.ts) reads the row, locks it and
- * flushes the ORM's change set. As a flush would: the version is counted and `updatedAt` stamped from `now`
- * (src/db/orm.ts). `where` and `set` hold scalar properties only; a null in `where` tests IS NULL. The SQL is
- * written from the entity's metadata (table, columns, version property), the one description of its fields, once
- * per shape. Run it in the change's transaction (`em` is the transaction's), so what the transition records goes
- * with it.
- */
-export async function transitionRow<T extends object>(
-  em: EntityManager,
-  entity: EntityClass<T>,
-  where: Partial<Record<keyof T & string, string | null>>,
-  set: Partial<Record<keyof T & string, string | Date | null>>,
-  now: Date,
-): Promise<T | null> {
-  const metadata = em.getMetadata();
-  const meta = metadata.get<T>(entity.name);
-  const properties = meta.properties as Record<string, EntityProperty<T>>;
-  const column = (property: string) => {
-    const prop = properties[property];
-    if (!prop || prop.kind !== ReferenceKind.SCALAR) throw new Error(`transitionRow(${entity.name}): ${property} is not a scalar property`);
-    return `"${prop.fieldNames[0]}"`;
-  };
-  const setKeys = Object.keys(set);
-  const whereEntries = Object.entries(where) as [string, string | null][];
-  const shape = JSON.stringify([setKeys, whereEntries.map(([key, value]) => [key, value === null])]);
-  let byShape = preparedTransitions.get(metadata);
-  if (!byShape) preparedTransitions.set(metadata, (byShape = new Map<string, PreparedTransition>()));
-  let prepared = byShape.get(`${entity.name}|${shape}`);
-  if (!prepared) {
-    const version: string | undefined = meta.versionProperty;
-    const stamped = 'updatedAt' in properties && !setKeys.includes('updatedAt');
-    const assignments = [
-      ...setKeys.map((key) => `${column(key)} = ?`),
-      ...(stamped ? [`${column('updatedAt')} = ?`] : []),
-      ...(version ? [`${column(version)} = ${column(version)} + 1`] : []),
-    ];
-    const tests = whereEntries.map(([key, value]) => (value === null ? `${column(key)} is null` : `${column(key)} = ?`));
-    const sql = `update "${meta.tableName}" set ${assignments.join(', ')} where ${tests.join(' and ')} returning *`;
-    prepared = { sql, stamped };
-    byShape.set(`${entity.name}|${shape}`, prepared);
-  }
-  const bindings = [
-    ...setKeys.map((key) => set[key as keyof T & string] ?? null),
-    ...(prepared.stamped ? [now] : []),
-    ...whereEntries.flatMap(([, value]) => (value === null ? [] : [value])),
-  ];
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(prepared.sql, bindings, 'all', em.getTransactionContext<Knex.Transaction>());
-  const row = rows[0];
-  if (!row) return null;
-  const driver = em.getDriver() as unknown as { mapResult(row: Record<string, unknown>, meta: unknown): Record<string, unknown> | null };
-  return codecOf(metadata, entity).decode(driver.mapResult(row, meta) ?? {});
 }
