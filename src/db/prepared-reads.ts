@@ -5,8 +5,10 @@ import { codecOf } from './entity-codec';
 /*
  * Reads for answers that change nothing (the lists and single reads of the hot paths): MikroORM's query builder
  * writes each read's SQL from the entity's metadata once per shape of its filter, and every request only fills in
- * its values; rows are decoded into plain instances, so a read pays for no query building, hydration, identity map or change
- * tracking it would not use (docs/benchmarks.md, "bench/lists").
+ * its values; rows are mapped to properties by MikroORM's own result mapper and decoded into plain instances, so a
+ * read pays for no query building, hydration, identity map or change tracking it would not use (docs/benchmarks.md,
+ * "bench/lists"). Everything here is MikroORM's and knex's public API: the builder's knex query and its `toSQL()`,
+ * the connection's `execute`, the comparator's `mapResult`.
  */
 
 /** One read's SQL, built once per shape of its filter; each request only fills in its values. */
@@ -14,8 +16,6 @@ interface PreparedRead {
   sql: string;
   /** Per binding: the filter's n-th text value, the limit, the offset, or a value that is part of the shape. */
   slots: ({ leaf: number } | { limit: true } | { offset: true } | { constant: unknown })[];
-  /** The builder it came from, for mapping rows to properties as the builder would. */
-  qb: unknown;
 }
 
 type ReadOptions<T> = {
@@ -73,7 +73,8 @@ function preparedRead<T extends object>(
   if (options.orderBy) qb.orderBy(options.orderBy);
   if (options.limit !== undefined) qb.limit(LIMIT_MARK);
   if (options.offset) qb.offset(OFFSET_MARK);
-  const { sql, bindings } = qb.toQuery()._sql as { sql: string; bindings: readonly unknown[] };
+  // knex's form of the query (`?` placeholders, bindings apart), which the connection's `execute` takes.
+  const { sql, bindings } = qb.getKnexQuery().toSQL();
   const slots: PreparedRead['slots'] = bindings.map((binding) => {
     const leaf = typeof binding === 'string' ? marks.indexOf(binding) : -1;
     if (leaf >= 0) return { leaf };
@@ -85,7 +86,7 @@ function preparedRead<T extends object>(
     slots.filter((slot) => 'leaf' in slot).length === marks.length &&
     !slots.some((slot) => 'constant' in slot && (typeof slot.constant === 'string' ? slot.constant.includes(nonce) : slot.constant === LIMIT_MARK || slot.constant === OFFSET_MARK)) &&
     !sql.includes(nonce);
-  const prepared = intact ? { sql, slots, qb } : null;
+  const prepared = intact ? { sql, slots } : null;
   byShape.set(key, prepared);
   return prepared;
 }
@@ -123,31 +124,30 @@ async function readRows<T extends object>(
   const selected = select.map((item) => (typeof item === 'string' ? item : (item as { sql?: string }).sql));
   const shapeKey = JSON.stringify([shape, options.orderBy ?? null, options.limit !== undefined, Boolean(options.offset), selected]);
   const prepared = preparedRead(em, entity, where, options, select, shapeKey);
-  let read: { sql: string; bindings: unknown[]; qb: unknown };
+  let read: { sql: string; bindings: unknown[] };
   if (prepared) {
     const bindings = prepared.slots.map((slot) =>
       'leaf' in slot ? leaves[slot.leaf] : 'limit' in slot ? options.limit : 'offset' in slot ? options.offset : slot.constant,
     );
-    read = { sql: prepared.sql, bindings, qb: prepared.qb };
+    read = { sql: prepared.sql, bindings };
   } else {
     const qb = em.createQueryBuilder(entity).select(select as never).where(where);
     if (options.orderBy) qb.orderBy(options.orderBy);
     if (options.limit !== undefined) qb.limit(options.limit);
     if (options.offset) qb.offset(options.offset);
     if (!options.byteBudget) return qb.execute<Record<string, unknown>[]>('all', true);
-    const { sql, bindings } = qb.toQuery()._sql as { sql: string; bindings: readonly unknown[] };
-    read = { sql, bindings: [...bindings], qb };
+    const { sql, bindings } = qb.getKnexQuery().toSQL();
+    read = { sql, bindings: [...bindings] };
   }
   if (options.byteBudget) {
     const { maxBytes, sizeProperty } = options.byteBudget;
     read = { ...read, sql: withinBytes(read.sql, em, entity, options.orderBy, sizeProperty), bindings: [...read.bindings, maxBytes] };
   }
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all');
-  const meta = em.getMetadata().get<T>(entity.name);
-  const driver = em.getDriver() as unknown as {
-    mapResult(row: Record<string, unknown>, meta: unknown, populate: unknown[], qb: unknown): Record<string, unknown> | null;
-  };
-  return rows.map((row) => driver.mapResult(row, meta, [], read.qb) ?? {});
+  // Columns to properties (and custom types to their values) by the mapper `find` uses; columns of no property
+  // (`matched_rows`, `page_bytes`) are kept as they came.
+  const comparator = em.getComparator();
+  return rows.map((row) => comparator.mapResult<Record<string, unknown>>(entity.name, row));
 }
 
 /**

@@ -63,6 +63,6 @@ export async function transitionRow<T extends object>(
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(prepared.sql, bindings, 'all', em.getTransactionContext<Knex.Transaction>());
   const row = rows[0];
   if (!row) return null;
-  const driver = em.getDriver() as unknown as { mapResult(row: Record<string, unknown>, meta: unknown): Record<string, unknown> | null };
-  return codecOf(metadata, entity).decode(driver.mapResult(row, meta) ?? {});
+  // The row as `find` would map it (columns to properties), then a plain instance, as the prepared reads give.
+  return codecOf(metadata, entity).decode(em.getComparator().mapResult<Record<string, unknown>>(entity.name, row));
 }
