@@ -13,6 +13,7 @@ import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
+import { lockUntilCommit } from '../db/advisory-lock';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -133,7 +134,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
   const outcome = await withCountedRequest(counted, () =>
     scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
       if (key) {
-        await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
+        await lockUntilCommit(em, `idempotency:${accountId}:${key}`);
         // Another request with the key may have finished since the first look.
         const earlier = await replayOf(em, accountId, key, requestHash!, now);
         if (earlier.post) return { post: earlier.post, replayed: true };
