@@ -17,7 +17,7 @@ import { Review } from '../review/review.entity';
 import { ReviewReplyState } from '../review/review.enums';
 import { replyCheckQueue } from '../review/review.queues';
 import type { Runtime } from '../runtime';
-import { changeLocked, lockRow } from '../shared/row-lock';
+import { changeLocked, lockRow } from '../db/row-lock';
 import { importEnded, importProgressed } from './account-import.events';
 import { accountImportQueue } from './account-import.queues';
 

@@ -5,7 +5,7 @@ import type { Principal } from '../access/principal';
 import { accountsWithinReach } from '../access/reach';
 import { DomainError } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import { findPlain } from '../shared/entity-snapshot';
+import { findPlain } from '../db/prepared-reads';
 import { isId } from '../shared/ids';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';

@@ -4,7 +4,7 @@ import { allRecordTypes, recordTypeNamed } from '../activity/activity.enums';
 import type { Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
-import { codecOf } from '../shared/entity-snapshot';
+import { codecOf } from '../db/entity-codec';
 import { EventsConnectionArgs, EventsPageArgs } from './activity-log.inputs';
 import { listEventSlice, listEventsPage } from './activity-log.service';
 
@@ -15,7 +15,7 @@ export const EventRecord = createUnionType({
   name: 'EventRecord',
   description: 'The record an event is about, as that change committed it.',
   types: recordEntities,
-  // Decoded snapshots are instances of their entity's class (src/shared/entity-snapshot.ts).
+  // Decoded snapshots are instances of their entity's class (src/db/entity-codec.ts).
   resolveType: (value) => recordEntities().find((type) => value instanceof type)?.name,
 });
 

@@ -4,7 +4,7 @@ import { retainedSince } from '../activity/event-retention';
 import { requirePrincipal } from '../access/guards';
 import { accountsWithinReach } from '../access/reach';
 import type { RequestScope } from '../request-scope';
-import { findPlainAndCount } from '../shared/entity-snapshot';
+import { findPlainAndCount } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';

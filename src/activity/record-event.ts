@@ -2,7 +2,7 @@ import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { rootOf } from '../events/announce-on-commit';
 import type { Runtime } from '../runtime';
-import { codecOf } from '../shared/entity-snapshot';
+import { codecOf } from '../db/entity-codec';
 import { newId } from '../shared/ids';
 import type { EventTypeDefinition } from './activity.enums';
 

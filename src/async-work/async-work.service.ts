@@ -5,11 +5,12 @@ import { accountsWithinReach } from '../access/reach';
 import { DomainError } from '../errors/domain-error';
 import { AsyncWorkStatus, type AsyncWorkKind, type AsyncWorkSnapshot } from '../jobs/work-ledger';
 import type { RequestScope } from '../request-scope';
-import { findPlain } from '../shared/entity-snapshot';
+import { findPlain } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
-import { lockRow } from '../shared/row-lock';
+import { lockRow } from '../db/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { AsyncWorkRecord } from './async-work.entity';
+import { countWorkByKindAndStatus, type WorkCount } from './async-work.sql';
 import { isRetryable, retryOf } from './work-kinds';
 
 /** A unit of work as the API shows it: its row, with dates as dates, and whether it may be retried now. */
@@ -112,23 +113,12 @@ export async function findWork(scope: RequestScope, id: string): Promise<AsyncWo
   return record ? viewOfRecord(record) : null;
 }
 
-export interface WorkCount {
-  kind: AsyncWorkKind;
-  status: AsyncWorkStatus;
-  count: number;
-}
+export type { WorkCount };
 
 /** How much work there is of each kind in each status (only the pairs there is work of). */
 export async function countWork(scope: RequestScope, accountId: string | null | undefined): Promise<WorkCount[]> {
   const principal = requirePrincipal(scope);
-  const reach = reachOf(principal, accountId);
-  const rows = await scope.em.getConnection().execute<{ kind: AsyncWorkKind; status: AsyncWorkStatus; count: number }[]>(
-    `select kind, status, count(*)::int as count from async_work
-      where organization_id = ? ${reach.account ? 'and account_id = ?' : ''}
-      group by kind, status order by kind, status`,
-    reach.account ? [reach.organization, reach.account] : [reach.organization],
-  );
-  return rows.map((row) => ({ kind: row.kind, status: row.status, count: Number(row.count) }));
+  return countWorkByKindAndStatus(scope.em, reachOf(principal, accountId));
 }
 
 /**

@@ -5,7 +5,7 @@ import { requireBetaAccess, hasBetaCompany } from '../oauth/beta-connection.serv
 import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked } from '../db/row-lock';
 import { isId } from '../shared/ids';
 import { BetaBrand } from './beta-brand.entity';
 import { additionalCategories, brandName as brandNameRule, category, countryCode, localName, url } from './beta-brand.rules';

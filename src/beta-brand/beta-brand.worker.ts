@@ -7,7 +7,7 @@ import type { JobPayload } from '../jobs/queue';
 import { BetaProviderError, isBetaEtagMismatch } from '../providers/beta/beta.errors';
 import type { BetaBrand as ProviderBrand, BetaBrandDetails } from '../providers/beta/beta.types';
 import type { Runtime } from '../runtime';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked } from '../db/row-lock';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
 import { brandSyncStatusChanged } from './beta-brand.events';

@@ -1,16 +1,17 @@
 import { recordEvent } from '../activity/record-event';
 import { requirePrincipal } from '../access/guards';
 import { resolveAccountScope } from '../account/account.access';
-import type { Knex } from '@mikro-orm/postgresql';
 import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
-import { recordDone, type Execute } from '../jobs/work-ledger';
+import { statementsIn } from '../db/statements';
+import { recordDone } from '../jobs/work-ledger';
 import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
 import { findLocationOfAccount } from '../location/location.service';
 import { Location } from '../location/location.entity';
 import { CitationsStatus } from '../location/location.enums';
 import { locationCitationsDisabled } from '../location/location.events';
 import type { RequestScope } from '../request-scope';
+import { citationsStatusOf, disableActiveCitations } from './citation.sql';
 
 /** The work a disabling is recorded as, done within its request. */
 export const CITATIONS_DISABLE = 'CITATIONS_DISABLE';
@@ -36,25 +37,18 @@ export async function disableCitations(scope: RequestScope, args: { accountId?: 
   const location = await findLocationOfAccount(scope.em, accountId, args.locationId);
   const counted = await countRequest(scope, 'citations', { accountId });
   const result = await withCountedRequest(counted, () => scope.em.transactional(async (tx) => {
-    const trx = tx.getTransactionContext<Knex.Transaction>();
-    const execute: Execute = (sql, values) => tx.getConnection().execute(sql, values, 'all', trx);
-    const table = scope.em.getMetadata().get(Location.name).tableName;
-    const disabled = await execute(
-      `update "${table}" set citations_status = ?, updated_at = ? where id = ? and citations_status = ? returning id`,
-      [CitationsStatus.DISABLED, scope.runtime.clock.now(), location.id, CitationsStatus.ACTIVE],
-    );
-    if (disabled.length === 0) {
-      const [current] = (await execute(`select citations_status from "${table}" where id = ?`, [location.id])) as { citations_status: CitationsStatus }[];
-      if (!current) throw DomainError.notFound('Location');
-      if (current.citations_status === CitationsStatus.DISABLING) {
+    if (!(await disableActiveCitations(tx, location.id, scope.runtime.clock.now()))) {
+      const current = await citationsStatusOf(tx, location.id);
+      if (current === null) throw DomainError.notFound('Location');
+      if (current === CitationsStatus.DISABLING) {
         throw new DomainError('IN_PROGRESS', 'A citations request for this location is in progress');
       }
-      throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current.citations_status})`);
+      throw new DomainError('NOT_ACTIVE', `Citations can be disabled only when active (they are ${current})`);
     }
     // The location as the statement left it, for the activity log (its record is the committed row).
     recordEvent(tx, scope.runtime, locationCitationsDisabled, await tx.findOneOrFail(Location, location.id, { refresh: true }));
     // Work done in the request: it shows in the async-work view as done (docs/async-work.md).
-    const work = await recordDone(execute, { kind: CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
+    const work = await recordDone(statementsIn(tx), { kind: CITATIONS_DISABLE, organizationId: principal.organizationId, accountId, subjectId: location.id });
     announceOnCommit(tx, scope.runtime.events, 'async-work.updated', () => work);
     return { message: 'Citations disabled', locationId: location.id, removed: true };
   }));

@@ -13,6 +13,7 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { locateDatabase } from '../db/locate-database';
 import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase, type Database } from '../db/orm';
+import { statementsApart } from '../db/statements';
 import { seedDemo } from '../demo/demo.seed';
 import { DomainError } from '../errors/domain-error';
 import { createEventBus } from '../events/create-event-bus';
@@ -61,7 +62,7 @@ async function withJobEngine<T>(context: CommandContext, work: (jobs: JobEngine)
       queues: composition.queues,
       log,
       clock: systemClock,
-      ledger: (sql, values) => context.database.orm.em.getConnection().execute(sql, values),
+      ledger: statementsApart(context.database.orm.em),
     });
     try {
       return await work(jobs);

@@ -9,7 +9,8 @@ import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain } from '../shared/entity-snapshot';
+import { lockUntilCommit } from '../db/advisory-lock';
+import { findPlain } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { trimmedText } from '../shared/text';
@@ -68,7 +69,7 @@ export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs):
 async function queueScan(scope: RequestScope, principal: Principal, location: Location, args: RunScanArgs, now: Date): Promise<CompetitorScan> {
   const { organizationId } = principal;
   return scope.em.transactional(async (em) => {
-    await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`scans-running:${organizationId}`], 'all', em.getTransactionContext());
+    await lockUntilCommit(em, `scans-running:${organizationId}`);
     const running = await em.count(CompetitorScan, { organization: organizationId, status: { $in: UNFINISHED_SCAN_STATUSES } });
     requireBelowOpenLimit(scope, 'scans-running', running, SCAN_RETRY_AFTER_SECONDS);
     const scan = em.create(CompetitorScan, {

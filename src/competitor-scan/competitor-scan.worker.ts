@@ -1,5 +1,5 @@
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked } from '../db/row-lock';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';

@@ -1,5 +1,5 @@
 import type { AsyncWorkSnapshot } from '../jobs/work-ledger';
-import type { EntityEvent } from '../shared/entity-events';
+import type { EntityEvent } from './entity-events';
 
 /**
  * Every event topic and its payload, declared once. Payloads cross processes through PostgreSQL NOTIFY

@@ -4,7 +4,7 @@ import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import type { Runtime } from '../runtime';
-import { entityOfEvent, eventSnapshot } from '../shared/entity-events';
+import { entityOfEvent, eventSnapshot } from '../events/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import type { LocationUpdateStatus } from './location.enums';

@@ -6,7 +6,7 @@ import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engin
 import type { JobPayload } from '../jobs/queue';
 import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
-import { changeLocked, lockRow } from '../shared/row-lock';
+import { changeLocked, lockRow } from '../db/row-lock';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';

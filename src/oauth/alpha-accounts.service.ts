@@ -18,7 +18,7 @@ import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import { ConsentLostError } from '../providers/shared/provider-error';
 import type { RequestScope } from '../request-scope';
 import { isId } from '../shared/ids';
-import { lockRow } from '../shared/row-lock';
+import { lockRow } from '../db/row-lock';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { consentNotFound, findCompletedAlphaConsent } from './alpha-consent.service';
 import { consentStepFailed, revokeQuietly } from './consent-failure';

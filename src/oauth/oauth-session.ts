@@ -1,10 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { lockUntilCommit } from '../db/advisory-lock';
 import { DomainError } from '../errors/domain-error';
 import { requireBelowOpenLimit } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { OAuthSession, OAuthSessionStatus, type OAuthProvider } from './oauth-session.entity';
+import { countOpenSessions, deleteSessionsExpiredBefore } from './oauth-session.sql';
 
 /** The consent sessions both providers' flows keep: made at generate-url, taken once by the callback. */
 
@@ -37,20 +39,11 @@ export async function startSession(
   const checkedState = callerState(input.callerState);
   const state = randomBytes(32).toString('base64url');
   await scope.em.transactional(async (em) => {
-    const connection = em.getConnection();
-    const context = em.getTransactionContext<Knex.Transaction>();
     // Concurrent starts of one organization and provider count one after the other, so the limit holds exactly.
-    await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [`consent-sessions:${input.organizationId}:${input.provider}`], 'all', context);
-    await deleteExpiredSessions(em, input.now);
-    const [open] = await connection.execute<{ open: number; first_expiry: Date | string | null }[]>(
-      `select count(*)::int as open, min(expires_at) as first_expiry from oauth_session
-        where organization_id = ? and provider = ? and status = ? and expires_at > ?`,
-      [input.organizationId, input.provider, OAuthSessionStatus.PENDING, input.now],
-      'all',
-      context,
-    );
-    const firstExpiry = open!.first_expiry ? new Date(open!.first_expiry).getTime() : input.now.getTime();
-    requireBelowOpenLimit(scope, 'consent-sessions', open!.open, (firstExpiry - input.now.getTime()) / 1000);
+    await lockUntilCommit(em, `consent-sessions:${input.organizationId}:${input.provider}`);
+    await deleteSessionsExpiredBefore(em, new Date(input.now.getTime() - EXPIRED_SESSION_KEPT_MS), EXPIRED_SESSIONS_DELETED_PER_START);
+    const { open, firstExpiry } = await countOpenSessions(em, input);
+    requireBelowOpenLimit(scope, 'consent-sessions', open, ((firstExpiry ?? input.now).getTime() - input.now.getTime()) / 1000);
     em.create(OAuthSession, {
       organization: em.getReference(Organization, input.organizationId),
       provider: input.provider,
@@ -63,17 +56,6 @@ export async function startSession(
     });
   });
   return { state };
-}
-
-/** Sessions of any organization expired more than a day ago, a bounded batch, oldest first; rows another start is deleting are skipped. */
-async function deleteExpiredSessions(em: EntityManager, now: Date): Promise<void> {
-  await em.getConnection().execute(
-    `delete from oauth_session where id in (
-       select id from oauth_session where expires_at < ? order by expires_at limit ? for update skip locked)`,
-    [new Date(now.getTime() - EXPIRED_SESSION_KEPT_MS), EXPIRED_SESSIONS_DELETED_PER_START],
-    'run',
-    em.getTransactionContext(),
-  );
 }
 
 /**

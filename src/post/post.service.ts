@@ -13,7 +13,8 @@ import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlain, findPlainAndCount } from '../shared/entity-snapshot';
+import { lockUntilCommit } from '../db/advisory-lock';
+import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { IdempotencyKey } from './idempotency-key.entity';
@@ -133,7 +134,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
   const outcome = await withCountedRequest(counted, () =>
     scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
       if (key) {
-        await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`idempotency:${accountId}:${key}`], 'all', em.getTransactionContext());
+        await lockUntilCommit(em, `idempotency:${accountId}:${key}`);
         // Another request with the key may have finished since the first look.
         const earlier = await replayOf(em, accountId, key, requestHash!, now);
         if (earlier.post) return { post: earlier.post, replayed: true };
@@ -189,7 +190,7 @@ async function findPost(em: EntityManager, accountId: string, id: string, lock =
   return post;
 }
 
-/** One post, read plainly (src/shared/entity-snapshot.ts): the answer changes nothing. */
+/** One post, read plainly (src/db/prepared-reads.ts): the answer changes nothing. */
 export async function getPost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Post> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [post] = isId(args.id) ? await findPlain(scope.em, Post, { id: args.id, account: accountId }, { limit: 1 }) : [];

@@ -7,8 +7,8 @@ import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
-import { transitionRow } from '../shared/entity-snapshot';
-import { changeLocked, lockRow } from '../shared/row-lock';
+import { transitionRow } from '../db/row-transition';
+import { changeLocked, lockRow } from '../db/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
@@ -40,7 +40,7 @@ function providerIds(alphaLocationName: string): { accountId: string; locationId
 }
 
 /**
- * Runs `change` on the post under its row lock (src/shared/row-lock.ts) and commits (the ORM counts the version,
+ * Runs `change` on the post under its row lock (src/db/row-lock.ts) and commits (the ORM counts the version,
  * src/db/orm.ts stamps the update time); announces the change once committed when `change` returned true.
  * Returns the post as committed, or null when it is gone.
  */

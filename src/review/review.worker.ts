@@ -6,7 +6,7 @@ import type { JobPayload } from '../jobs/queue';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaReview } from '../providers/alpha/alpha.types';
 import type { Runtime } from '../runtime';
-import { changeLocked } from '../shared/row-lock';
+import { changeLocked } from '../db/row-lock';
 import { replyStateOf } from './review.alpha-mapping';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';

@@ -4,7 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { findPlainAndCount } from '../shared/entity-snapshot';
+import { findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';

@@ -1,10 +1,10 @@
 import type { EntityClass } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { codecOf, type EntitySnapshot } from './entity-snapshot';
+import { codecOf, type EntitySnapshot } from '../db/entity-codec';
 
 /**
  * An entity carried by an event: its id and version, and the entity as it was at that change (a snapshot by its
- * metadata, src/shared/entity-snapshot.ts) when that fits the event.
+ * metadata, src/db/entity-codec.ts) when that fits the event.
  */
 export interface EntityEvent {
   id: string;
