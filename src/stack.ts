@@ -4,6 +4,7 @@ import { ConfigError, type Config } from './config';
 import { locateDatabase } from './db/locate-database';
 import Fastify from 'fastify';
 import { migrate, openDatabase, poolSnapshot } from './db/orm';
+import { statementsApart } from './db/statements';
 import { Metrics } from './observability/metrics';
 import { observeAll, ProviderHealthWindow } from './observability/provider-health';
 import { logTracingProblems, stopTracing } from './observability/tracing';
@@ -141,7 +142,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       log,
       clock,
       metrics,
-      ledger: (sql, values) => database.orm.em.getConnection().execute(sql, values),
+      ledger: statementsApart(database.orm.em),
       queues: composition.queues,
     });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });

@@ -5,7 +5,7 @@ import { EventRecordTypeEnum, EventTypeEnum, type EventRecordTypeName, type Even
 /**
  * One state change of a record (docs/activity-log.md): written by `recordEvent` in the transaction of the change
  * (src/activity/record-event.ts), read by the activity log, kept for EVENT_RETENTION_DAYS. Its record is the ORM
- * snapshot of the entity as committed by that change (src/shared/entity-snapshot.ts); each surface shows it in its
+ * snapshot of the entity as committed by that change (src/db/entity-codec.ts); each surface shows it in its
  * own names (GraphQL's types, REST's records). Never updated: the row is the history.
  */
 @ObjectType('Event', { description: 'A state change of a record of the organization, as the activity log keeps it.' })

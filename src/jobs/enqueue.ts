@@ -7,7 +7,8 @@ import { currentOrigin } from '../observability/origin';
 import { activeTraceContext } from '../observability/trace-context';
 import type { Clock } from '../shared/clock';
 import type { QueueDefinition } from './queue';
-import { AsyncWorkStatus, recordChange, recordQueued, type Execute } from './work-ledger';
+import { statementsIn } from '../db/statements';
+import { AsyncWorkStatus, recordChange, recordQueued } from './work-ledger';
 
 export interface EnqueueDeps {
   boss: PgBoss;
@@ -47,12 +48,12 @@ export async function enqueueJob<P extends object>(
 ): Promise<string> {
   const trx = em.getTransactionContext<Knex.Transaction>();
   if (!trx) throw new Error(`enqueue(${queue.name}) must run inside a transaction`);
-  const execute: Execute = (sql, values) => em.getConnection().execute(sql, values, 'all', trx);
+  const execute = statementsIn(em);
+  // pg-boss writes its job in the same transaction, through the same runner.
   const db = {
     executeSql: async (text: string, values: unknown[]) => {
       const { sql, bindings } = toKnexBindings(text, values);
-      const result = (await em.getConnection().execute(sql, bindings, 'all', trx)) as unknown;
-      return { rows: Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []) };
+      return { rows: await execute(sql, bindings) };
     },
   };
   // The clock may be held or moved (tests); pg-boss compares start times with real time: keep the delay.
