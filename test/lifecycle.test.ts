@@ -73,12 +73,18 @@ function createPost(url: string, summary: string) {
   });
 }
 
-async function allPostIds(url: string): Promise<string[]> {
+/**
+ * The posts the load made (its summaries say so). The demo's own posts are left out: the server prepares them once
+ * the demo's seed is done or a minute has passed, which on a loaded machine can fall within this test.
+ */
+async function loadPostIds(url: string): Promise<string[]> {
   const ids: string[] = [];
-  for (let page = 1; ; page += 1) {
+  for (let page = 1, seen = 0; ; page += 1) {
     const answer = await http(url, 'GET', `/post?account_id=${demo.accounts[0]!.id}&per_page=100&page=${page}`, { token: demo.token });
-    ids.push(...answer.body.payload.posts.map((p: { id: string }) => p.id));
-    if (ids.length >= answer.body.payload.found) return ids;
+    const posts: { id: string; params: { summary?: string } }[] = answer.body.payload.posts;
+    seen += posts.length;
+    ids.push(...posts.filter((p) => p.params.summary?.startsWith('Under load ')).map((p) => p.id));
+    if (seen >= answer.body.payload.found) return ids;
   }
 }
 
@@ -125,12 +131,12 @@ describe('stopping under load', () => {
       expect(post.post_id).toMatch(/localPosts/);
     }
     // Every post stored (the accepted ones, and any whose answer the client did not read) is published once.
-    const stored = await allPostIds(url2);
+    const stored = await loadPostIds(url2);
     expect(stored).toEqual(expect.arrayContaining(accepted));
     for (const id of stored) await pollPost(url2, demo.token, demo.accounts[0]!.id, id, (p) => p.state === 'LIVE', 60000);
     const state = await control.state();
     for (const id of stored) expect(state.posts.filter((p) => p.requestId === id)).toHaveLength(1);
-    expect(state.publishes).toBe(stored.length);
+    expect(state.posts.filter((p) => stored.includes(p.requestId ?? ''))).toHaveLength(stored.length);
 
     again.child.kill('SIGINT');
     expect(await again.exited()).toBe(0);
