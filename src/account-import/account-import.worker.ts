@@ -6,7 +6,7 @@ import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobPayload } from '../jobs/queue';
 import { locationFieldsOf } from '../location/location.alpha-mapping';
 import { Location } from '../location/location.entity';
@@ -16,15 +16,17 @@ import { Organization } from '../organization/organization.entity';
 import { Review } from '../review/review.entity';
 import { ReviewReplyState } from '../review/review.enums';
 import { replyCheckQueue } from '../review/review.queues';
-import type { Runtime } from '../runtime';
 import { changeLocked, lockRow } from '../db/row-lock';
 import { importEnded, importProgressed } from './account-import.events';
 import { accountImportQueue } from './account-import.queues';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
 
 const PAGE_SIZE = 100;
 
 /** What the import worker uses: the alpha provider (with the accounts' tokens), the job queue, the clock. */
-export type AccountImportDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & AlphaTokenDeps;
+export type AccountImportDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & AlphaTokenDeps;
 
 /**
  * Imports a connected account from the provider, or re-syncs it (the document's data export): its locations
@@ -45,7 +47,7 @@ export async function importAccount(runtime: AccountImportDeps, payload: JobPayl
   }
 }
 
-async function accountExists(runtime: Pick<Runtime, 'database'>, accountId: string): Promise<boolean> {
+async function accountExists(runtime: { database: Database }, accountId: string): Promise<boolean> {
   return (await runtime.database.orm.em.fork().count(Account, { id: accountId })) > 0;
 }
 
@@ -149,7 +151,7 @@ class AccountGone extends Error {
  * A failure of an import, on its account while it is in progress: retried ones keep it QUEUED with the latest
  * reason; a final one makes it FAILED with the reason (a provider's text, or a fixed one: never an error of ours).
  */
-async function recordImportFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof accountImportQueue>, failure: JobFailure): Promise<void> {
+async function recordImportFailure(runtime: { database: Database } & EventRecordDeps, payload: JobPayload<typeof accountImportQueue>, failure: JobFailure): Promise<void> {
   await changeLocked(runtime.database.orm.em.fork(), Account, { id: payload.accountId, syncStatus: { $in: [...SYNC_IN_PROGRESS] } }, (current, tx) => {
     if (!failure.final) {
       Object.assign(current, { syncStatus: AccountSyncStatus.QUEUED, syncError: `Retrying: ${failure.message}` });
@@ -211,7 +213,7 @@ async function upsertLocation(em: EntityManager, account: Account, remote: Alpha
  * Import jobs for accounts waiting for one that no job may hold: those made where no job could be queued (the
  * CLI's demo seed, before the job tables exist). A duplicate job is harmless: an import can run twice.
  */
-export async function enqueueOwedImports(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<void> {
+export async function enqueueOwedImports(runtime: { database: Database; jobs: JobEngine }): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(Account, { syncStatus: AccountSyncStatus.QUEUED, alphaAccountId: { $ne: null } }, { fields: ['id'], limit: 1000 });
   if (waiting.length === 0) return;

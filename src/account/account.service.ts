@@ -3,21 +3,24 @@ import { requireOrganizationToken } from '../access/guards';
 import type { Principal } from '../access/principal';
 import type { RequestScope } from '../request-scope';
 import { DomainError } from '../errors/domain-error';
-import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
+import { countRequest, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
 import { isId } from '../shared/ids';
 import { trimmedText } from '../shared/text';
 import { Account } from './account.entity';
 import type { AccountLookup, UpdateAccountInput } from './account.inputs';
 import { accountsByOrganization } from './account.loaders';
 
+/** The process parts these services use. */
+export type AccountServiceDeps = LimitDeps;
+
 /** Every account of the organization; counted against the per-token business-profile read limit. */
-export async function listAccounts(scope: RequestScope): Promise<Limited<Account[]>> {
+export async function listAccounts(scope: RequestScope<AccountServiceDeps>): Promise<Limited<Account[]>> {
   const principal = requireOrganizationToken(scope);
   const counted = await countRequest(scope, 'business-profile-reads');
   return { result: await accountsByOrganization(scope).load(principal.organizationId), rateLimit: counted.state };
 }
 
-async function findAccount(scope: RequestScope, principal: Principal, lookup: AccountLookup): Promise<Account> {
+async function findAccount(scope: RequestScope<AccountServiceDeps>, principal: Principal, lookup: AccountLookup): Promise<Account> {
   if (!lookup.id && !lookup.referenceId) {
     throw DomainError.badInput('account_id or reference_id is required to find an account');
   }
@@ -32,7 +35,7 @@ async function findAccount(scope: RequestScope, principal: Principal, lookup: Ac
 }
 
 /** One account by id and/or reference id; counted against the per-token business-profile read limit. */
-export async function getAccount(scope: RequestScope, lookup: AccountLookup): Promise<Limited<Account>> {
+export async function getAccount(scope: RequestScope<AccountServiceDeps>, lookup: AccountLookup): Promise<Limited<Account>> {
   const principal = requireOrganizationToken(scope);
   const counted = await countRequest(scope, 'business-profile-reads');
   // A lookup that finds nothing (404) is refused, not served: not counted.
@@ -43,7 +46,7 @@ export async function getAccount(scope: RequestScope, lookup: AccountLookup): Pr
  * Renames an account or changes its reference id. The reference id is the key a caller may look the account up
  * by, so it can only change when the account is looked up by its own id.
  */
-export async function updateAccount(scope: RequestScope, lookup: AccountLookup, input: UpdateAccountInput): Promise<Limited<Account>> {
+export async function updateAccount(scope: RequestScope<AccountServiceDeps>, lookup: AccountLookup, input: UpdateAccountInput): Promise<Limited<Account>> {
   const principal = requireOrganizationToken(scope);
   const changesReference = input.referenceId !== undefined;
   if (input.name === undefined && !changesReference) {

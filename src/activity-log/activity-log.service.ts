@@ -1,6 +1,6 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { ActivityEvent } from '../activity/activity-event.entity';
-import { retainedSince } from '../activity/event-retention';
+import { retainedSince, type RetentionDeps } from '../activity/event-retention';
 import { requirePrincipal } from '../access/guards';
 import { accountsWithinReach } from '../access/reach';
 import type { RequestScope } from '../request-scope';
@@ -8,6 +8,9 @@ import { findPlainAndCount } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
+
+/** The process parts these services use. */
+export type EventLogDeps = RetentionDeps;
 
 export interface EventFilter {
   accountId?: string | null;
@@ -22,7 +25,7 @@ export interface EventFilter {
  * The events a request may see that match its filters: its organization's, only its account's for an account
  * token (src/access/reach.ts), and only those within the retention (a sweep deletes older ones later).
  */
-function whereOf(scope: RequestScope, filter: EventFilter): FilterQuery<ActivityEvent> {
+function whereOf(scope: RequestScope<EventLogDeps>, filter: EventFilter): FilterQuery<ActivityEvent> {
   const reach = accountsWithinReach(requirePrincipal(scope));
   const where: FilterQuery<ActivityEvent> & Record<string, unknown> = { organizationId: reach.organization };
   // An id that is not one matches nothing (rather than failing the query's uuid cast).
@@ -39,7 +42,7 @@ function whereOf(scope: RequestScope, filter: EventFilter): FilterQuery<Activity
 }
 
 /** The activity log, newest first, a slice at a time (GraphQL `events`). */
-export async function listEventSlice(scope: RequestScope, filter: EventFilter, slice: SliceRequest): Promise<Slice<ActivityEvent>> {
+export async function listEventSlice(scope: RequestScope<EventLogDeps>, filter: EventFilter, slice: SliceRequest): Promise<Slice<ActivityEvent>> {
   const where = whereOf(scope, filter);
   const [rows, totalCount] = await Promise.all([
     scope.em.find(ActivityEvent, slice.afterId ? { $and: [where, { id: { $lt: slice.afterId } }] } : where, {
@@ -54,7 +57,7 @@ export async function listEventSlice(scope: RequestScope, filter: EventFilter, s
 
 /** The activity log, newest first, by page number (GET /events). */
 export async function listEventsPage(
-  scope: RequestScope,
+  scope: RequestScope<EventLogDeps>,
   args: EventFilter & { page: number; perPage: number },
 ): Promise<Page<'events', ActivityEvent>> {
   // Rows and count in one statement: counted apart, an event recorded between the two gave a page whose found

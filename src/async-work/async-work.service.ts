@@ -11,7 +11,10 @@ import { lockRow } from '../db/row-lock';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { AsyncWorkRecord } from './async-work.entity';
 import { countWorkByKindAndStatus, type WorkCount } from './async-work.sql';
-import { isRetryable, retryOf } from './work-kinds';
+import { isRetryable, retryOf, type RetryDeps } from './work-kinds';
+
+/** The process parts these services use. */
+export type AsyncWorkDeps = RetryDeps;
 
 /** A unit of work as the API shows it: its row, with dates as dates, and whether it may be retried now. */
 export interface AsyncWorkView {
@@ -87,7 +90,7 @@ function reachOf(principal: Principal, accountId: string | null | undefined): { 
 }
 
 /** Newest first (ids are UUID v7), filtered by kind and status. */
-export async function listWork(scope: RequestScope, filters: WorkFilters, slice: SliceRequest): Promise<Slice<AsyncWorkView>> {
+export async function listWork(scope: RequestScope<AsyncWorkDeps>, filters: WorkFilters, slice: SliceRequest): Promise<Slice<AsyncWorkView>> {
   const principal = requirePrincipal(scope);
   const where: FilterQuery<AsyncWorkRecord> = {
     $and: [
@@ -106,7 +109,7 @@ export async function listWork(scope: RequestScope, filters: WorkFilters, slice:
   return sliceOf(rows.map(viewOfRecord), slice.first, totalCount);
 }
 
-export async function findWork(scope: RequestScope, id: string): Promise<AsyncWorkView | null> {
+export async function findWork(scope: RequestScope<AsyncWorkDeps>, id: string): Promise<AsyncWorkView | null> {
   const principal = requirePrincipal(scope);
   if (!isId(id)) return null;
   const [record] = await findPlain(scope.em, AsyncWorkRecord, { $and: [{ id }, reachOf(principal, undefined)] }, { limit: 1 });
@@ -116,7 +119,7 @@ export async function findWork(scope: RequestScope, id: string): Promise<AsyncWo
 export type { WorkCount };
 
 /** How much work there is of each kind in each status (only the pairs there is work of). */
-export async function countWork(scope: RequestScope, accountId: string | null | undefined): Promise<WorkCount[]> {
+export async function countWork(scope: RequestScope<AsyncWorkDeps>, accountId: string | null | undefined): Promise<WorkCount[]> {
   const principal = requirePrincipal(scope);
   return countWorkByKindAndStatus(scope.em, reachOf(principal, accountId));
 }
@@ -125,7 +128,7 @@ export async function countWork(scope: RequestScope, accountId: string | null | 
  * Retries dead-lettered work (organization tokens): its record goes back where its job starts from and the job is
  * enqueued again, in one transaction; the unit of work goes back to QUEUED, its attempts kept.
  */
-export async function retryWork(scope: RequestScope, id: string): Promise<AsyncWorkView> {
+export async function retryWork(scope: RequestScope<AsyncWorkDeps>, id: string): Promise<AsyncWorkView> {
   const principal = requireOrganizationToken(scope);
   if (!isId(id)) throw DomainError.notFound('Async work');
   return scope.em.transactional(async (tx) => {

@@ -2,11 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { getMetadataStorage, type ClassType } from 'type-graphql';
 import type { QueueDefinition } from '../jobs/queue';
 import { AsyncWorkStatus, type AsyncWorkKind } from '../jobs/work-ledger';
-import type { Runtime } from '../runtime';
 import { AsyncWorkKindEnum } from './async-work.enums';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
+import type { EventBus } from '../events/event-bus';
+import type { JobEngine } from '../jobs/job-engine';
 
 /** What a retry uses: the job queue, and what the resources' reopen rules use (they announce their changes). */
-export type RetryDeps = Pick<Runtime, 'jobs' | 'database' | 'events' | 'clock'>;
+export type RetryDeps = { jobs: JobEngine; database: Database; events: EventBus; clock: Clock };
 
 /**
  * How dead-lettered work of a kind starts again: its record is put back where its job starts from (`reopen`,

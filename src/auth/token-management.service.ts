@@ -1,12 +1,13 @@
 import { requireOrganizationToken } from '../access/guards';
 import { findAccountWithinReach } from '../account/account.access';
 import type { RequestScope } from '../request-scope';
-import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
 import { isId } from '../shared/ids';
 import { ApiToken } from './api-token.entity';
 import { issueToken } from './token.service';
+import type { Authentication } from '../access/authentication';
+import type { EventBus } from '../events/event-bus';
 
 export async function listAccountTokens(
   scope: RequestScope,
@@ -48,7 +49,7 @@ export async function createAccountToken(
 }
 
 /** Revocation is immediate: the next request with the token answers 401. Revoking twice is a no-op. */
-export async function revokeAccountToken(scope: RequestScope, id: string): Promise<ApiToken> {
+export async function revokeAccountToken(scope: RequestScope<TokenEndDeps>, id: string): Promise<ApiToken> {
   const principal = requireOrganizationToken(scope);
   const token = isId(id)
     ? await scope.em.findOne(ApiToken, { id, organization: principal.organizationId, account: { $ne: null } })
@@ -66,7 +67,10 @@ export async function revokeAccountToken(scope: RequestScope, id: string): Promi
  * The event is best effort: with the bus down, this process still ends them at once, and the other processes' caches
  * let the token go within TOKEN_CACHE_SECONDS.
  */
-export async function endTokens(runtime: Pick<Runtime, 'authentication' | 'events'>, tokenIds: readonly string[]): Promise<void> {
+/** What ending tokens uses: this process's authentication cache, and the bus that tells the others. */
+export type TokenEndDeps = { authentication: Authentication; events: EventBus };
+
+export async function endTokens(runtime: TokenEndDeps, tokenIds: readonly string[]): Promise<void> {
   for (const tokenId of tokenIds) {
     runtime.authentication.forget(tokenId);
     // This process's sockets close now, bus or no bus; the others' when the event reaches them.

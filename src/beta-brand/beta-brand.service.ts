@@ -12,6 +12,11 @@ import { additionalCategories, brandName as brandNameRule, category, countryCode
 import { BetaSyncStatus, OwnershipType } from './beta-brand.enums';
 import { brandSyncStatusChanged } from './beta-brand.events';
 import { brandSyncQueue } from './beta-brand.queues';
+import type { Clock } from '../shared/clock';
+import type { JobEngine } from '../jobs/job-engine';
+
+/** The process parts these services use. */
+export type BrandServiceDeps = { clock: Clock; jobs: JobEngine };
 
 /**
  * Brands on the beta provider (the document's "Beta brands", product-decisions §9). Every operation needs an
@@ -32,25 +37,25 @@ export interface BrandFields {
   sendActionLinks?: boolean | null;
 }
 
-async function findBrand(scope: RequestScope, organizationId: string, segmentId: string): Promise<BetaBrand> {
+async function findBrand(scope: RequestScope<BrandServiceDeps>, organizationId: string, segmentId: string): Promise<BetaBrand> {
   const brand = await scope.em.findOne(BetaBrand, { organization: organizationId, segmentId, deletedAt: null });
   if (!brand) throw DomainError.notFound('Brand');
   return brand;
 }
 
-export async function getBetaBrand(scope: RequestScope, segmentId: string): Promise<BetaBrand> {
+export async function getBetaBrand(scope: RequestScope<BrandServiceDeps>, segmentId: string): Promise<BetaBrand> {
   const principal = requireBetaAccess(scope);
   return findBrand(scope, principal.organizationId, segmentId);
 }
 
 /** Every brand of the organization, oldest first. */
-export async function listBetaBrands(scope: RequestScope): Promise<BetaBrand[]> {
+export async function listBetaBrands(scope: RequestScope<BrandServiceDeps>): Promise<BetaBrand[]> {
   const principal = requireBetaAccess(scope);
   return scope.em.find(BetaBrand, { organization: principal.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
 /** Queues the brand's push to the provider, in the transaction of `em`. */
-async function queueSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand): Promise<void> {
+async function queueSync(scope: RequestScope<BrandServiceDeps>, em: RequestScope['em'], brand: BetaBrand): Promise<void> {
   await scope.runtime.jobs.enqueue(em, brandSyncQueue, { brandId: brand.id });
 }
 
@@ -59,7 +64,7 @@ async function queueSync(scope: RequestScope, em: RequestScope['em'], brand: Bet
  * sync job at a time: one whose sync is PENDING already has a job, which pushes until the provider holds what the
  * brand holds, so it pushes this change too; queueing another would only have two pushes race each other's etags.
  */
-async function keepForSync(scope: RequestScope, em: RequestScope['em'], brand: BetaBrand, changes: Partial<BetaBrand>): Promise<void> {
+async function keepForSync(scope: RequestScope<BrandServiceDeps>, em: RequestScope['em'], brand: BetaBrand, changes: Partial<BetaBrand>): Promise<void> {
   const syncPending = brand.betaSyncStatus === BetaSyncStatus.PENDING;
   Object.assign(brand, changes, { betaSyncStatus: BetaSyncStatus.PENDING });
   await em.flush();
@@ -83,7 +88,7 @@ export interface CreateBrandInput extends BrandFields {
  * A new brand of a company the organization's beta consent linked (its beta_company_id, which never changes),
  * created at the provider by a job. Locations may be attached (ids of the organization's locations).
  */
-export async function createBetaBrand(scope: RequestScope, input: CreateBrandInput): Promise<BetaBrand> {
+export async function createBetaBrand(scope: RequestScope<BrandServiceDeps>, input: CreateBrandInput): Promise<BetaBrand> {
   const principal = requireBetaAccess(scope);
   const companyId = input.betaCompanyId.trim();
   if (!(await hasBetaCompany(scope.em, principal.organizationId, companyId))) {
@@ -138,7 +143,7 @@ export interface UpdateBrandInput extends BrandFields {
  * 19 additional categories; primary_category whenever the categories change (stored values are never re-mapped);
  * beta_company_id and segment_id cannot change. The change is kept at once and pushed by a job.
  */
-export async function updateBetaBrand(scope: RequestScope, segmentId: string, input: UpdateBrandInput): Promise<BetaBrand> {
+export async function updateBetaBrand(scope: RequestScope<BrandServiceDeps>, segmentId: string, input: UpdateBrandInput): Promise<BetaBrand> {
   const principal = requireBetaAccess(scope);
   if (input.betaCompanyId !== undefined) throw DomainError.badInput('beta_company_id cannot be changed');
   if (input.segmentId !== undefined) throw DomainError.badInput('segment_id cannot be changed');
@@ -169,7 +174,7 @@ export async function updateBetaBrand(scope: RequestScope, segmentId: string, in
 }
 
 /** Deletes a brand (409 while locations are attached): gone here at once, at the provider by a job. */
-export async function deleteBetaBrand(scope: RequestScope, segmentId: string): Promise<{ segmentId: string; deleted: boolean }> {
+export async function deleteBetaBrand(scope: RequestScope<BrandServiceDeps>, segmentId: string): Promise<{ segmentId: string; deleted: boolean }> {
   const principal = requireBetaAccess(scope);
   const deleted = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
     // Locations that no longer exist (their account was disconnected) do not hold the brand.

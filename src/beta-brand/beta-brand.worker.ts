@@ -2,19 +2,20 @@ import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { betaAccessToken, type BetaTokenDeps } from '../oauth/beta-connection.service';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobPayload } from '../jobs/queue';
 import { BetaProviderError, isBetaEtagMismatch } from '../providers/beta/beta.errors';
 import type { BetaBrand as ProviderBrand, BetaBrandDetails } from '../providers/beta/beta.types';
-import type { Runtime } from '../runtime';
 import { changeLocked } from '../db/row-lock';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
 import { brandSyncStatusChanged } from './beta-brand.events';
 import { brandSyncQueue } from './beta-brand.queues';
+import type { BetaClient } from '../providers/beta/beta.client';
+import type { Database } from '../db/orm';
 
 /** What the brand sync worker uses: the beta provider (with the organizations' tokens), the job queue. */
-export type BetaBrandWorkerDeps = Pick<Runtime, 'database' | 'beta' | 'jobs'> & EventRecordDeps & BetaTokenDeps;
+export type BetaBrandWorkerDeps = { database: Database; beta: BetaClient; jobs: JobEngine } & EventRecordDeps & BetaTokenDeps;
 
 /** Replaced or deleted with a fresh etag at most this often when the brand keeps changing at the provider. */
 const ETAG_ATTEMPTS = 3;
@@ -84,7 +85,7 @@ export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: JobPa
 }
 
 /** Deletes the brand at the provider (already gone there is what we wanted), then its row here. */
-async function deleteAtProvider(runtime: Pick<Runtime, 'beta'>, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
+async function deleteAtProvider(runtime: { beta: BetaClient }, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
   if (brand.betaBrandId) {
     try {
       await withFreshEtag(brand, (etag) => runtime.beta.deleteBrand(brand.betaCompanyId, brand.betaBrandId!, etag, call), runtime, call);
@@ -100,7 +101,7 @@ async function deleteAtProvider(runtime: Pick<Runtime, 'beta'>, em: EntityManage
  * that failed for good brings the brand back (it still exists at the provider), FAILED with why, so it can be seen
  * and deleted again instead of lingering unseen.
  */
-async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof brandSyncQueue>, failure: JobFailure): Promise<void> {
+async function recordSyncFailure(runtime: { database: Database } & EventRecordDeps, payload: JobPayload<typeof brandSyncQueue>, failure: JobFailure): Promise<void> {
   // Only a brand still waiting for its push: a FAILED one keeps the reason its last attempt recorded.
   await changeLocked(runtime.database.orm.em.fork(), BetaBrand, { id: payload.brandId, betaSyncStatus: BetaSyncStatus.PENDING }, (brand, tx) => {
     if (!failure.final) {
@@ -118,7 +119,7 @@ async function recordSyncFailure(runtime: Pick<Runtime, 'database'> & EventRecor
 async function withFreshEtag<T>(
   brand: BetaBrand,
   send: (etag: string) => Promise<T>,
-  runtime: Pick<Runtime, 'beta'>,
+  runtime: { beta: BetaClient },
   call: { signal: AbortSignal; accessToken: string },
 ): Promise<T> {
   let etag = brand.betaEtag ?? (await runtime.beta.getBrand(brand.betaCompanyId, brand.betaBrandId!, call)).etag;

@@ -5,13 +5,18 @@ import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { statementsIn } from '../db/statements';
 import { recordDone } from '../jobs/work-ledger';
-import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
+import { countRequest, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
 import { findLocationOfAccount } from '../location/location.service';
 import { Location } from '../location/location.entity';
 import { CitationsStatus } from '../location/location.enums';
 import { locationCitationsDisabled } from '../location/location.events';
 import type { RequestScope } from '../request-scope';
 import { citationsStatusOf, disableActiveCitations } from './citation.sql';
+import type { Clock } from '../shared/clock';
+import type { EventBus } from '../events/event-bus';
+
+/** The process parts these services use. */
+export type CitationServiceDeps = { clock: Clock; events: EventBus } & LimitDeps;
 
 /** The work a disabling is recorded as, done within its request. */
 export const CITATIONS_DISABLE = 'CITATIONS_DISABLE';
@@ -28,7 +33,7 @@ export interface CitationsDisabled {
  * conditional statement moves ACTIVE to DISABLED, so of concurrent requests exactly one proceeds, and no crash can
  * leave a location half-way. Needs the organization's citations API access (403).
  */
-export async function disableCitations(scope: RequestScope, args: { accountId?: string | null; locationId: string }): Promise<Limited<CitationsDisabled>> {
+export async function disableCitations(scope: RequestScope<CitationServiceDeps>, args: { accountId?: string | null; locationId: string }): Promise<Limited<CitationsDisabled>> {
   const principal = requirePrincipal(scope);
   if (!principal.flags.citationsApi) {
     throw new DomainError('CITATIONS_API_DISABLED', 'Citations API access is not enabled for this organization');

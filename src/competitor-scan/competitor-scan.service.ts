@@ -4,7 +4,7 @@ import { requirePrincipal } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { resolveAccountScope } from '../account/account.access';
 import { DomainError } from '../errors/domain-error';
-import { countRequest, requireBelowOpenLimit, withCountedRequest, type Limited } from '../limits/request-limits';
+import { countRequest, requireBelowOpenLimit, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
 import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
@@ -19,6 +19,11 @@ import { UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import { dotCount } from './scan.compute';
 import { scanStatusChanged } from './competitor-scan.events';
 import { scanQueue } from './competitor-scan.queues';
+import type { Clock } from '../shared/clock';
+import type { JobEngine } from '../jobs/job-engine';
+
+/** The process parts these services use. */
+export type ScanServiceDeps = { clock: Clock; jobs: JobEngine } & LimitDeps;
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
 export const MAX_RINGS = 3;
@@ -41,7 +46,7 @@ export interface RunScanArgs {
  * and placed on the map (its coordinates). Bounded per organization (docs/beta-and-scans.md): scans started and
  * provider searches (one per dot) per rolling hour, and scans queued or running at once; over any, 429.
  */
-export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs): Promise<Limited<CompetitorScan>> {
+export async function runCompetitorScan(scope: RequestScope<ScanServiceDeps>, args: RunScanArgs): Promise<Limited<CompetitorScan>> {
   const principal = requirePrincipal(scope);
   const accountId = await resolveAccountScope(scope, args.accountId);
   const text = trimmedText(args.text, 'text', { min: 1, max: 100 });
@@ -66,7 +71,7 @@ export async function runCompetitorScan(scope: RequestScope, args: RunScanArgs):
  * The scan and its job, in one transaction, unless the organization already has SCANS_RUNNING_LIMIT scans queued
  * or running: counted under a per-organization lock held to the commit, so concurrent starts cannot all pass.
  */
-async function queueScan(scope: RequestScope, principal: Principal, location: Location, args: RunScanArgs, now: Date): Promise<CompetitorScan> {
+async function queueScan(scope: RequestScope<ScanServiceDeps>, principal: Principal, location: Location, args: RunScanArgs, now: Date): Promise<CompetitorScan> {
   const { organizationId } = principal;
   return scope.em.transactional(async (em) => {
     await lockUntilCommit(em, `scans-running:${organizationId}`);
@@ -100,7 +105,7 @@ export interface ScanLookup {
 }
 
 /** The scan with `scanId`, or the latest of the account (for the location, or the place id, when given). 404 otherwise. */
-export async function getCompetitorScan(scope: RequestScope, lookup: ScanLookup): Promise<CompetitorScan> {
+export async function getCompetitorScan(scope: RequestScope<ScanServiceDeps>, lookup: ScanLookup): Promise<CompetitorScan> {
   const accountId = await resolveAccountScope(scope, lookup.accountId);
   const where: ObjectQuery<CompetitorScan> = { account: accountId };
   if (lookup.scanId) where.id = isId(lookup.scanId) ? lookup.scanId : NO_MATCH_ID;
@@ -112,7 +117,7 @@ export async function getCompetitorScan(scope: RequestScope, lookup: ScanLookup)
 }
 
 /** Scans of the account (of one location, when given), newest first. */
-export async function listCompetitorScans(scope: RequestScope, filter: { accountId?: string | null; locationId?: string | null }, slice: SliceRequest): Promise<Slice<CompetitorScan>> {
+export async function listCompetitorScans(scope: RequestScope<ScanServiceDeps>, filter: { accountId?: string | null; locationId?: string | null }, slice: SliceRequest): Promise<Slice<CompetitorScan>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const where: ObjectQuery<CompetitorScan> = { account: accountId };
   if (filter.locationId) where.location = isId(filter.locationId) ? filter.locationId : NO_MATCH_ID;

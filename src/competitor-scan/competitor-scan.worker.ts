@@ -8,16 +8,18 @@ import { Location } from '../location/location.entity';
 import { Post } from '../post/post.entity';
 import { PostState } from '../post/post.enums';
 import type { AlphaPlace } from '../providers/alpha/alpha.types';
-import type { Runtime } from '../runtime';
 import { CompetitorScan } from './competitor-scan.entity';
 import { CompetitorScanStatus, UNFINISHED_SCAN_STATUSES } from './competitor-scan.enums';
 import type { ScanClient, ScanCompetitor, ScanStrategy } from './competitor-scan.types';
 import { computeScan, gridDots, type ScanOutcome, type ScanPlace } from './scan.compute';
 import { scanStatusChanged } from './competitor-scan.events';
 import { scanQueue } from './competitor-scan.queues';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
 
 /** What running a scan uses: the alpha provider (with the accounts' tokens), the clock. */
-export type ScanWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'clock'> & AlphaTokenDeps;
+export type ScanWorkerDeps = { database: Database; alpha: AlphaClient; clock: Clock } & AlphaTokenDeps;
 
 /** A search shows this many places; a business beyond them is "20+". */
 const RESULTS_PER_DOT = 20;
@@ -82,7 +84,7 @@ export async function runScan(runtime: ScanWorkerDeps, payload: JobPayload<typeo
  * Changes a scan that is not finished yet, under its row lock; a change of its status is recorded in the activity
  * log in the same transaction. Nothing when the scan is gone or finished.
  */
-async function changeUnfinishedScan(runtime: Pick<Runtime, 'database'> & EventRecordDeps, scanId: string, changes: Partial<CompetitorScan>): Promise<void> {
+async function changeUnfinishedScan(runtime: { database: Database } & EventRecordDeps, scanId: string, changes: Partial<CompetitorScan>): Promise<void> {
   await changeLocked(runtime.database.orm.em.fork(), CompetitorScan, { id: scanId, status: { $in: UNFINISHED_SCAN_STATUSES } }, (scan, tx) => {
     const statusBefore = scan.status;
     Object.assign(scan, changes);
@@ -91,7 +93,7 @@ async function changeUnfinishedScan(runtime: Pick<Runtime, 'database'> & EventRe
 }
 
 /** A failure of a scan: queued again with the latest reason while it is retried; `failed` with the reason when final. */
-async function recordScanFailure(runtime: Pick<Runtime, 'database' | 'clock'>, payload: JobPayload<typeof scanQueue>, failure: JobFailure): Promise<void> {
+async function recordScanFailure(runtime: { database: Database; clock: Clock }, payload: JobPayload<typeof scanQueue>, failure: JobFailure): Promise<void> {
   await changeUnfinishedScan(
     runtime,
     payload.scanId,

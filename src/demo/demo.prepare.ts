@@ -107,7 +107,7 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
       kind: 'organization',
       flags: { betaApi: organization.betaApi, citationsApi: organization.citationsApi },
     };
-    const scope = (source: RequestSource = 'app'): RequestScope => {
+    const scope = (source: RequestSource = 'app'): RequestScope<Runtime> => {
       const em = fresh();
       return { em, principal, loaders: new RequestLoaders(() => em), log, source, runtime };
     };
@@ -213,7 +213,7 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
 }
 
 /** The beta consent that links the brand's company (approved at the provider), then a change that pushes the brand. */
-async function linkAndPushBrand(scope: (source?: RequestSource) => RequestScope, provider: DemoProvider, organizationId: string): Promise<void> {
+async function linkAndPushBrand(scope: (source?: RequestSource) => RequestScope<Runtime>, provider: DemoProvider, organizationId: string): Promise<void> {
   const brand = await scope().em.findOne(BetaBrand, { organization: organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc' } });
   if (!brand || brand.betaSyncStatus === BetaSyncStatus.SYNCED) return;
   if (!(await hasBetaCompany(scope().em, organizationId, brand.betaCompanyId))) {

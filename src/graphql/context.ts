@@ -1,12 +1,13 @@
 import type { RateLimitState } from '../errors/domain-error';
 import { limitHeaders } from '../http/limit-headers';
 import type { RequestScope } from '../request-scope';
+import type { Runtime } from '../runtime';
 
 /**
  * What a resolver gets: the transport-free request scope services take, plus what only transports use. Built per
  * request (or per WebSocket operation) by `createContext` (src/context.ts) only, for GraphQL and for REST.
  */
-export interface Context extends RequestScope {
+export interface Context extends RequestScope<Runtime> {
   /** Headers resolvers derive from what services report (rate limits, idempotent replay); both transports send them. */
   responseHeaders: Map<string, string>;
 }

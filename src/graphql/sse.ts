@@ -6,8 +6,7 @@ import { createHandler, type Request as SseRequest, type ResponseInit } from 'gr
 import { isDependencyUnavailable } from '../errors/dependency-unavailable';
 import { DomainError, errorCatalogue, errorCodeForStatus, type ErrorCode } from '../errors/domain-error';
 import { limitHeaders } from '../http/limit-headers';
-import { errorCodeLabel } from '../observability/metrics';
-import type { Runtime } from '../runtime';
+import { errorCodeLabel, type Metrics } from '../observability/metrics';
 import type { Context } from './context';
 import type { TrustedDocuments } from './trusted-documents';
 import { toGraphQLError } from './errors';
@@ -16,13 +15,14 @@ import { checkOperation, documentChecker, internalError, rootFieldOf, subscripti
 import { StreamSubscription } from './sse-subscription';
 import { SubscriptionGroups } from './subscription-groups';
 import fp from 'fastify-plugin';
+import type { EventBus } from '../events/event-bus';
 
 /** What GraphQL over Server-Sent Events uses: the schema, the one context factory, and where revocations arrive. */
 export interface SseDependencies {
   schema: GraphQLSchema;
   /** The one context factory (src/context.ts), per request, with the request's logger. */
   createContext(authorization: unknown, log: FastifyBaseLogger): Promise<Context>;
-  runtime: Pick<Runtime, 'events' | 'metrics'>;
+  runtime: { events: EventBus; metrics: Metrics | undefined };
   /** Trusted documents only, when set: an operation must be one of the manifests' (src/graphql/trusted-documents.ts). */
   trusted?: TrustedDocuments;
   /** Production hides graphql-js's "Did you mean" hints (they name schema fields). */

@@ -3,6 +3,10 @@ import type { Config } from '../config';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
 import { consumeMonthlyQuota, consumeRateLimit, type Counted } from './rate-limiter';
+import type { Metrics } from '../observability/metrics';
+
+/** The process parts these services use. */
+export type LimitDeps = { config: Pick<Config, 'limits'>; metrics: Metrics | undefined };
 
 /**
  * The rate limits of the documented operations, in one table: what each counts (per account, organization or
@@ -36,7 +40,7 @@ export interface Limited<T> {
  * limit's state, for the transports' headers, and a refund for a request that then fails for another reason.
  */
 export function countRequest(
-  scope: RequestScope,
+  scope: RequestScope<LimitDeps>,
   name: RateLimitName,
   target: { accountId?: string; weight?: number } = {},
 ): Promise<Counted<RateLimitState>> {
@@ -55,14 +59,14 @@ export function countRequest(
 }
 
 /** An organization's monthly post quota, counted like a rate limit (QUOTA_REACHED over it). */
-export function countMonthlyPosts(scope: RequestScope, organizationId: string, amount: number, now: Date): Promise<Counted<{ used: number }>> {
+export function countMonthlyPosts(scope: RequestScope<LimitDeps>, organizationId: string, amount: number, now: Date): Promise<Counted<{ used: number }>> {
   return consumeMonthlyQuota(scope.em, { bucket: `posts:${organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount, now }).catch(
     countedRefusal(scope, 'posts-per-month'),
   );
 }
 
 /** Passes a failure on, counting a refusal by a limit (metrics) on its way. */
-function countedRefusal(scope: RequestScope, limit: string): (error: unknown) => never {
+function countedRefusal(scope: RequestScope<LimitDeps>, limit: string): (error: unknown) => never {
   return (error) => {
     if (error instanceof DomainError && (error.code === 'RATE_LIMIT_EXCEEDED' || error.code === 'QUOTA_REACHED')) scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
     throw error;
@@ -82,7 +86,7 @@ const OPEN_LIMITS = {
 export type OpenLimitName = keyof typeof OPEN_LIMITS;
 
 /** The cap `name`, as configured. */
-export function openLimit(scope: RequestScope, name: OpenLimitName): number {
+export function openLimit(scope: RequestScope<LimitDeps>, name: OpenLimitName): number {
   return OPEN_LIMITS[name].limit(scope.runtime.config.limits);
 }
 
@@ -90,7 +94,7 @@ export function openLimit(scope: RequestScope, name: OpenLimitName): number {
  * Refuses one more of `name` when `open` are already open (429 RATE_LIMIT_EXCEEDED, the documented payload, and
  * `Retry-After` = `retryAfterSeconds`, the service's estimate of when one closes).
  */
-export function requireBelowOpenLimit(scope: RequestScope, name: OpenLimitName, open: number, retryAfterSeconds: number): void {
+export function requireBelowOpenLimit(scope: RequestScope<LimitDeps>, name: OpenLimitName, open: number, retryAfterSeconds: number): void {
   const limit = openLimit(scope, name);
   if (open < limit) return;
   const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));

@@ -3,11 +3,13 @@ import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
-import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import type { LocationUpdateStatus } from './location.enums';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
+import type { EventBus } from '../events/event-bus';
 
 export const locationRecordType = defineRecordType({ name: 'location', key: 'LOCATION', entity: Location });
 export const updateJobRecordType = defineRecordType({ name: 'location_update_job', key: 'LOCATION_UPDATE_JOB', entity: LocationUpdateJob });
@@ -26,7 +28,7 @@ export const locationCitationsDisabled = defineEventType({
 });
 
 /** What announcing an update job's change uses. */
-export type UpdateJobEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
+export type UpdateJobEventDeps = { events: EventBus; database: Database; clock: Clock };
 
 /**
  * Tells every subscriber, in every process, that an update job changed, once the transaction of `em` commits; a
@@ -45,6 +47,6 @@ export function announceUpdateJobChange(em: EntityManager, runtime: UpdateJobEve
   }));
 }
 
-export function loadUpdateJobForEvent(runtime: Pick<Runtime, 'database'>, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {
+export function loadUpdateJobForEvent(runtime: { database: Database }, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {
   return entityOfEvent(runtime.database.orm, LocationUpdateJob, event);
 }

@@ -5,7 +5,7 @@ import type { Page } from '../shared/page';
 import { resolveAccountScope } from '../account/account.access';
 import { Account } from '../account/account.entity';
 import { DomainError } from '../errors/domain-error';
-import { countRequest, withCountedRequest, type Limited } from '../limits/request-limits';
+import { countRequest, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount, findPlainWithinBytes, type BoundedPage } from '../db/prepared-reads';
@@ -15,16 +15,20 @@ import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange } from './location.events';
+import { announceUpdateJobChange, type UpdateJobEventDeps } from './location.events';
 import type { CreateLocationInput, LocationFilterArgs, LocationUpdateJobsArgs, LocationsPageArgs, UpdateLocationInput } from './location.inputs';
 import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from './location.rules';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
+import type { JobEngine } from '../jobs/job-engine';
+
+/** The process parts these services use. */
+export type LocationServiceDeps = { jobs: JobEngine } & UpdateJobEventDeps & LimitDeps;
 
 /**
  * Creates a location of the account at once; a job creates it at the alpha provider when the account is
  * connected there (the location is `connected` once the provider knows it). Organization tokens only.
  */
-export async function createLocation(scope: RequestScope, args: { accountId?: string | null; input: CreateLocationInput }): Promise<Limited<Location>> {
+export async function createLocation(scope: RequestScope<LocationServiceDeps>, args: { accountId?: string | null; input: CreateLocationInput }): Promise<Limited<Location>> {
   requireOrganizationToken(scope);
   const accountId = await resolveAccountScope(scope, args.accountId);
   // Checked before counting: a refused request does not use up the limit.
@@ -69,7 +73,7 @@ interface AnswerBytes {
 
 const answerBytes = new WeakMap<RequestScope, AnswerBytes>();
 
-function readWithinAnswerBytes<T>(scope: RequestScope, read: (maxBytes: number) => Promise<BoundedPage<T>>): Promise<BoundedPage<T>> {
+function readWithinAnswerBytes<T>(scope: RequestScope<LocationServiceDeps>, read: (maxBytes: number) => Promise<BoundedPage<T>>): Promise<BoundedPage<T>> {
   let budget = answerBytes.get(scope);
   if (!budget) answerBytes.set(scope, (budget = { remaining: scope.runtime.config.limits.locationPageBytes, turn: Promise.resolve() }));
   const held = budget;
@@ -89,7 +93,7 @@ function readWithinAnswerBytes<T>(scope: RequestScope, read: (maxBytes: number) 
  * are, and `nextSkip` says how many records of the page to skip to read on (null when the page is whole).
  */
 export async function listLocationsPage(
-  scope: RequestScope,
+  scope: RequestScope<LocationServiceDeps>,
   args: LocationsPageArgs,
 ): Promise<Limited<Page<'locations', Location> & { nextSkip: number | null }>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
@@ -117,7 +121,7 @@ export async function listLocationsPage(
  * Locations of one account, in creation order, a slice at a time; counted against the per-token read limit. A slice
  * ends early at the answer's byte budget, like a page (then `hasMore`).
  */
-export async function listLocations(scope: RequestScope, filter: LocationFilterArgs, slice: SliceRequest): Promise<Limited<Slice<Location>>> {
+export async function listLocations(scope: RequestScope<LocationServiceDeps>, filter: LocationFilterArgs, slice: SliceRequest): Promise<Limited<Slice<Location>>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const counted = await countRequest(scope, 'location-reads');
   const where = locationWhere(accountId, filter);
@@ -139,7 +143,7 @@ export async function listLocations(scope: RequestScope, filter: LocationFilterA
 }
 
 /** One location of the account (404 otherwise), read plainly. */
-export async function getLocation(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Location> {
+export async function getLocation(scope: RequestScope<LocationServiceDeps>, args: { accountId?: string | null; id: string }): Promise<Location> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [location] = isId(args.id) ? await findPlain(scope.em, Location, { id: args.id, account: accountId }, { limit: 1 }) : [];
   if (!location) throw DomainError.notFound('Location');
@@ -159,7 +163,7 @@ export interface UpdateLocationOutcome {
  * concurrent requests cannot both pass). Counted against the account's hourly limit.
  */
 export async function updateLocation(
-  scope: RequestScope,
+  scope: RequestScope<LocationServiceDeps>,
   args: { accountId?: string | null; locationId: string; serviceItemsCombination?: boolean | null; input: UpdateLocationInput },
 ): Promise<Limited<UpdateLocationOutcome>> {
   const principal = requirePrincipal(scope);
@@ -209,7 +213,7 @@ export async function updateLocation(
 
 /** Updates of the account's locations, newest first, by page (GET /location/updates). */
 export async function listUpdateJobs(
-  scope: RequestScope,
+  scope: RequestScope<LocationServiceDeps>,
   args: LocationUpdateJobsArgs,
 ): Promise<Page<'updates', LocationUpdateJob>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
@@ -227,7 +231,7 @@ export async function listUpdateJobs(
 
 /** Updates of the account's locations (of one location, in one status, when given), newest first, a slice at a time. */
 export async function listUpdateJobSlice(
-  scope: RequestScope,
+  scope: RequestScope<LocationServiceDeps>,
   filter: { accountId?: string | null; locationId?: string | null; status?: LocationUpdateStatus | null },
   slice: SliceRequest,
 ): Promise<Slice<LocationUpdateJob>> {
@@ -243,7 +247,7 @@ export async function listUpdateJobSlice(
 }
 
 /** One update of the account's locations (404 otherwise). */
-export async function getUpdateJob(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<LocationUpdateJob> {
+export async function getUpdateJob(scope: RequestScope<LocationServiceDeps>, args: { accountId?: string | null; id: string }): Promise<LocationUpdateJob> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [job] = isId(args.id) ? await findPlain(scope.em, LocationUpdateJob, { id: args.id, account: accountId }, { limit: 1 }) : [];
   if (!job) throw DomainError.notFound('Location update');

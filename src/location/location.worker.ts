@@ -2,9 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobPayload } from '../jobs/queue';
-import type { Runtime } from '../runtime';
 import { DomainError } from '../errors/domain-error';
 import { changeLocked, lockRow } from '../db/row-lock';
 import { LocationUpdateJob } from './location-update-job.entity';
@@ -14,13 +13,16 @@ import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange, locationConnected, locationRefused, type UpdateJobEventDeps } from './location.events';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 import { applyLocationChanges } from './location.rules';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
 
 function failureOf({ status, reason, message }: JobFailure): ProviderFailure {
   return { status, reason, message };
 }
 
 /** What the location workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the update job events. */
-export type LocationWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps;
+export type LocationWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps;
 
 const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
 
@@ -30,7 +32,7 @@ const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
  * again whole before it is marked, so the provider ends with what we have. A location gone meanwhile (its account
  * was disconnected) ends the job.
  */
-export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha'> & EventRecordDeps & AlphaTokenDeps, payload: JobPayload<typeof locationPublishQueue>, job: JobContext): Promise<void> {
+export async function publishLocation(runtime: { database: Database; alpha: AlphaClient } & EventRecordDeps & AlphaTokenDeps, payload: JobPayload<typeof locationPublishQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
   if (!stored || stored.connected || !stored.account.alphaAccountId) return;
@@ -62,7 +64,7 @@ export async function publishLocation(runtime: Pick<Runtime, 'database' | 'alpha
  * changed: a late or repeated call (the dead letter's RETRIES_EXHAUSTED after the last attempt recorded why) never
  * touches a connected one, nor replaces the failure already kept.
  */
-async function recordPublishFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: JobPayload<typeof locationPublishQueue>, failure: JobFailure): Promise<void> {
+async function recordPublishFailure(runtime: { database: Database } & EventRecordDeps, payload: JobPayload<typeof locationPublishQueue>, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
   await changeLocked(runtime.database.orm.em.fork(), Location, { id: payload.locationId, connected: false, providerError: null }, (current, tx) => {
     current.providerError = failureOf(failure);
@@ -92,7 +94,7 @@ async function changeUnfinishedJob(
  * failure is the engine's (src/jobs/failure-policy.ts): recorded as the job's latest error, FAILED when final;
  * the job stays RUNNING while it is retried. Sending the same change twice is harmless.
  */
-export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alpha' | 'clock'> & UpdateJobEventDeps & AlphaTokenDeps, payload: JobPayload<typeof locationUpdateQueue>, job: JobContext): Promise<void> {
+export async function runLocationUpdate(runtime: { database: Database; alpha: AlphaClient; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps, payload: JobPayload<typeof locationUpdateQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const update = await em.findOne(LocationUpdateJob, payload.jobId, { populate: ['location'] });
   if (!update || !UNFINISHED.includes(update.status)) return;
@@ -123,7 +125,7 @@ export async function runLocationUpdate(runtime: Pick<Runtime, 'database' | 'alp
 }
 
 /** A failure of an update job: its latest error; FAILED when final. */
-async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, 'clock'>, payload: JobPayload<typeof locationUpdateQueue>, failure: JobFailure): Promise<void> {
+async function recordUpdateFailure(runtime: UpdateJobEventDeps & { clock: Clock }, payload: JobPayload<typeof locationUpdateQueue>, failure: JobFailure): Promise<void> {
   await changeUnfinishedJob(runtime, payload.jobId, (current) => {
     current.error = failureOf(failure);
     if (failure.final) {
@@ -138,7 +140,7 @@ async function recordUpdateFailure(runtime: UpdateJobEventDeps & Pick<Runtime, '
  * refused: those created where no job could be queued (the CLI's demo seed, before the job tables exist). A
  * duplicate job is harmless: a publish of a connected location does nothing.
  */
-export async function enqueueUnpublishedLocations(runtime: Pick<Runtime, 'database' | 'jobs'>): Promise<number> {
+export async function enqueueUnpublishedLocations(runtime: { database: Database; jobs: JobEngine }): Promise<number> {
   const em = runtime.database.orm.em.fork();
   const waiting = await em.find(
     Location,

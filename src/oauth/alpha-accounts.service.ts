@@ -10,7 +10,7 @@ import { AccountSyncStatus, SYNC_IN_PROGRESS } from '../account/account.enums';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { identityAccessToken } from '../account/alpha-tokens';
 import { ApiToken } from '../auth/api-token.entity';
-import { endTokens } from '../auth/token-management.service';
+import { endTokens, type TokenEndDeps } from '../auth/token-management.service';
 import { updateSubscriptionQuantity } from '../billing/billing.service';
 import { DomainError } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
@@ -25,6 +25,12 @@ import { consentStepFailed, revokeQuietly } from './consent-failure';
 import { redirectWith } from './redirect-url';
 import { accountConnected, accountDisconnected, accountReconnected } from './oauth.events';
 import { accountImportQueue } from '../account-import/account-import.queues';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { JobEngine } from '../jobs/job-engine';
+import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
+
+/** The process parts these services use. */
+export type AccountLinkDeps = { alpha: AlphaClient; jobs: JobEngine } & ConsentTokenDeps & TokenEndDeps;
 
 /**
  * The alpha accounts a consent links (the document's "Alpha account connection", product-decisions §7): connect
@@ -71,7 +77,7 @@ export interface ConnectArgs {
  * once, and a job imports its locations and reviews (progress on the account). The answer is the consent's
  * redirect_url with the outcome. Adding an account is the organization's act: organization tokens only.
  */
-export async function connectAlphaAccount(scope: RequestScope, args: ConnectArgs): Promise<FlowOutcome> {
+export async function connectAlphaAccount(scope: RequestScope<AccountLinkDeps>, args: ConnectArgs): Promise<FlowOutcome> {
   const principal = requireOrganizationToken(scope);
   requireExternalApi(args.externalApi);
   if (args.billingId !== principal.organizationId) throw DomainError.badInput('billing_id is not the organization of this token');
@@ -161,7 +167,7 @@ export interface DisconnectArgs {
  * jobs); the subscription counts the locations left. An account token disconnects only its own account: any other
  * is "not found", as an unknown one.
  */
-export async function disconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
+export async function disconnectAlphaAccount(scope: RequestScope<AccountLinkDeps>, args: DisconnectArgs): Promise<FlowOutcome> {
   const principal = requirePrincipal(scope);
   requireExternalApi(args.externalApi);
   const { runtime } = scope;
@@ -233,7 +239,7 @@ async function reconnectRedirectUrl(em: EntityManager, principal: Principal, per
  * the principal's reach), the person's consent or the refresh token is missing or refused; other failures pass
  * their text on. Only an organization without any consent answers 404: there is no redirect_url to answer with.
  */
-export async function reconnectAlphaAccount(scope: RequestScope, args: DisconnectArgs): Promise<FlowOutcome> {
+export async function reconnectAlphaAccount(scope: RequestScope<AccountLinkDeps>, args: DisconnectArgs): Promise<FlowOutcome> {
   const principal = requirePrincipal(scope);
   requireExternalApi(args.externalApi);
   const { runtime } = scope;

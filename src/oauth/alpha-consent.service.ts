@@ -3,14 +3,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import { requireOrganizationToken } from '../access/guards';
 import { AlphaIdentity } from '../account/alpha-identity.entity';
 import { DomainError } from '../errors/domain-error';
-import { createAlphaPkce } from '../providers/alpha/alpha.oauth';
+import { createAlphaPkce, type AlphaOAuthClient } from '../providers/alpha/alpha.oauth';
 import { ALPHA_CONNECT_SCOPES, ALPHA_SCOPE_BUSINESS_MANAGE } from '../providers/alpha/alpha.types';
 import type { RequestScope } from '../request-scope';
-import type { Runtime } from '../runtime';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
-import { startSession, takeSession } from './oauth-session';
+import { startSession, takeSession, type SessionDeps } from './oauth-session';
 import { consentStepFailed, revokeQuietly } from './consent-failure';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
+import type { Clock } from '../shared/clock';
+import type { Config } from '../config';
+import type { Database } from '../db/orm';
+import type { SecretBox } from '../shared/secret-box';
+import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
+
+/** The process parts these services use. */
+export type ConsentServiceDeps = { publicUrl: () => string } & { config: Pick<Config, 'isDevelopment' | 'oauthStateTtlSeconds'> } & ConsentTokenDeps & SessionDeps;
 
 /**
  * The alpha consent (the document's "Alpha account connection", product-decisions §7): generate-url, the
@@ -21,7 +28,7 @@ import { checkRedirectUrl, redirectWith } from './redirect-url';
 export const UNKNOWN_CONSENT = 'This consent is unknown to the service: start again from your application.';
 
 /** Where the provider sends the person back: our callback, under the service's public address. */
-export function alphaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
+export function alphaCallbackUrl(runtime: { publicUrl: () => string }): string {
   return `${runtime.publicUrl()}/oauth/alpha/callback`;
 }
 
@@ -31,7 +38,7 @@ export function alphaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
  * Starting a consent is the organization's act (it leads to a new account of the organization): organization
  * tokens only, as for connect (docs/oauth.md).
  */
-export async function generateAlphaConsentUrl(scope: RequestScope, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string }> {
+export async function generateAlphaConsentUrl(scope: RequestScope<ConsentServiceDeps>, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string }> {
   const principal = requireOrganizationToken(scope);
   const { runtime } = scope;
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: !runtime.config.isDevelopment });
@@ -56,7 +63,7 @@ export async function generateAlphaConsentUrl(scope: RequestScope, input: { redi
 }
 
 /** What the alpha consent callback uses. */
-export type AlphaCallbackDeps = Pick<Runtime, 'database' | 'clock' | 'alphaOAuth' | 'secrets' | 'config' | 'publicUrl'>;
+export type AlphaCallbackDeps = { database: Database; clock: Clock; alphaOAuth: AlphaOAuthClient; secrets: SecretBox; config: Config; publicUrl: () => string };
 
 /** What the callback does: send the person on (with `outcome`, the document's error or success), or (no session to send them to) refuse. */
 export type CallbackOutcome = { redirect: string; outcome: string } | { refusal: string };

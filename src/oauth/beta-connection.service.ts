@@ -4,14 +4,21 @@ import { requireOrganizationToken } from '../access/guards';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import type { Runtime } from '../runtime';
 import { UNKNOWN_CONSENT, type CallbackOutcome } from './alpha-consent.service';
 import { BetaConnection } from './beta-connection.entity';
 import { consentAccessToken, type ConsentTokenDeps } from '../providers/shared/consent-tokens';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
-import { startSession, takeSession } from './oauth-session';
+import { startSession, takeSession, type SessionDeps } from './oauth-session';
 import { consentStepFailed } from './consent-failure';
 import { checkRedirectUrl, redirectWith } from './redirect-url';
+import type { BetaOAuthClient } from '../providers/beta/beta.oauth';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
+import type { SecretBox } from '../shared/secret-box';
+import type { Config } from '../config';
+
+/** The process parts these services use. */
+export type BetaServiceDeps = { publicUrl: () => string } & { config: Pick<Config, 'oauthStateTtlSeconds'> } & ConsentTokenDeps & SessionDeps;
 
 /** The beta operations need the organization's beta API access (403 BETA_API_DISABLED) and an organization token. */
 export function requireBetaAccess(scope: RequestScope): Principal {
@@ -20,7 +27,7 @@ export function requireBetaAccess(scope: RequestScope): Principal {
   return principal;
 }
 
-export function betaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
+export function betaCallbackUrl(runtime: { publicUrl: () => string }): string {
   return `${runtime.publicUrl()}/oauth/beta/callback`;
 }
 
@@ -28,7 +35,7 @@ export function betaCallbackUrl(runtime: Pick<Runtime, 'publicUrl'>): string {
  * Starts a beta consent (product-decisions §9): a single-use session like the alpha one, for an absolute https
  * redirect_url (always), and the provider's authorize URL. The caller's state comes back unchanged.
  */
-export async function generateBetaConsentUrl(scope: RequestScope, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string; state: string }> {
+export async function generateBetaConsentUrl(scope: RequestScope<BetaServiceDeps>, input: { redirectUrl: string; state?: string | null }): Promise<{ url: string; state: string }> {
   const principal = requireBetaAccess(scope);
   const { runtime } = scope;
   const redirectUrl = checkRedirectUrl(input.redirectUrl, { httpsOnly: true });
@@ -46,7 +53,7 @@ export async function generateBetaConsentUrl(scope: RequestScope, input: { redir
 }
 
 /** What the beta consent callback uses. */
-export type BetaCallbackDeps = Pick<Runtime, 'database' | 'clock' | 'betaOAuth' | 'secrets' | 'publicUrl'>;
+export type BetaCallbackDeps = { database: Database; clock: Clock; betaOAuth: BetaOAuthClient; secrets: SecretBox; publicUrl: () => string };
 
 type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 'token_exchange_failed' | 'provisioning_failed';
 

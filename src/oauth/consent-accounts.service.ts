@@ -8,6 +8,11 @@ import type { RequestScope } from '../request-scope';
 import { providerAccountId } from './alpha-accounts.service';
 import { consentNotFound, findCompletedAlphaConsent } from './alpha-consent.service';
 import { consentStepFailed } from './consent-failure';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
+
+/** The process parts these services use. */
+export type ConsentAccountsDeps = { alpha: AlphaClient } & ConsentTokenDeps;
 
 /**
  * The provider accounts of the person who completed a consent (issue 18, item 6): what the caller picks the `id`
@@ -66,7 +71,7 @@ interface CursorBody extends Place {
  * organization's consent, one expired, used, or no longer accepted by the provider: the same NOT_FOUND connect answers.
  * Organization tokens only, as connect.
  */
-export async function listConsentAccounts(scope: RequestScope, args: { alphaId: string; first: number; after?: string | null }): Promise<ConsentAccountsPage> {
+export async function listConsentAccounts(scope: RequestScope<ConsentAccountsDeps>, args: { alphaId: string; first: number; after?: string | null }): Promise<ConsentAccountsPage> {
   const principal = requireOrganizationToken(scope);
   const { runtime } = scope;
   const session = await findCompletedAlphaConsent(scope.em, principal.organizationId, args.alphaId, runtime.clock.now());
@@ -157,7 +162,7 @@ async function countRest(readPage: (token: string | null) => Promise<{ accounts:
 }
 
 /** Our ids of the accounts of the list this organization has connected, by provider id: one query per page. */
-async function connectedAccounts(scope: RequestScope, organizationId: string, accounts: AlphaAccount[]): Promise<Map<string, string>> {
+async function connectedAccounts(scope: RequestScope<ConsentAccountsDeps>, organizationId: string, accounts: AlphaAccount[]): Promise<Map<string, string>> {
   if (accounts.length === 0) return new Map();
   const ids = accounts.map((account) => providerAccountId(account.name));
   const found = await scope.em.find(Account, { organization: organizationId, alphaAccountId: { $in: ids } }, { fields: ['id', 'alphaAccountId'] });
@@ -169,7 +174,7 @@ async function connectedAccounts(scope: RequestScope, organizationId: string, ac
  * its access token, refused) is no consent, as connect would find; any other failure of the provider is a 503 to
  * retry, with its own text. Logged once, at the flows' boundary.
  */
-function providerFailure(scope: RequestScope, error: unknown): unknown {
+function providerFailure(scope: RequestScope<ConsentAccountsDeps>, error: unknown): unknown {
   if (!(error instanceof ProviderError)) return error;
   const failure = consentStepFailed(scope.log, 'listing the consent’s accounts', error);
   if (error instanceof ConsentLostError || error.status === 401) return consentNotFound();
@@ -178,11 +183,11 @@ function providerFailure(scope: RequestScope, error: unknown): unknown {
   });
 }
 
-function sealCursor(scope: RequestScope, body: CursorBody): string {
+function sealCursor(scope: RequestScope<ConsentAccountsDeps>, body: CursorBody): string {
   return scope.runtime.secrets.seal(JSON.stringify(body));
 }
 
-function openCursor(scope: RequestScope, cursor: string, organization: string, person: string): Place {
+function openCursor(scope: RequestScope<ConsentAccountsDeps>, cursor: string, organization: string, person: string): Place {
   let body: Partial<CursorBody>;
   try {
     body = JSON.parse(scope.runtime.secrets.open(cursor)) as Partial<CursorBody>;

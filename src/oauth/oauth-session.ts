@@ -2,11 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { lockUntilCommit } from '../db/advisory-lock';
 import { DomainError } from '../errors/domain-error';
-import { requireBelowOpenLimit } from '../limits/request-limits';
+import { requireBelowOpenLimit, type LimitDeps } from '../limits/request-limits';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { OAuthSession, OAuthSessionStatus, type OAuthProvider } from './oauth-session.entity';
 import { countOpenSessions, deleteSessionsExpiredBefore } from './oauth-session.sql';
+
+/** The process parts these services use. */
+export type SessionDeps = LimitDeps;
 
 /** The consent sessions both providers' flows keep: made at generate-url, taken once by the callback. */
 
@@ -33,7 +36,7 @@ function callerState(value: string | null): string | null {
  * until the oldest expires. Each start also deletes sessions that expired more than a day ago.
  */
 export async function startSession(
-  scope: RequestScope,
+  scope: RequestScope<SessionDeps>,
   input: { provider: OAuthProvider; organizationId: string; callerState: string | null; redirectUrl: string; codeVerifier: string | null; expiresAt: Date; now: Date },
 ): Promise<{ state: string }> {
   const checkedState = callerState(input.callerState);

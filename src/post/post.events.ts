@@ -3,17 +3,19 @@ import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { recordEvent } from '../activity/record-event';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
-import type { Runtime } from '../runtime';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
 import { Post } from './post.entity';
 import type { PostState } from './post.enums';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
+import type { EventBus } from '../events/event-bus';
 
 export const postRecordType = defineRecordType({ name: 'post', key: 'POST', entity: Post });
 
 export const postStateChanged = defineEventType({ name: 'post.state_changed', key: 'POST_STATE_CHANGED', record: postRecordType });
 
 /** What announcing a post's change uses. */
-export type PostEventDeps = Pick<Runtime, 'events' | 'database' | 'clock'>;
+export type PostEventDeps = { events: EventBus; database: Database; clock: Clock };
 
 /**
  * Tells every subscriber, in every process, that a post changed, once the transaction of `em` commits (best
@@ -34,6 +36,6 @@ export function announcePostChange(em: EntityManager, runtime: PostEventDeps, po
   }));
 }
 
-export function loadPostForEvent(runtime: Pick<Runtime, 'database'>, event: TopicPayloads['post.updated']): Promise<Post> {
+export function loadPostForEvent(runtime: { database: Database }, event: TopicPayloads['post.updated']): Promise<Post> {
   return entityOfEvent(runtime.database.orm, Post, event);
 }

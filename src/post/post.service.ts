@@ -8,7 +8,7 @@ import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
 import type { Counted } from '../limits/rate-limiter';
-import { countMonthlyPosts, countRequest, withCountedRequest } from '../limits/request-limits';
+import { countMonthlyPosts, countRequest, withCountedRequest, type LimitDeps } from '../limits/request-limits';
 import type { Location } from '../location/location.entity';
 import { findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
@@ -21,9 +21,13 @@ import { IdempotencyKey } from './idempotency-key.entity';
 import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
-import { announcePostChange } from './post.events';
+import { announcePostChange, type PostEventDeps } from './post.events';
 import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
+import type { JobEngine } from '../jobs/job-engine';
+
+/** The process parts these services use. */
+export type PostServiceDeps = { jobs: JobEngine } & PostEventDeps & LimitDeps;
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -44,13 +48,13 @@ async function findLocationForPost(em: EntityManager, accountId: string, locatio
   return location;
 }
 
-function sourceOf(scope: RequestScope): PostSource {
+function sourceOf(scope: RequestScope<PostServiceDeps>): PostSource {
   return scope.source === 'external_api' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
 /** A new SENDING post for one location of the account, its content checked and prepared (not persisted yet). */
 async function preparePost(
-  scope: RequestScope,
+  scope: RequestScope<PostServiceDeps>,
   principal: Principal,
   accountId: string,
   locationId: string,
@@ -82,7 +86,7 @@ async function preparePost(
  * takes both counts back: for a request that fails after counting, so refused requests are never counted.
  */
 async function countPostLimits(
-  scope: RequestScope,
+  scope: RequestScope<PostServiceDeps>,
   principal: Principal,
   accountId: string,
   newPosts: number,
@@ -118,7 +122,7 @@ async function replayOf(em: EntityManager, accountId: string, key: string, reque
  * replay is answered before anything is counted; the (account, key) pair is then locked inside the transaction,
  * so concurrent requests with one key create exactly one post; a changed body is refused with 422.
  */
-export async function createPost(scope: RequestScope, args: CreatePostArgs): Promise<CreatePostOutcome> {
+export async function createPost(scope: RequestScope<PostServiceDeps>, args: CreatePostArgs): Promise<CreatePostOutcome> {
   const principal = requirePrincipal(scope);
   const accountId = await resolveAccountScope(scope, args.accountId);
   const key = args.idempotencyKey?.trim() || null;
@@ -158,7 +162,7 @@ export async function createPost(scope: RequestScope, args: CreatePostArgs): Pro
  * rate limit and as one post per location by the monthly quota.
  */
 export async function createPostCampaign(
-  scope: RequestScope,
+  scope: RequestScope<PostServiceDeps>,
   args: { accountId?: string | null; input: CreatePostCampaignInput },
 ): Promise<{ campaignId: string; posts: Post[]; rateLimit: RateLimitState }> {
   const principal = requirePrincipal(scope);
@@ -191,7 +195,7 @@ async function findPost(em: EntityManager, accountId: string, id: string, lock =
 }
 
 /** One post, read plainly (src/db/prepared-reads.ts): the answer changes nothing. */
-export async function getPost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Post> {
+export async function getPost(scope: RequestScope<PostServiceDeps>, args: { accountId?: string | null; id: string }): Promise<Post> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [post] = isId(args.id) ? await findPlain(scope.em, Post, { id: args.id, account: accountId }, { limit: 1 }) : [];
   if (!post) throw DomainError.notFound('Post');
@@ -214,7 +218,7 @@ function postWhere(accountId: string, filter: PostFilterArgs & { campaignId?: st
 
 /** The page-numbered list of GET /post: newest first. */
 export async function listPostsPage(
-  scope: RequestScope,
+  scope: RequestScope<PostServiceDeps>,
   args: PostsPageArgs,
 ): Promise<Page<'posts', Post>> {
   const accountId = await resolveAccountScope(scope, args.accountId);
@@ -228,7 +232,7 @@ export async function listPostsPage(
 }
 
 /** Posts newest first (ids are time-ordered), a slice at a time: the `posts` connection. */
-export async function listPosts(scope: RequestScope, filter: PostsFilter, slice: SliceRequest): Promise<Slice<Post>> {
+export async function listPosts(scope: RequestScope<PostServiceDeps>, filter: PostsFilter, slice: SliceRequest): Promise<Slice<Post>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const where = postWhere(accountId, filter);
   const [rows, totalCount] = await Promise.all([
@@ -249,7 +253,7 @@ export interface DeletePostResult {
  * A post that never reached the provider is deleted at once; one that did is put back in SENDING with its
  * deletion queued, and becomes DELETED when the provider confirms. Deleting a deleted post changes nothing.
  */
-export async function deletePost(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
+export async function deletePost(scope: RequestScope<PostServiceDeps>, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const { post, changed } = await scope.em.transactional(async (em) => {
     const post = await findPost(em, accountId, args.id, true);

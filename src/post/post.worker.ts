@@ -1,12 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobPayload } from '../jobs/queue';
-import type { AlphaCallOptions } from '../providers/alpha/alpha.client';
+import type { AlphaCallOptions, AlphaClient } from '../providers/alpha/alpha.client';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
-import type { Runtime } from '../runtime';
 import { transitionRow } from '../db/row-transition';
 import { changeLocked, lockRow } from '../db/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
@@ -14,9 +13,11 @@ import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
 
 /** What the post workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the post events. */
-export type PostWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & PostEventDeps & AlphaTokenDeps;
+export type PostWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & PostEventDeps & AlphaTokenDeps;
 
 /** How long to wait before asking the provider again about a post under review: 1, 2, 4 … 60 s. */
 export function checkDelayMs(attempt: number): number {
@@ -61,7 +62,7 @@ async function changePost(
  * A failure of a post's job, on the post: its last_error either way; a final one ends it in ERROR. Only a post still
  * waiting for that job's work (`waiting`) is changed, so a late or dead-lettered job never undoes a newer state.
  */
-function postFailureRecorder(runtime: PostEventDeps & Pick<Runtime, 'clock'>, waiting: (post: Post) => boolean) {
+function postFailureRecorder(runtime: PostEventDeps & { clock: Clock }, waiting: (post: Post) => boolean) {
   return async ({ postId }: { postId: string }, failure: JobFailure): Promise<void> => {
     await changePost(runtime, postId, (post) => {
       if (post.state === PostState.DELETED || !waiting(post)) return false;
@@ -184,7 +185,7 @@ export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typ
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
-export async function deletePostAtProvider(runtime: Pick<Runtime, 'database' | 'alpha'> & PostEventDeps & AlphaTokenDeps, payload: JobPayload<typeof postDeleteQueue>, job: JobContext): Promise<void> {
+export async function deletePostAtProvider(runtime: { database: Database; alpha: AlphaClient } & PostEventDeps & AlphaTokenDeps, payload: JobPayload<typeof postDeleteQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
   const post = await em.findOne(Post, payload.postId);
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;

@@ -15,6 +15,12 @@ import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
 import { replyStateChanged } from './review.events';
 import { replySendQueue } from './review.queues';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { JobEngine } from '../jobs/job-engine';
+import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
+
+/** The process parts these services use. */
+export type ReviewServiceDeps = { alpha: AlphaClient; jobs: JobEngine } & ConsentTokenDeps;
 
 export interface ReviewFilter {
   accountId?: string | null;
@@ -27,7 +33,7 @@ export interface ReviewFilter {
 }
 
 /** A location's reviews still at the provider, newest first (they are imported oldest first, so ids follow their age). */
-export async function listReviews(scope: RequestScope, filter: ReviewFilter, slice: SliceRequest): Promise<Slice<Review>> {
+export async function listReviews(scope: RequestScope<ReviewServiceDeps>, filter: ReviewFilter, slice: SliceRequest): Promise<Slice<Review>> {
   const accountId = await resolveAccountScope(scope, filter.accountId);
   const location = await findLocationOfAccount(scope.em, accountId, filter.locationId);
   if (filter.starRating !== undefined && filter.starRating !== null && (filter.starRating < 1 || filter.starRating > 5)) {
@@ -46,7 +52,7 @@ export async function listReviews(scope: RequestScope, filter: ReviewFilter, sli
 }
 
 /** One review of the account, by our id or by its resource name (404 otherwise). */
-export async function getReview(scope: RequestScope, args: { accountId?: string | null; id: string }): Promise<Review> {
+export async function getReview(scope: RequestScope<ReviewServiceDeps>, args: { accountId?: string | null; id: string }): Promise<Review> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const [review] = await findPlain(scope.em, Review, isId(args.id) ? { id: args.id, account: accountId } : { name: args.id, account: accountId }, { limit: 1 });
   if (!review) throw DomainError.notFound('Review');
@@ -72,7 +78,7 @@ const reviewDeleted = () => new DomainError('REVIEW_DELETED', 'The review was de
  * statement, so of concurrent replies one wins) and its send queued: a job sends it and follows its moderation to
  * ACTIVE or REJECTED (src/review/review.worker.ts), so no PENDING is ever left without a job that will end it.
  */
-export async function answerReview(scope: RequestScope, args: { accountId?: string | null; reviewId: string; answer: string }): Promise<AnswerReviewOutcome> {
+export async function answerReview(scope: RequestScope<ReviewServiceDeps>, args: { accountId?: string | null; reviewId: string; answer: string }): Promise<AnswerReviewOutcome> {
   const accountId = await resolveAccountScope(scope, args.accountId);
   const answer = args.answer.trim();
   const bytes = Buffer.byteLength(answer, 'utf8');

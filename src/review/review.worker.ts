@@ -1,17 +1,19 @@
 import { recordEvent, type EventRecordDeps } from '../activity/record-event';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobPayload } from '../jobs/queue';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaReview } from '../providers/alpha/alpha.types';
-import type { Runtime } from '../runtime';
 import { changeLocked } from '../db/row-lock';
 import { replyStateOf } from './review.alpha-mapping';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
 import { replyStateChanged } from './review.events';
 import { replyCheckQueue, replySendQueue } from './review.queues';
+import type { AlphaClient } from '../providers/alpha/alpha.client';
+import type { Clock } from '../shared/clock';
+import type { Database } from '../db/orm';
 
 /**
  * A reply's way to the provider, in jobs: a PENDING reply always has one that will end it. POST /review/answer
@@ -21,20 +23,20 @@ import { replyCheckQueue, replySendQueue } from './review.queues';
  */
 
 /** What the review reply workers use: the alpha provider (with the accounts' tokens), the job queue, the clock. */
-export type ReviewWorkerDeps = Pick<Runtime, 'database' | 'alpha' | 'jobs' | 'clock'> & AlphaTokenDeps;
+export type ReviewWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & AlphaTokenDeps;
 
 /** How long to wait before asking again about a reply under moderation: 1, 2, 4 … 60 s. */
 function checkDelayMs(attempt: number): number {
   return Math.min(60, 2 ** attempt) * 1000;
 }
 
-function loadPending(runtime: Pick<Runtime, 'database'>, reviewId: string): Promise<Review | null> {
+function loadPending(runtime: { database: Database }, reviewId: string): Promise<Review | null> {
   const em = runtime.database.orm.em.fork();
   return em.findOne(Review, { id: reviewId, deletedAt: null, replyState: ReviewReplyState.PENDING });
 }
 
 /** A review the provider no longer has: marked deleted (a reply to it answers 410). */
-async function markDeleted(runtime: Pick<Runtime, 'database' | 'clock'>, reviewId: string): Promise<void> {
+async function markDeleted(runtime: { database: Database; clock: Clock }, reviewId: string): Promise<void> {
   await runtime.database.orm.em.fork().nativeUpdate(Review, { id: reviewId, deletedAt: null }, { deletedAt: runtime.clock.now() });
 }
 
@@ -92,7 +94,7 @@ export async function checkReviewReply(runtime: ReviewWorkerDeps, payload: JobPa
 }
 
 /** A reply whose send or check failed for good is FAILED, with the reason; a new reply may then be sent. */
-async function recordReplyFailure(runtime: Pick<Runtime, 'database'> & EventRecordDeps, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
+async function recordReplyFailure(runtime: { database: Database } & EventRecordDeps, payload: { reviewId: string }, failure: JobFailure): Promise<void> {
   if (!failure.final) return;
   await changeLocked(runtime.database.orm.em.fork(), Review, { id: payload.reviewId, replyState: ReviewReplyState.PENDING }, (current, tx) => {
     current.replyState = ReviewReplyState.FAILED;

@@ -13,6 +13,13 @@ import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, urlRefusal } from './webhook.rules';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
+import type { Clock } from '../shared/clock';
+import type { EventBus } from '../events/event-bus';
+import type { SecretBox } from '../shared/secret-box';
+import type { Config } from '../config';
+
+/** The process parts these services use. */
+export type WebhookServiceDeps = { clock: Clock; events: EventBus; secrets: SecretBox } & { config: { webhooks: Pick<Config['webhooks'], 'allowPrivateTargets' | 'secretGraceMs'> } };
 
 /**
  * An organization's webhook endpoints and their deliveries (docs/webhooks.md). Organization tokens only: an endpoint
@@ -32,7 +39,7 @@ export interface EndpointWithSecret {
   endpoint: WebhookEndpoint;
 }
 
-function checkUrl(scope: RequestScope, url: string): string {
+function checkUrl(scope: RequestScope<WebhookServiceDeps>, url: string): string {
   const refusal = urlRefusal(url, scope.runtime.config.webhooks.allowPrivateTargets);
   if (refusal) throw DomainError.badInput(refusal);
   return url;
@@ -43,14 +50,14 @@ function checkEventTypes(types: EventTypeName[]): EventTypeName[] {
   return [...new Set(types)];
 }
 
-async function findEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
+async function findEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<WebhookEndpoint> {
   const principal = requireOrganizationToken(scope);
   const endpoint = isId(id) ? await scope.em.findOne(WebhookEndpoint, { id, organization: principal.organizationId }) : null;
   if (!endpoint) throw DomainError.notFound('Webhook endpoint');
   return endpoint;
 }
 
-export async function listEndpoints(scope: RequestScope, request: SliceRequest): Promise<Slice<WebhookEndpoint>> {
+export async function listEndpoints(scope: RequestScope<WebhookServiceDeps>, request: SliceRequest): Promise<Slice<WebhookEndpoint>> {
   const principal = requireOrganizationToken(scope);
   const where = { organization: principal.organizationId };
   const rows = await scope.em.find(WebhookEndpoint, { ...where, ...(request.afterId ? { id: { $gt: request.afterId } } : {}) }, { orderBy: { id: 'asc' }, limit: request.first + 1 });
@@ -58,7 +65,7 @@ export async function listEndpoints(scope: RequestScope, request: SliceRequest):
 }
 
 /** The same list by page number (GET /webhooks), oldest first. */
-export async function listEndpointsPage(scope: RequestScope, request: { page: number; perPage: number }): Promise<Page<'endpoints', WebhookEndpoint>> {
+export async function listEndpointsPage(scope: RequestScope<WebhookServiceDeps>, request: { page: number; perPage: number }): Promise<Page<'endpoints', WebhookEndpoint>> {
   const principal = requireOrganizationToken(scope);
   // The page and its count in one statement: counted apart, a change between the two made them disagree.
   const [endpoints, found] = await findPlainAndCount(
@@ -70,11 +77,11 @@ export async function listEndpointsPage(scope: RequestScope, request: { page: nu
   return { endpoints, found, page: request.page, perPage: request.perPage };
 }
 
-export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
+export function getEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<WebhookEndpoint> {
   return findEndpoint(scope, id);
 }
 
-export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: EventTypeName[] }): Promise<EndpointWithSecret> {
+export async function createEndpoint(scope: RequestScope<WebhookServiceDeps>, input: EndpointInput & { url: string; eventTypes: EventTypeName[] }): Promise<EndpointWithSecret> {
   const principal = requireOrganizationToken(scope);
   const url = checkUrl(scope, input.url);
   const eventTypes = checkEventTypes(input.eventTypes);
@@ -98,7 +105,7 @@ export async function createEndpoint(scope: RequestScope, input: EndpointInput &
 }
 
 /** Changes what is given; enabling clears why it was disabled and its failing streak (it starts afresh). */
-export async function updateEndpoint(scope: RequestScope, id: string, input: EndpointInput): Promise<WebhookEndpoint> {
+export async function updateEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string, input: EndpointInput): Promise<WebhookEndpoint> {
   const endpoint = await findEndpoint(scope, id);
   if (input.url != null) endpoint.url = checkUrl(scope, input.url);
   if (input.eventTypes != null) endpoint.eventTypes = checkEventTypes(input.eventTypes);
@@ -113,14 +120,14 @@ export async function updateEndpoint(scope: RequestScope, id: string, input: End
   return endpoint;
 }
 
-export async function deleteEndpoint(scope: RequestScope, id: string): Promise<{ id: string; deleted: boolean }> {
+export async function deleteEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<{ id: string; deleted: boolean }> {
   const endpoint = await findEndpoint(scope, id);
   await scope.em.removeAndFlush(endpoint);
   return { id, deleted: true };
 }
 
 /** A new secret, shown once; the one it replaces still signs for WEBHOOK_SECRET_GRACE_HOURS (each request carries both). */
-export async function rotateSecret(scope: RequestScope, id: string): Promise<EndpointWithSecret> {
+export async function rotateSecret(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<EndpointWithSecret> {
   const endpoint = await findEndpoint(scope, id);
   const secret = newWebhookSecret();
   const { config, clock, secrets } = scope.runtime;
@@ -132,7 +139,7 @@ export async function rotateSecret(scope: RequestScope, id: string): Promise<End
 }
 
 /** Queues a delivery and wakes the dispatcher once it is committed. */
-async function queueDelivery(scope: RequestScope, delivery: Omit<Parameters<typeof insertDeliveries>[1][number], 'recordKey'>, endpoint: WebhookEndpoint): Promise<WebhookDelivery> {
+async function queueDelivery(scope: RequestScope<WebhookServiceDeps>, delivery: Omit<Parameters<typeof insertDeliveries>[1][number], 'recordKey'>, endpoint: WebhookEndpoint): Promise<WebhookDelivery> {
   const now = scope.runtime.clock.now();
   const [id] = await scope.em.transactional(async (tx) => {
     // Its own key: outside the order of the record's live deliveries, sent as soon as a slot is free.
@@ -145,7 +152,7 @@ async function queueDelivery(scope: RequestScope, delivery: Omit<Parameters<type
 }
 
 /** Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver). */
-export async function pingEndpoint(scope: RequestScope, id: string): Promise<WebhookDelivery> {
+export async function pingEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, id);
   const eventId = newId();
   const body = JSON.stringify({
@@ -159,7 +166,7 @@ export async function pingEndpoint(scope: RequestScope, id: string): Promise<Web
 }
 
 /** Sends one event of the organization again, with its own id (receivers deduplicate by it). */
-export async function redeliverEvent(scope: RequestScope, endpointId: string, eventId: string): Promise<WebhookDelivery> {
+export async function redeliverEvent(scope: RequestScope<WebhookServiceDeps>, endpointId: string, eventId: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, endpointId);
   const [event] = isId(eventId)
     ? await scope.em.getConnection().execute<EventRow[]>(
@@ -181,21 +188,21 @@ export interface DeliveryFilter {
   eventId?: string | null;
 }
 
-async function deliveryWhere(scope: RequestScope, filter: DeliveryFilter) {
+async function deliveryWhere(scope: RequestScope<WebhookServiceDeps>, filter: DeliveryFilter) {
   const endpoint = await findEndpoint(scope, filter.endpointId);
   if (filter.eventId != null && !isId(filter.eventId)) throw DomainError.badInput('event_id must be an event id');
   return { endpoint, ...(filter.status ? { status: filter.status } : {}), ...(filter.eventId ? { eventId: filter.eventId } : {}) };
 }
 
 /** The delivery log of an endpoint, newest first. */
-export async function listDeliveries(scope: RequestScope, filter: DeliveryFilter, request: SliceRequest): Promise<Slice<WebhookDelivery>> {
+export async function listDeliveries(scope: RequestScope<WebhookServiceDeps>, filter: DeliveryFilter, request: SliceRequest): Promise<Slice<WebhookDelivery>> {
   const where = await deliveryWhere(scope, filter);
   const rows = await scope.em.find(WebhookDelivery, { ...where, ...(request.afterId ? { id: { $lt: request.afterId } } : {}) }, { orderBy: { id: 'desc' }, limit: request.first + 1 });
   return sliceOf(rows, request.first, await scope.em.count(WebhookDelivery, where));
 }
 
 /** The same log by page number (GET /webhooks/:id/deliveries). */
-export async function listDeliveriesPage(scope: RequestScope, filter: DeliveryFilter & { page: number; perPage: number }): Promise<Page<'deliveries', WebhookDelivery>> {
+export async function listDeliveriesPage(scope: RequestScope<WebhookServiceDeps>, filter: DeliveryFilter & { page: number; perPage: number }): Promise<Page<'deliveries', WebhookDelivery>> {
   const { endpoint, ...rest } = await deliveryWhere(scope, filter);
   // The page and its count in one statement: counted apart, a delivery ending between the two made a page whose
   // `found` was not its rows' count.

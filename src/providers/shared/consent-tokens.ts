@@ -2,6 +2,11 @@ import { LockMode, type EntityClass, type FilterQuery } from '@mikro-orm/core';
 import { isRefusedGrant } from './oauth-error';
 import { ConsentLostError, type ProviderName } from './provider-error';
 import type { Runtime } from '../../runtime';
+import type { AlphaOAuthClient } from '../alpha/alpha.oauth';
+import type { BetaOAuthClient } from '../beta/beta.oauth';
+import type { Clock } from '../../shared/clock';
+import type { Database } from '../../db/orm';
+import type { SecretBox } from '../../shared/secret-box';
 
 /**
  * The one way to get a usable access token of a consent, for either provider: the row holding its sealed tokens
@@ -36,7 +41,7 @@ export interface ConsentTokens<T extends SealedTokens> {
 }
 
 /** What reading, refreshing and sealing a consent's tokens uses. */
-export type ConsentTokenDeps = Pick<Runtime, 'database' | 'secrets' | 'clock' | 'alphaOAuth' | 'betaOAuth'>;
+export type ConsentTokenDeps = { database: Database; secrets: SecretBox; clock: Clock; alphaOAuth: AlphaOAuthClient; betaOAuth: BetaOAuthClient };
 
 export interface RefreshOptions {
   /** Refresh even a token still valid: a reconnect proves the consent still holds. */
@@ -87,10 +92,10 @@ export async function consentAccessToken<T extends SealedTokens>(runtime: Consen
 const ACCESS_TOKEN = ['accessToken'] as never;
 const BOTH_TOKENS = ['accessToken', 'refreshToken'] as never;
 
-function stillValid(runtime: Pick<Runtime, 'clock'>, tokens: SealedTokens): boolean {
+function stillValid(runtime: { clock: Clock }, tokens: SealedTokens): boolean {
   return tokens.accessTokenExpiresAt.getTime() - TOKEN_REFRESH_MARGIN_MS > runtime.clock.now().getTime();
 }
 
-function oauthClientOf(runtime: Pick<Runtime, 'alphaOAuth' | 'betaOAuth'>, provider: ProviderName): Runtime['alphaOAuth'] | Runtime['betaOAuth'] {
+function oauthClientOf(runtime: { alphaOAuth: AlphaOAuthClient; betaOAuth: BetaOAuthClient }, provider: ProviderName): Runtime['alphaOAuth'] | Runtime['betaOAuth'] {
   return provider === 'alpha' ? runtime.alphaOAuth : runtime.betaOAuth;
 }
