@@ -10,6 +10,7 @@ import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 
 export interface EventFilter {
+  ids?: readonly string[] | null;
   accountId?: string | null;
   type?: ActivityEvent['type'] | null;
   recordType?: ActivityEvent['recordType'] | null;
@@ -29,6 +30,7 @@ function whereOf(scope: RequestScope, filter: EventFilter): FilterQuery<Activity
   const id = (value: string) => (isId(value) ? value.toLowerCase() : NO_MATCH_ID);
   if (reach.id !== undefined) where.accountId = filter.accountId && id(filter.accountId) !== reach.id ? NO_MATCH_ID : reach.id;
   else if (filter.accountId) where.accountId = id(filter.accountId);
+  if (filter.ids) where.id = { $in: filter.ids.map(id) };
   if (filter.type) where.type = filter.type;
   if (filter.recordType) where.recordType = filter.recordType;
   if (filter.recordId) where.recordId = id(filter.recordId);
