@@ -8,7 +8,7 @@ import { findPlainAndCount } from '../shared/entity-snapshot';
 import { isId, newId } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
-import { eventBody, insertDeliveries, type EventRow } from './webhook.deliveries';
+import { insertDeliveries } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, urlRefusal } from './webhook.rules';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -144,35 +144,42 @@ async function queueDelivery(scope: RequestScope, delivery: Omit<Parameters<type
   return scope.em.findOneOrFail(WebhookDelivery, { id: id!, endpoint });
 }
 
-/** Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver). */
+/**
+ * Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver), in the envelope of every event
+ * (docs/webhooks.md): about no record, and naming the endpoint it tests.
+ */
 export async function pingEndpoint(scope: RequestScope, id: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, id);
   const eventId = newId();
   const body = JSON.stringify({
     id: eventId,
     type: PING_EVENT_TYPE,
-    created_at: scope.runtime.clock.now().toISOString(),
+    occurred_at: scope.runtime.clock.now().getTime(),
     organization_id: endpoint.organization.id,
+    account_id: null,
+    record_type: null,
+    record_id: null,
+    sequence: null,
+    record: null,
     endpoint_id: endpoint.id,
   });
   return queueDelivery(scope, { endpointId: endpoint.id, organizationId: endpoint.organization.id, eventId, eventType: PING_EVENT_TYPE, sequence: '0', body, redelivery: false }, endpoint);
 }
 
-/** Sends one event of the organization again, with its own id (receivers deduplicate by it). */
+/** Sends one event of the organization again, with its own id (receivers deduplicate by it), as GET /events lists it now. */
 export async function redeliverEvent(scope: RequestScope, endpointId: string, eventId: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, endpointId);
+  const organizationId = endpoint.organization.id;
   const [event] = isId(eventId)
-    ? await scope.em.getConnection().execute<EventRow[]>(
-        'select id, type, occurred_at, organization_id, account_id, record_type, record_id, sequence, record from activity_event where id = ? and organization_id = ?',
-        [eventId, endpoint.organization.id],
+    ? await scope.em.getConnection().execute<{ id: string; type: string; sequence: string }[]>(
+        'select id, type, sequence from activity_event where id = ? and organization_id = ?',
+        [eventId, organizationId],
       )
     : [];
-  if (!event) throw DomainError.notFound('Event');
-  return queueDelivery(
-    scope,
-    { endpointId: endpoint.id, organizationId: event.organization_id, eventId: event.id, eventType: event.type, sequence: String(event.sequence), body: eventBody(event), redelivery: true },
-    endpoint,
-  );
+  const body = event && (await scope.runtime.presentEvents(scope.em, organizationId, [event.id])).get(event.id);
+  // One GET /events no longer lists (past the retention) is not found either.
+  if (!event || body === undefined) throw DomainError.notFound('Event');
+  return queueDelivery(scope, { endpointId: endpoint.id, organizationId, eventId: event.id, eventType: event.type, sequence: String(event.sequence), body, redelivery: true }, endpoint);
 }
 
 export interface DeliveryFilter {
