@@ -102,7 +102,8 @@ export type CreatePostInput = {
 export type CreateWebhookEndpointInput = {
   description?: string | null | undefined;
   enabled?: boolean;
-  eventTypes: Array<EventType>;
+  /** The event types sent to it; ALL (`*` in REST): every type, present and future. */
+  eventTypes: Array<SubscribedEventType>;
   /** An absolute https URL, not of a loopback, private, link-local or metadata address. */
   url: string;
 };
@@ -270,6 +271,24 @@ export type SpecialHoursInput = {
   openTime?: TimeOfDayInput | null | undefined;
 };
 
+/** An event type to be sent (the value is the type REST writes, post.state_changed), or ALL (`*`): every type, present and future. */
+export type SubscribedEventType =
+  | 'ACCOUNT_CONNECTED'
+  | 'ACCOUNT_DISCONNECTED'
+  | 'ACCOUNT_IMPORT_ENDED'
+  | 'ACCOUNT_IMPORT_PROGRESSED'
+  | 'ACCOUNT_RECONNECTED'
+  /** Every event type, present and future (`*` in REST). */
+  | 'ALL'
+  | 'BETA_BRAND_SYNC_STATUS_CHANGED'
+  | 'COMPETITOR_SCAN_STATUS_CHANGED'
+  | 'LOCATION_CITATIONS_DISABLED'
+  | 'LOCATION_CONNECTED'
+  | 'LOCATION_REFUSED'
+  | 'LOCATION_UPDATE_JOB_STATUS_CHANGED'
+  | 'POST_STATE_CHANGED'
+  | 'REVIEW_REPLY_STATE_CHANGED';
+
 export type TimeOfDayInput = {
   /** 00 to 24 (24:00 is the end of the day). */
   hours: string;
@@ -339,7 +358,8 @@ export type UpdateLocationInput = {
 export type UpdateWebhookEndpointInput = {
   description?: string | null | undefined;
   enabled?: boolean | null | undefined;
-  eventTypes?: Array<EventType> | null | undefined;
+  /** The event types sent to it; ALL (`*` in REST): every type, present and future. */
+  eventTypes?: Array<SubscribedEventType> | null | undefined;
   url?: string | null | undefined;
 };
 
@@ -655,7 +675,7 @@ export type RestAnswerReviewMutationVariables = Exact<{
 
 export type RestAnswerReviewMutation = { answerReview: { message: string } };
 
-export type RestWebhookEndpointFieldsFragment = { id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string };
+export type RestWebhookEndpointFieldsFragment = { id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string };
 
 export type RestWebhookDeliveryFieldsFragment = { id: string, endpointId: string, eventId: string, eventType: string, redelivery: boolean, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastAttemptAt: string | null, lastStatusCode: number | null, lastLatencyMs: number | null, lastResponseExcerpt: string | null, lastError: string | null, createdAt: string, deliveredAt: string | null };
 
@@ -665,21 +685,21 @@ export type RestWebhookEndpointsQueryVariables = Exact<{
 }>;
 
 
-export type RestWebhookEndpointsQuery = { webhookEndpointsPage: { found: number, page: number, perPage: number, endpoints: Array<{ id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string }> } };
+export type RestWebhookEndpointsQuery = { webhookEndpointsPage: { found: number, page: number, perPage: number, endpoints: Array<{ id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string }> } };
 
 export type RestWebhookEndpointQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type RestWebhookEndpointQuery = { webhookEndpoint: { id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } };
+export type RestWebhookEndpointQuery = { webhookEndpoint: { id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } };
 
 export type RestCreateWebhookEndpointMutationVariables = Exact<{
   input: CreateWebhookEndpointInput;
 }>;
 
 
-export type RestCreateWebhookEndpointMutation = { createWebhookEndpoint: { secret: string, endpoint: { id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } } };
+export type RestCreateWebhookEndpointMutation = { createWebhookEndpoint: { secret: string, endpoint: { id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } } };
 
 export type RestUpdateWebhookEndpointMutationVariables = Exact<{
   id: string | number;
@@ -687,7 +707,7 @@ export type RestUpdateWebhookEndpointMutationVariables = Exact<{
 }>;
 
 
-export type RestUpdateWebhookEndpointMutation = { updateWebhookEndpoint: { id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } };
+export type RestUpdateWebhookEndpointMutation = { updateWebhookEndpoint: { id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } };
 
 export type RestDeleteWebhookEndpointMutationVariables = Exact<{
   id: string | number;
@@ -701,7 +721,7 @@ export type RestRotateWebhookSecretMutationVariables = Exact<{
 }>;
 
 
-export type RestRotateWebhookSecretMutation = { rotateWebhookSecret: { secret: string, endpoint: { id: string, url: string, description: string | null, eventTypes: Array<EventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } } };
+export type RestRotateWebhookSecretMutation = { rotateWebhookSecret: { secret: string, endpoint: { id: string, url: string, description: string | null, eventTypes: Array<SubscribedEventType>, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, previousSecretExpiresAt: string | null, createdAt: string, updatedAt: string } } };
 
 export type RestPingWebhookEndpointMutationVariables = Exact<{
   id: string | number;

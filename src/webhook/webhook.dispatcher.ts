@@ -4,6 +4,7 @@ import type { Runtime } from '../runtime';
 import { insertDeliveries, type NewDelivery } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { deliverQueue } from './webhook.queues';
+import { endpointWants } from './webhook.rules';
 
 /**
  * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
@@ -141,7 +142,7 @@ export class WebhookDispatcher {
       : [];
     const wanted = events.map((event) => ({
       event,
-      endpoints: endpoints.filter((endpoint) => endpoint.organization_id === event.organization_id && endpoint.event_types.includes(event.type)),
+      endpoints: endpoints.filter((endpoint) => endpoint.organization_id === event.organization_id && endpointWants(endpoint.event_types, event.type)),
     }));
     const bodies = await this.bodiesOf(tx, wanted.filter(({ endpoints: to }) => to.length > 0).map(({ event }) => event));
     const deliveries: NewDelivery[] = [];

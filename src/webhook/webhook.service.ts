@@ -1,5 +1,5 @@
 import { requireOrganizationToken } from '../access/guards';
-import type { EventTypeName } from '../activity/activity.enums';
+import type { SubscribedEventTypeName } from '../activity/activity.enums';
 import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { Organization } from '../organization/organization.entity';
@@ -10,7 +10,7 @@ import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { insertDeliveries } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
-import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, urlRefusal } from './webhook.rules';
+import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, subscribedTypes, urlRefusal } from './webhook.rules';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -21,7 +21,7 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export interface EndpointInput {
   url?: string | null;
-  eventTypes?: EventTypeName[] | null;
+  eventTypes?: SubscribedEventTypeName[] | null;
   description?: string | null;
   enabled?: boolean | null;
 }
@@ -38,9 +38,9 @@ function checkUrl(scope: RequestScope, url: string): string {
   return url;
 }
 
-function checkEventTypes(types: EventTypeName[]): EventTypeName[] {
+function checkEventTypes(types: SubscribedEventTypeName[]): SubscribedEventTypeName[] {
   if (types.length === 0) throw DomainError.badInput('event_types must name at least one event type');
-  return [...new Set(types)];
+  return subscribedTypes(types);
 }
 
 async function findEndpoint(scope: RequestScope, id: string): Promise<WebhookEndpoint> {
@@ -74,7 +74,7 @@ export function getEndpoint(scope: RequestScope, id: string): Promise<WebhookEnd
   return findEndpoint(scope, id);
 }
 
-export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: EventTypeName[] }): Promise<EndpointWithSecret> {
+export async function createEndpoint(scope: RequestScope, input: EndpointInput & { url: string; eventTypes: SubscribedEventTypeName[] }): Promise<EndpointWithSecret> {
   const principal = requireOrganizationToken(scope);
   const url = checkUrl(scope, input.url);
   const eventTypes = checkEventTypes(input.eventTypes);
