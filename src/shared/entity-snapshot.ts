@@ -211,7 +211,7 @@ async function readRows<T extends object>(
     const { maxBytes, sizeProperty } = options.byteBudget;
     read = { ...read, sql: withinBytes(read.sql, em, entity, options.orderBy, sizeProperty), bindings: [...read.bindings, maxBytes] };
   }
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all');
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all', em.getTransactionContext());
   const meta = em.getMetadata().get<T>(entity.name);
   const driver = em.getDriver() as unknown as {
     mapResult(row: Record<string, unknown>, meta: unknown, populate: unknown[], qb: unknown): Record<string, unknown> | null;
