@@ -316,8 +316,8 @@ class Bench {
   }
 }
 
-/** The commit stamp of an event as the payload carries it: record.updatedAt after a change, else created_at (occurred_at). */
-const stampOf = (arrival: Arrival) => arrival.updatedAt ?? arrival.createdAt;
+/** The commit stamp of an event as the payload carries it: record.update_time after a change, else occurred_at. */
+const stampOf = (arrival: Arrival) => arrival.updateTime ?? arrival.occurredAt;
 
 function figuresOf(recorder: PhaseRecorder, records: CreateRecord[], created: CreateRecord[], complete: boolean): Result {
   const createErrors = new Map<string, number>();
@@ -339,7 +339,7 @@ function figuresOf(recorder: PhaseRecorder, records: CreateRecord[], created: Cr
     if (stamp === undefined) continue;
     const delay = arrival.at - stamp;
     delayAll.push(delay);
-    if (arrival.state === 'SENDING' && arrival.updatedAt === undefined) delaySending.push(delay);
+    if (arrival.state === 'SENDING' && arrival.updateTime === undefined) delaySending.push(delay);
     else if (arrival.state === 'LIVE') delayLive.push(delay);
     else otherStates.set(arrival.state ?? '?', (otherStates.get(arrival.state ?? '?') ?? 0) + 1);
   }
@@ -479,7 +479,7 @@ function report(result: Result | undefined, options: Options, stack: BenchStack 
     const r = result;
     console.log(
       `Figures (${r.created} posts at ${options.rate}/s for ${options.seconds} s; ms unless stated; delay = arrival − the payload's commit stamp: ` +
-        'record.updatedAt after a change (LIVE), the event\'s created_at (occurred_at) at a creation (SENDING))',
+        'record.update_time after a change (LIVE), the event\'s occurred_at at a creation (SENDING))',
     );
     const delayRow = (name: string, events: string, perSecond: string, s: Summary | undefined): string[] => [
       name,
@@ -493,7 +493,7 @@ function report(result: Result | undefined, options: Options, stack: BenchStack 
     const rows = [['path', 'events recv/expected', 'delivered/s', 'p50', 'p95', 'p99', 'max']];
     rows.push(delayRow('webhook, all events', `${r.eventsReceived}/${r.eventsExpected}`, ms(r.deliveredPerSecond, 0), r.delayAll));
     rows.push(delayRow('webhook, SENDING (occurred_at)', String(r.delaySending.count), '-', r.delaySending));
-    rows.push(delayRow('webhook, LIVE (updatedAt)', String(r.delayLive.count), '-', r.delayLive));
+    rows.push(delayRow('webhook, LIVE (update_time)', String(r.delayLive.count), '-', r.delayLive));
     if (r.subscriberLive) {
       rows.push(delayRow('graphql-ws, LIVE (updateTime)', `${r.subscriberLive.count}/${r.created}`, '-', r.subscriberLive));
       const l = r.delayLive;

@@ -13,6 +13,7 @@ import { Migration20261126010000_AsyncWork } from './Migration20261126010000_Asy
 import { Migration20261127000000_ActivityEvents } from './Migration20261127000000_ActivityEvents';
 import { Migration20261127025111_Webhooks } from './Migration20261127025111_Webhooks';
 import { Migration20261128000000_ModuleKinds } from './Migration20261128000000_ModuleKinds';
+import { Migration20261129000000_WebhookAllEventTypes } from './Migration20261129000000_WebhookAllEventTypes';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261127000000_ActivityEvents', class: Migration20261127000000_ActivityEvents },
   { name: 'Migration20261127025111_Webhooks', class: Migration20261127025111_Webhooks },
   { name: 'Migration20261128000000_ModuleKinds', class: Migration20261128000000_ModuleKinds },
+  { name: 'Migration20261129000000_WebhookAllEventTypes', class: Migration20261129000000_WebhookAllEventTypes },
 ];

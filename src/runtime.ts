@@ -1,4 +1,5 @@
 import type { Authentication } from './access/authentication';
+import type { PresentEvents } from './activity/event-presentation';
 import type { Config } from './config';
 import type { Database } from './db/orm';
 import type { EventBus } from './events/event-bus';
@@ -38,4 +39,6 @@ export interface Runtime {
   metrics: Metrics | undefined;
   /** This process's recent provider calls, for the dashboard. */
   providerHealth: ProviderHealthWindow;
+  /** Activity events as GET /events lists them: what webhooks send. */
+  presentEvents: PresentEvents;
 }

@@ -22,7 +22,9 @@ import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import { createBetaClient } from './providers/beta/beta.client';
 import { createBetaOAuthClient } from './providers/beta/beta.oauth';
 import { baseUrlNow, type BaseUrl } from './providers/shared/http';
+import { restEventPresenter } from './rest/event-presenter';
 import type { Runtime } from './runtime';
+import { gatewaySchema } from './schema';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
 import { createSecretBox, loadSecretKey } from './shared/secret-box';
@@ -196,6 +198,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       providerHealth,
       secrets: createSecretBox(await loadSecretKey(config.tokenEncryptionKey, location.dataDir)),
       publicUrl: () => configuredPublicUrl ?? listening('PUBLIC_URL (needed where this process does not serve HTTP)'),
+      // Webhook bodies are GET /events items, presented by that route itself (docs/webhooks.md).
+      presentEvents: restEventPresenter({ schema: gatewaySchema, runtime: () => runtime, log }),
     };
 
     let server: GatewayServer | undefined;

@@ -18,10 +18,10 @@ export interface Arrival {
   type: string;
   recordId: string | undefined;
   sequence: string | undefined;
-  /** The body's `created_at`: the event's occurred_at (ms since the epoch). */
-  createdAt: number | undefined;
-  /** `record.updatedAt` (ms since the epoch): stamped by the flush just before the change commits; null at a creation. */
-  updatedAt: number | undefined;
+  /** The body's `occurred_at` (ms since the epoch). */
+  occurredAt: number | undefined;
+  /** `record.update_time` (ms since the epoch): stamped by the flush just before the change commits; null at a creation. */
+  updateTime: number | undefined;
   state: string | undefined;
   summary: string | undefined;
   signatureValid: boolean;
@@ -35,11 +35,12 @@ interface Body {
   type?: string;
   record_id?: string;
   sequence?: string;
-  created_at?: string;
-  record?: { updatedAt?: string | null; state?: string; params?: { summary?: string } };
+  occurred_at?: number;
+  /** The post as GET /post/{id} writes it (docs/webhooks.md). */
+  record?: { update_time?: number | null; state?: string; params?: { summary?: string } };
 }
 
-const stamp = (text: string | null | undefined) => (typeof text === 'string' ? Date.parse(text) : undefined);
+const stamp = (ms: number | null | undefined) => (typeof ms === 'number' ? ms : undefined);
 
 let secret: string | undefined;
 let batch: Arrival[] = [];
@@ -65,8 +66,8 @@ const server = createServer((request, response) => {
       type: body.type ?? '',
       recordId: body.record_id,
       sequence: body.sequence,
-      createdAt: stamp(body.created_at),
-      updatedAt: stamp(body.record?.updatedAt),
+      occurredAt: stamp(body.occurred_at),
+      updateTime: stamp(body.record?.update_time),
       state: body.record?.state,
       summary: body.record?.params?.summary,
       signatureValid,

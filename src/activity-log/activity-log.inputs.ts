@@ -1,11 +1,17 @@
 import { ArgsType, Field, ID } from 'type-graphql';
+import { ArgumentRules, list } from '../graphql/argument-rules';
 import { withPageArgs } from '../graphql/page';
 import { withConnectionArgs } from '../graphql/relay-connection';
 import { EventRecordTypeEnum, EventTypeEnum, type EventRecordTypeName, type EventTypeName } from '../activity/activity.enums';
+import { EVENT_IDS_PER_READ } from '../activity/event-presentation';
 
 /** The filters of the activity log, the same for its cursor list and its page-numbered twin (GET /events). */
 @ArgsType()
+@ArgumentRules({ ids: list(undefined, { max: EVENT_IDS_PER_READ }, { max: `ids must name at most ${EVENT_IDS_PER_READ} events` }) })
 export class EventFilterArgs {
+  @Field(() => [ID], { nullable: true, description: `Only these events (at most ${EVENT_IDS_PER_READ}); ids of no event of the caller’s match nothing.` })
+  ids?: string[] | null;
+
   @Field(() => ID, { nullable: true, description: 'Only this account’s events. An account token sees only its own account’s anyway.' })
   accountId?: string | null;
 

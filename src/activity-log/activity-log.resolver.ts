@@ -22,6 +22,12 @@ export const EventRecord = createUnionType({
 export const EventPage = PageType(ActivityEvent, 'EventPage', 'events');
 export const EventConnection = ConnectionType(ActivityEvent, 'Event');
 
+/**
+ * Each event's record, decoded once per read: REST's operation selects `record` once per kind of record, under an
+ * alias each (src/rest/operations/events.graphql), and every webhook body is such an item.
+ */
+const decodedRecords = new WeakMap<ActivityEvent, object>();
+
 @Resolver(() => ActivityEvent)
 export class ActivityLogResolver {
   @Query(() => EventConnection, { description: 'The activity log: state changes of the organization’s records, newest first (docs/activity-log.md).' })
@@ -40,8 +46,13 @@ export class ActivityLogResolver {
    */
   @FieldResolver(() => EventRecord)
   record(@Root() event: ActivityEvent, @Ctx() ctx: Context): object {
-    const recordType = recordTypeNamed(event.recordType);
-    if (!recordType) throw new Error(`no module declares the record type ${event.recordType}`);
-    return codecOf<object>(ctx.runtime.database.orm.getMetadata(), recordType.entity).decode(event.record);
+    let record = decodedRecords.get(event);
+    if (!record) {
+      const recordType = recordTypeNamed(event.recordType);
+      if (!recordType) throw new Error(`no module declares the record type ${event.recordType}`);
+      record = codecOf<object>(ctx.runtime.database.orm.getMetadata(), recordType.entity).decode(event.record);
+      decodedRecords.set(event, record);
+    }
+    return record;
   }
 }

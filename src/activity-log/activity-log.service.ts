@@ -13,6 +13,7 @@ import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 export type EventLogDeps = RetentionDeps;
 
 export interface EventFilter {
+  ids?: readonly string[] | null;
   accountId?: string | null;
   type?: ActivityEvent['type'] | null;
   recordType?: ActivityEvent['recordType'] | null;
@@ -32,6 +33,7 @@ function whereOf(scope: RequestScope<EventLogDeps>, filter: EventFilter): Filter
   const id = (value: string) => (isId(value) ? value.toLowerCase() : NO_MATCH_ID);
   if (reach.id !== undefined) where.accountId = filter.accountId && id(filter.accountId) !== reach.id ? NO_MATCH_ID : reach.id;
   else if (filter.accountId) where.accountId = id(filter.accountId);
+  if (filter.ids) where.id = { $in: filter.ids.map(id) };
   if (filter.type) where.type = filter.type;
   if (filter.recordType) where.recordType = filter.recordType;
   if (filter.recordId) where.recordId = id(filter.recordId);

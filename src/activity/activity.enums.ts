@@ -37,7 +37,18 @@ export function defineEventType<E extends object>(definition: EventTypeDefinitio
 export const EventTypeEnum = new ComposedEnum('EventType', 'What changed; the value is the type REST writes (post.state_changed).');
 export const EventRecordTypeEnum = new ComposedEnum('EventRecordType');
 
+/** Every event type at once, present and future, where a subscriber chooses types (REST writes it `*`). */
+export const ALL_EVENT_TYPES = '*';
+/** The event types a subscriber chooses from (webhook endpoints): each type, or ALL. */
+export const SubscribedEventTypeEnum = new ComposedEnum<string>('SubscribedEventType', 'An event type to be sent (the value is the type REST writes, post.state_changed), or ALL (`*`): every type, present and future.', {
+  key: 'ALL',
+  value: ALL_EVENT_TYPES,
+  description: 'Every event type, present and future (`*` in REST).',
+});
+
 export type EventTypeName = string;
+/** An event type's name, or ALL_EVENT_TYPES. */
+export type SubscribedEventTypeName = string;
 export type EventRecordTypeName = string;
 
 const recordTypes = new Map<string, RecordTypeDefinition>();
@@ -55,6 +66,7 @@ export function addEventTypes(records: readonly RecordTypeDefinition[], events: 
     if (recordTypes.get(event.record.name) !== event.record) throw new Error(`event type ${event.name}: its record type is not declared by a module`);
     eventTypes.set(event.name, event);
     EventTypeEnum.add(event.key, event.name);
+    SubscribedEventTypeEnum.add(event.key, event.name);
   }
 }
 

@@ -143,7 +143,7 @@ async function readRows<T extends object>(
     const { maxBytes, sizeProperty } = options.byteBudget;
     read = { ...read, sql: withinBytes(read.sql, em, entity, options.orderBy, sizeProperty), bindings: [...read.bindings, maxBytes] };
   }
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all');
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(read.sql, read.bindings, 'all', em.getTransactionContext());
   // Columns to properties (and custom types to their values) by the mapper `find` uses; columns of no property
   // (`matched_rows`, `page_bytes`) are kept as they came.
   const comparator = em.getComparator();

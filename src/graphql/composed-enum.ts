@@ -9,14 +9,28 @@ export class ComposedEnum<V extends string = string> {
   readonly type: Record<string, V> = {};
   private readonly valuesConfig: Record<string, { description?: string }> = {};
 
-  constructor(name: string, description?: string) {
+  constructor(
+    name: string,
+    description?: string,
+    /** A value of the enum's own, listed after every contributed one (`ALL`: every type, present and future). */
+    private readonly closing?: { key: string; value: V; description: string },
+  ) {
     registerEnumType(this.type, { name, description, valuesConfig: this.valuesConfig });
+    if (closing) {
+      this.type[closing.key] = closing.value;
+      this.valuesConfig[closing.key] = { description: closing.description };
+    }
   }
 
   add(key: string, value: V, description?: string): void {
     if (key in this.type) throw new Error(`enum value ${key} is contributed twice`);
     this.type[key] = value;
     if (description) this.valuesConfig[key] = { description };
+    // Moved behind the value just added: an object lists its keys in insertion order, and so does the enum.
+    if (this.closing) {
+      delete this.type[this.closing.key];
+      this.type[this.closing.key] = this.closing.value;
+    }
   }
 
   values(): V[] {

@@ -6,7 +6,7 @@ import { catalogueEntry, DomainError, domainErrorOf } from '../errors/domain-err
 import { restErrorBody } from '../http/error-body';
 import type { Context } from '../graphql/context';
 import { handleFastifyError } from '../http/transport-errors';
-import { compileOperation } from '../graphql/compiled-operation';
+import { compileOperation, type CompiledOperation } from '../graphql/compiled-operation';
 import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
@@ -34,24 +34,37 @@ function send(reply: FastifyReply, status: number, body: unknown, headers: Map<s
  * Serves each route of the table by running its GraphQL operation against the same schema and context
  * factory as /graphql. The adapter only reads the request, picks the status and presents the result.
  */
+/** A route's operation and payload, compiled: what serves it, and what presents events as GET /events (src/rest/event-presenter.ts). */
+export interface CompiledRoute {
+  operation: OperationDefinitionNode;
+  compiled: CompiledOperation;
+  record: CompiledRecord;
+}
+
+/** Validates a route's document against the schema and compiles its operation and its record, once, at start-up. */
+export function compileRoute(schema: GraphQLSchema, route: RestRoute): CompiledRoute {
+  const operation = operationOf(route);
+  // Route documents are ours: validate them against the schema once, at start-up, not per request.
+  const problems = validate(schema, route.operation);
+  if (problems.length > 0) {
+    throw new Error(`Route ${route.method} ${route.path}: ${problems.map((p) => p.message).join('; ')}`);
+  }
+  const record = compileRecord(schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
+  // Compiled once, at start-up: a REST request pays for resolving its fields, not for walking the document.
+  // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
+  const compiled = compileOperation(schema, route.operation, operation.name?.value, { customSerializers: REST_LEAF_SERIALIZERS });
+  return { operation, compiled, record };
+}
+
 export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies, routes: readonly RestRoute[]): void {
   for (const route of routes) {
-    const operation = operationOf(route);
-    // Route documents are ours: validate them against the schema once, at start-up, not per request.
-    const problems = validate(deps.schema, route.operation);
-    if (problems.length > 0) {
-      throw new Error(`Route ${route.method} ${route.path}: ${problems.map((p) => p.message).join('; ')}`);
-    }
+    const { operation, compiled, record } = compileRoute(deps.schema, route);
     const readVariables = prepareVariables(deps.schema, route, operation);
-    const record = compileRecord(deps.schema, route.operation, route.payload, `Route ${route.method} ${route.path}`);
     const selectFields = fieldSelector(route, record);
     // The success body is written by a serializer compiled once from its documented schema; a route whose schema
     // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts).
     const successSchema = successSerializerSchema(route, record.schema);
     const operationName = operation.name?.value;
-    // Compiled once, at start-up: a REST request pays for resolving its fields, not for walking the document.
-    // Times stay Date to the record, which writes them in the route's unit (src/rest/record.ts).
-    const compiled = compileOperation(deps.schema, route.operation, operationName, { customSerializers: REST_LEAF_SERIALIZERS });
     if (compiled.fallbackReason) app.log.warn({ route: `${route.method} ${route.path}`, reason: compiled.fallbackReason }, 'graphql-jit cannot compile this route\'s operation: graphql-js executes it');
 
     app.route({

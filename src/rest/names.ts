@@ -14,6 +14,16 @@ export interface RestNaming {
   names?: Readonly<Record<string, string>>;
   /** `Type.field`s that are the provider's own body: names kept below them, nothing converted. */
   verbatim?: readonly string[];
+  /**
+   * Enums a body writes by their values, the spelling records answer (`post.state_changed`), rather than by their
+   * names (`POST_STATE_CHANGED`, still taken). A record always writes values; bodies write names unless listed here.
+   */
+  enumsByValue?: readonly string[];
+}
+
+/** Whether a body writes `enumName` by its values (see `enumsByValue`). */
+export function readsEnumByValue(naming: RestNaming, enumName: string): boolean {
+  return naming.enumsByValue?.includes(enumName) ?? false;
 }
 
 /** The REST name of `field` of `type`: renamed, else snake_case. (Below a verbatim field, names are kept as is.) */

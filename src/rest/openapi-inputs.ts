@@ -16,7 +16,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { isVerbatim, restFieldName, type RestNaming } from './names';
+import { isVerbatim, readsEnumByValue, restFieldName, type RestNaming } from './names';
 import { enumSchema, orNull, restDescription, type SchemaComponents } from './openapi-components';
 import type { JsonSchema } from './record';
 import type { RestRoute, ValueSource } from './route';
@@ -26,7 +26,8 @@ import type { RestRoute, ValueSource } from './route';
  * src/rest/variables.ts reads and coerces them: the schema's type of each variable says what the REST value is.
  * - `Int` an integer, `Float` a number, `Boolean` a boolean, `ID`/`String` a string, `DateTime` an ISO 8601 string,
  *   `JSON` any JSON value; a list an array (in a query: comma-separated).
- * - An enum: its values in text (`source=app`), its names in a JSON body (`"ownership_type": "BRAND_OWNER"`).
+ * - An enum: its values in text (`source=app`), its names in a JSON body (`"ownership_type": "BRAND_OWNER"`) unless
+ *   the route reads it by its values there too (`enumsByValue`: `"event_types": ["post.state_changed"]`).
  * - An input object: its fields under their REST names (src/rest/names.ts), the non-null ones without a default
  *   required, nothing else allowed (an unknown field is a 400).
  * - A default: the variable's own, or that of the argument it is passed to (`perPage: Int! = 20`).
@@ -113,7 +114,7 @@ export function bodyValueSchema(components: SchemaComponents, type: GraphQLInput
 
 function nonNullBodyValue(components: SchemaComponents, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): JsonSchema {
   if (isListType(type)) return { type: 'array', items: bodyValueSchema(components, type.ofType, naming, verbatim, where) };
-  if (isEnumType(type)) return enumSchema(components, type, 'names', where);
+  if (isEnumType(type)) return enumSchema(components, type, readsEnumByValue(naming, type.name) ? 'values' : 'names', where);
   if (isInputObjectType(type)) return inputObjectSchema(components, type, naming, verbatim, where);
   // Other scalars (JSON): any JSON value.
   return { ...(SCALARS[(type as { name: string }).name] ?? {}) };

@@ -12,7 +12,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { DomainError } from '../errors/domain-error';
-import { isVerbatim, restFieldName, type RestNaming } from './names';
+import { isVerbatim, readsEnumByValue, restFieldName, type RestNaming } from './names';
 import type { RestRoute, ValueSource } from './route';
 
 /**
@@ -117,6 +117,10 @@ function read(request: FastifyRequest, variable: PreparedVariable): unknown {
  */
 function fromRestNames(value: unknown, type: GraphQLInputType, naming: RestNaming, verbatim: boolean, where: string): unknown {
   const inner = isNonNullType(type) ? type.ofType : type;
+  if (!verbatim && typeof value === 'string' && isEnumType(inner) && readsEnumByValue(naming, inner.name)) {
+    // graphql-js reads names: a value becomes its name; a name is taken as sent.
+    return inner.getValues().find((enumValue) => enumValue.value === value)?.name ?? value;
+  }
   if (verbatim || value === null || typeof value !== 'object') return value;
   if (isListType(inner)) {
     return Array.isArray(value) ? value.map((item, index) => fromRestNames(item, inner.ofType, naming, false, `${where}[${index}]`)) : value;
@@ -254,9 +258,15 @@ function describe(variable: PreparedVariable, path: readonly (string | number)[]
     return `Invalid value for ${where}`;
   }
   if (isEnumType(inner)) {
-    // Text sources take the enum's values (`app`); JSON bodies its names, as graphql-js coerces them.
+    // Text sources take the enum's values (`app`); JSON bodies its names, as graphql-js coerces them, or both where
+    // the route reads the enum by its values (each name beside its value).
     const fromTextSource = path.length === 0 && variable.source.from !== 'bodyFields' && variable.source.from !== 'body';
-    const allowed = inner.getValues().map((enumValue) => (fromTextSource && typeof enumValue.value === 'string' ? enumValue.value : enumValue.name));
+    const byValue = variable.source.from === 'bodyFields' && readsEnumByValue(variable.source.naming ?? {}, inner.name);
+    const allowed = inner.getValues().flatMap((enumValue) => {
+      const value = typeof enumValue.value === 'string' ? enumValue.value : enumValue.name;
+      if (byValue) return value === enumValue.name ? [value] : [enumValue.name, value];
+      return [fromTextSource ? value : enumValue.name];
+    });
     return `${where} must be one of ${allowed.join(', ')}`;
   }
   switch (inner.name) {

@@ -1,6 +1,6 @@
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
-import { EventTypeEnum, type EventTypeName } from '../activity/activity.enums';
+import { SubscribedEventTypeEnum, type SubscribedEventTypeName } from '../activity/activity.enums';
 import { Organization } from '../organization/organization.entity';
 import { newId } from '../shared/ids';
 
@@ -29,9 +29,9 @@ export class WebhookEndpoint {
   @Property({ type: 'text', nullable: true })
   description: string | null = null;
 
-  @Field(() => [EventTypeEnum.type], { description: 'The event types sent to it.' })
+  @Field(() => [SubscribedEventTypeEnum.type], { description: 'The event types sent to it; ALL (`*` in REST): every type, present and future.' })
   @Property({ type: 'text[]' })
-  eventTypes!: EventTypeName[];
+  eventTypes!: SubscribedEventTypeName[];
 
   @Field({ description: 'Disabled endpoints are sent nothing; events of that time can be redelivered.' })
   @Property({ type: 'boolean' })

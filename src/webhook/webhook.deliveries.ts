@@ -2,37 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../shared/ids';
 import { WebhookDeliveryStatus } from './webhook.enums';
 
-/**
- * Deliveries as rows: the body of an event (one definition, for the dispatcher and redeliveries) and their insert.
- */
-
-/** An activity event as its row reads (src/activity/activity-event.entity.ts). */
-export interface EventRow {
-  id: string;
-  type: string;
-  occurred_at: Date | string;
-  organization_id: string;
-  account_id: string | null;
-  record_type: string;
-  record_id: string;
-  sequence: string;
-  record: unknown;
-}
-
-/** The JSON body of an event's delivery (docs/webhooks.md, Payloads): the activity log's event, snake_case. */
-export function eventBody(event: EventRow): string {
-  return JSON.stringify({
-    id: event.id,
-    type: event.type,
-    created_at: new Date(event.occurred_at).toISOString(),
-    organization_id: event.organization_id,
-    account_id: event.account_id,
-    record_type: event.record_type,
-    record_id: event.record_id,
-    sequence: String(event.sequence),
-    record: event.record,
-  });
-}
+/** Deliveries as rows: their insert, for the dispatcher's fan-out, pings and redeliveries. */
 
 export interface NewDelivery {
   endpointId: string;

@@ -1,16 +1,18 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Runtime } from '../runtime';
-import { insertDeliveries, eventBody, type EventRow, type NewDelivery } from './webhook.deliveries';
+import { insertDeliveries, type NewDelivery } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { deliverQueue } from './webhook.queues';
+import { endpointWants } from './webhook.rules';
 
 /**
  * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
  * Ordering). One process at a time does it (a transaction-scoped advisory lock: the others skip the round), so the
  * outbox is taken in sequence order and the ordering rules hold without races between dispatchers:
  * - fan-out: each outbox row (an event) becomes a delivery to every enabled endpoint of its organization that wants
- *   its type, and the row is deleted, in one transaction;
+ *   its type, its body the event's GET /events item (`runtime.presentEvents`, once per event, a page of an
+ *   organization's events at a time), and the row is deleted, in one transaction;
  * - scheduling: of the open deliveries of each (endpoint, record), only the first in sequence order may be sent, and
  *   only when due (its next attempt time has come on the service clock) and its endpoint has a free slot
  *   (WEBHOOK_ENDPOINT_CONCURRENCY requests in flight at most), so one slow receiver holds up only itself.
@@ -29,7 +31,19 @@ const SCHEDULE_BATCH = 500;
 
 type RoundOutcome = 'more' | 'open' | 'idle';
 
-type DispatcherDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics'>;
+type DispatcherDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics' | 'presentEvents'>;
+
+/** What fan-out reads of an event: which endpoints want it, and the order of its deliveries. */
+interface OutboxEvent {
+  id: string;
+  type: string;
+  organization_id: string;
+  record_id: string;
+  sequence: string;
+}
+
+/** An outbox row with its event, or nulls where the event is gone (removed by retention). */
+type OutboxRow = { event_id: string } & (OutboxEvent | { [K in keyof OutboxEvent]: null });
 
 export class WebhookDispatcher {
   private running = true;
@@ -106,8 +120,8 @@ export class WebhookDispatcher {
   private async fanOut(tx: EntityManager): Promise<number> {
     const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
-    const rows = await connection.execute<(EventRow & { event_id: string })[]>(
-      `select o.event_id, e.id, e.type, e.occurred_at, e.organization_id, e.account_id, e.record_type, e.record_id, e.sequence, e.record
+    const rows = await connection.execute<OutboxRow[]>(
+      `select o.event_id, e.id, e.type, e.organization_id, e.record_id, e.sequence
          from webhook_outbox o left join activity_event e on e.id = o.event_id
         order by o.sequence limit ${OUTBOX_BATCH}`,
       [],
@@ -115,7 +129,9 @@ export class WebhookDispatcher {
       trx,
     );
     if (rows.length === 0) return 0;
-    const organizations = [...new Set(rows.filter((row) => row.id).map((row) => row.organization_id))];
+    // An event gone before its turn (removed by retention) has nothing to send.
+    const events = rows.filter((row): row is { event_id: string } & OutboxEvent => row.id !== null);
+    const organizations = [...new Set(events.map((event) => event.organization_id))];
     const endpoints = organizations.length
       ? await connection.execute<{ id: string; organization_id: string; event_types: string[] }[]>(
           'select id, organization_id, event_types from webhook_endpoint where enabled and organization_id in (?) order by id',
@@ -124,12 +140,17 @@ export class WebhookDispatcher {
           trx,
         )
       : [];
+    const wanted = events.map((event) => ({
+      event,
+      endpoints: endpoints.filter((endpoint) => endpoint.organization_id === event.organization_id && endpointWants(endpoint.event_types, event.type)),
+    }));
+    const bodies = await this.bodiesOf(tx, wanted.filter(({ endpoints: to }) => to.length > 0).map(({ event }) => event));
     const deliveries: NewDelivery[] = [];
-    // An event gone before its turn (removed by retention) has nothing to send.
-    for (const event of rows.filter((row) => row.id)) {
-      const body = eventBody(event);
-      for (const endpoint of endpoints) {
-        if (endpoint.organization_id !== event.organization_id || !endpoint.event_types.includes(event.type)) continue;
+    for (const { event, endpoints: to } of wanted) {
+      const body = bodies.get(event.id);
+      // Not listed by GET /events any more (past the retention since): as gone.
+      if (body === undefined) continue;
+      for (const endpoint of to) {
         deliveries.push({
           endpointId: endpoint.id,
           organizationId: event.organization_id,
@@ -146,6 +167,21 @@ export class WebhookDispatcher {
     await connection.execute('delete from webhook_outbox where event_id in (?)', [rows.map((row) => row.event_id)], 'run', trx);
     this.runtime.metrics?.webhookDeliveriesCreated.inc(deliveries.length);
     return rows.length;
+  }
+
+  /** The bodies of the events, by id: their GET /events items, presented per organization in this transaction. */
+  private async bodiesOf(tx: EntityManager, events: readonly { id: string; organization_id: string }[]): Promise<Map<string, string>> {
+    const byOrganization = new Map<string, string[]>();
+    for (const event of events) {
+      const ids = byOrganization.get(event.organization_id);
+      if (ids) ids.push(event.id);
+      else byOrganization.set(event.organization_id, [event.id]);
+    }
+    const bodies = new Map<string, string>();
+    for (const [organizationId, ids] of byOrganization) {
+      for (const [id, body] of await this.runtime.presentEvents(tx, organizationId, ids)) bodies.set(id, body);
+    }
+    return bodies;
   }
 
   private async schedule(tx: EntityManager): Promise<number> {

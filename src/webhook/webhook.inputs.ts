@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID, InputType } from 'type-graphql';
-import { EventTypeEnum, type EventTypeName } from '../activity/activity.enums';
+import { SubscribedEventTypeEnum, type SubscribedEventTypeName } from '../activity/activity.enums';
 import { ArgumentRules, list, text } from '../graphql/argument-rules';
 import { withPageArgs } from '../graphql/page';
 import { withConnectionArgs } from '../graphql/relay-connection';
@@ -21,8 +21,8 @@ export class CreateWebhookEndpointInput {
   @Field({ description: 'An absolute https URL, not of a loopback, private, link-local or metadata address.' })
   url!: string;
 
-  @Field(() => [EventTypeEnum.type])
-  eventTypes!: EventTypeName[];
+  @Field(() => [SubscribedEventTypeEnum.type], { description: 'The event types sent to it; ALL (`*` in REST): every type, present and future.' })
+  eventTypes!: SubscribedEventTypeName[];
 
   @Field(() => String, { nullable: true })
   description?: string | null;
@@ -37,8 +37,8 @@ export class UpdateWebhookEndpointInput {
   @Field(() => String, { nullable: true })
   url?: string | null;
 
-  @Field(() => [EventTypeEnum.type], { nullable: true })
-  eventTypes?: EventTypeName[] | null;
+  @Field(() => [SubscribedEventTypeEnum.type], { nullable: true, description: 'The event types sent to it; ALL (`*` in REST): every type, present and future.' })
+  eventTypes?: SubscribedEventTypeName[] | null;
 
   @Field(() => String, { nullable: true })
   description?: string | null;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
+import { ALL_EVENT_TYPES, type EventTypeName, type SubscribedEventTypeName } from '../activity/activity.enums';
 
 /** The pure rules of webhooks (docs/webhooks.md): secrets, the retry schedule, which addresses may be called. */
 
@@ -29,6 +30,16 @@ export function retryDelayMs(attempt: number, random: number): number {
 export function nextAttemptAfterFailure(createdAt: Date, now: Date, attempts: number, random: number): Date | null {
   if (now.getTime() - createdAt.getTime() >= RETRY_WINDOW_MS) return null;
   return new Date(now.getTime() + retryDelayMs(attempts, random));
+}
+
+/** Whether an endpoint subscribed to `subscribed` is sent events of `type`: it names the type, or every type (`*`). */
+export function endpointWants(subscribed: readonly SubscribedEventTypeName[], type: EventTypeName): boolean {
+  return subscribed.includes(type) || subscribed.includes(ALL_EVENT_TYPES);
+}
+
+/** The types an endpoint keeps: each once, in the order given; `*` alone when it is among them (it holds the others). */
+export function subscribedTypes(types: readonly SubscribedEventTypeName[]): SubscribedEventTypeName[] {
+  return types.includes(ALL_EVENT_TYPES) ? [ALL_EVENT_TYPES] : [...new Set(types)];
 }
 
 /** Endpoints an organization may have. */

@@ -1,5 +1,5 @@
 import { requireOrganizationToken } from '../access/guards';
-import type { EventTypeName } from '../activity/activity.enums';
+import type { SubscribedEventTypeName } from '../activity/activity.enums';
 import { DomainError } from '../errors/domain-error';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { Organization } from '../organization/organization.entity';
@@ -8,18 +8,19 @@ import { findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
-import { eventBody, insertDeliveries, type EventRow } from './webhook.deliveries';
+import { insertDeliveries } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
-import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, urlRefusal } from './webhook.rules';
+import { MAX_ENDPOINTS_PER_ORGANIZATION, newWebhookSecret, subscribedTypes, urlRefusal } from './webhook.rules';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 import type { Clock } from '../shared/clock';
 import type { EventBus } from '../events/event-bus';
 import type { SecretBox } from '../shared/secret-box';
 import type { Config } from '../config';
+import type { PresentEvents } from '../activity/event-presentation';
 
 /** The process parts these services use. */
-export type WebhookServiceDeps = { clock: Clock; events: EventBus; secrets: SecretBox } & { config: { webhooks: Pick<Config['webhooks'], 'allowPrivateTargets' | 'secretGraceMs'> } };
+export type WebhookServiceDeps = { clock: Clock; events: EventBus; secrets: SecretBox; presentEvents: PresentEvents; config: { webhooks: Pick<Config['webhooks'], 'allowPrivateTargets' | 'secretGraceMs'> } };
 
 /**
  * An organization's webhook endpoints and their deliveries (docs/webhooks.md). Organization tokens only: an endpoint
@@ -28,7 +29,7 @@ export type WebhookServiceDeps = { clock: Clock; events: EventBus; secrets: Secr
 
 export interface EndpointInput {
   url?: string | null;
-  eventTypes?: EventTypeName[] | null;
+  eventTypes?: SubscribedEventTypeName[] | null;
   description?: string | null;
   enabled?: boolean | null;
 }
@@ -45,9 +46,9 @@ function checkUrl(scope: RequestScope<WebhookServiceDeps>, url: string): string 
   return url;
 }
 
-function checkEventTypes(types: EventTypeName[]): EventTypeName[] {
+function checkEventTypes(types: SubscribedEventTypeName[]): SubscribedEventTypeName[] {
   if (types.length === 0) throw DomainError.badInput('event_types must name at least one event type');
-  return [...new Set(types)];
+  return subscribedTypes(types);
 }
 
 async function findEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<WebhookEndpoint> {
@@ -81,7 +82,7 @@ export function getEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string)
   return findEndpoint(scope, id);
 }
 
-export async function createEndpoint(scope: RequestScope<WebhookServiceDeps>, input: EndpointInput & { url: string; eventTypes: EventTypeName[] }): Promise<EndpointWithSecret> {
+export async function createEndpoint(scope: RequestScope<WebhookServiceDeps>, input: EndpointInput & { url: string; eventTypes: SubscribedEventTypeName[] }): Promise<EndpointWithSecret> {
   const principal = requireOrganizationToken(scope);
   const url = checkUrl(scope, input.url);
   const eventTypes = checkEventTypes(input.eventTypes);
@@ -151,35 +152,42 @@ async function queueDelivery(scope: RequestScope<WebhookServiceDeps>, delivery: 
   return scope.em.findOneOrFail(WebhookDelivery, { id: id!, endpoint });
 }
 
-/** Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver). */
+/**
+ * Sends a `ping` event to the endpoint (even a disabled one: it tests the receiver), in the envelope of every event
+ * (docs/webhooks.md): about no record, and naming the endpoint it tests.
+ */
 export async function pingEndpoint(scope: RequestScope<WebhookServiceDeps>, id: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, id);
   const eventId = newId();
   const body = JSON.stringify({
     id: eventId,
     type: PING_EVENT_TYPE,
-    created_at: scope.runtime.clock.now().toISOString(),
+    occurred_at: scope.runtime.clock.now().getTime(),
     organization_id: endpoint.organization.id,
+    account_id: null,
+    record_type: null,
+    record_id: null,
+    sequence: null,
+    record: null,
     endpoint_id: endpoint.id,
   });
   return queueDelivery(scope, { endpointId: endpoint.id, organizationId: endpoint.organization.id, eventId, eventType: PING_EVENT_TYPE, sequence: '0', body, redelivery: false }, endpoint);
 }
 
-/** Sends one event of the organization again, with its own id (receivers deduplicate by it). */
+/** Sends one event of the organization again, with its own id (receivers deduplicate by it), as GET /events lists it now. */
 export async function redeliverEvent(scope: RequestScope<WebhookServiceDeps>, endpointId: string, eventId: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(scope, endpointId);
+  const organizationId = endpoint.organization.id;
   const [event] = isId(eventId)
-    ? await scope.em.getConnection().execute<EventRow[]>(
-        'select id, type, occurred_at, organization_id, account_id, record_type, record_id, sequence, record from activity_event where id = ? and organization_id = ?',
-        [eventId, endpoint.organization.id],
+    ? await scope.em.getConnection().execute<{ id: string; type: string; sequence: string }[]>(
+        'select id, type, sequence from activity_event where id = ? and organization_id = ?',
+        [eventId, organizationId],
       )
     : [];
-  if (!event) throw DomainError.notFound('Event');
-  return queueDelivery(
-    scope,
-    { endpointId: endpoint.id, organizationId: event.organization_id, eventId: event.id, eventType: event.type, sequence: String(event.sequence), body: eventBody(event), redelivery: true },
-    endpoint,
-  );
+  const body = event && (await scope.runtime.presentEvents(scope.em, organizationId, [event.id])).get(event.id);
+  // One GET /events no longer lists (past the retention) is not found either.
+  if (!event || body === undefined) throw DomainError.notFound('Event');
+  return queueDelivery(scope, { endpointId: endpoint.id, organizationId, eventId: event.id, eventType: event.type, sequence: String(event.sequence), body, redelivery: true }, endpoint);
 }
 
 export interface DeliveryFilter {

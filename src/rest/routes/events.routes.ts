@@ -18,25 +18,26 @@ const eventRecord = {
   absentWhenNull: [...organizationAccountRecord.absentWhenNull],
 } as const satisfies Omit<RestRecord, 'at'>;
 
-export const eventRoutes = [
-  defineRoute({
-    method: 'GET',
-    path: '/events',
-    operationId: 'listEvents',
-    summary: 'The activity log: state changes of the organization’s records, newest first (an account token: its account’s only).',
-    tag: 'Events',
-    operation: RestEventsDocument,
-    variables: {
-      accountId: query('account_id', 'only this account’s events (an account token sees only its own account’s)'),
-      type: query('type', 'only events of this type, e.g. post.state_changed'),
-      recordType: query('record_type', 'only events about records of this type, e.g. post'),
-      recordId: query('record_id', 'only the events of this record'),
-      occurredAfter: query('occurred_after', 'only events at or after this time (ISO 8601)'),
-      occurredBefore: query('occurred_before', 'only events before this time (ISO 8601)'),
-      page: query('page', '1-based, default 1'),
-      perPage: query('per_page', '1 to 100, default 20'),
-    },
-    successStatus: 200,
-    payload: { ...eventRecord, at: 'eventsPage' },
-  }),
-];
+/** GET /events: also what presents every webhook body (src/rest/event-presenter.ts). */
+export const listEventsRoute = defineRoute({
+  method: 'GET',
+  path: '/events',
+  operationId: 'listEvents',
+  summary: 'The activity log: state changes of the organization’s records, newest first (an account token: its account’s only).',
+  tag: 'Events',
+  operation: RestEventsDocument,
+  variables: {
+    accountId: query('account_id', 'only this account’s events (an account token sees only its own account’s)'),
+    type: query('type', 'only events of this type, e.g. post.state_changed'),
+    recordType: query('record_type', 'only events about records of this type, e.g. post'),
+    recordId: query('record_id', 'only the events of this record'),
+    occurredAfter: query('occurred_after', 'only events at or after this time (ISO 8601)'),
+    occurredBefore: query('occurred_before', 'only events before this time (ISO 8601)'),
+    page: query('page', '1-based, default 1'),
+    perPage: query('per_page', '1 to 100, default 20'),
+  },
+  successStatus: 200,
+  payload: { ...eventRecord, at: 'eventsPage' },
+});
+
+export const eventRoutes = [listEventsRoute];

@@ -20,8 +20,11 @@ const webhookRecord = { times: 'epochMs' } as const satisfies Omit<RestRecord, '
 
 const tag = 'Webhooks';
 const id = path('id', 'the endpoint id');
-/** The body of create and update: the endpoint's fields under their REST names. */
-const endpointFields = { url: 'url', eventTypes: 'event_types', description: 'description', enabled: 'enabled' };
+/**
+ * The body of create and update: the endpoint's fields under their REST names, event types as records write them
+ * (`post.state_changed`, `*`; their GraphQL names are still taken: docs/webhooks.md).
+ */
+const endpointFields = bodyFields({ url: 'url', eventTypes: 'event_types', description: 'description', enabled: 'enabled' }, { enumsByValue: ['SubscribedEventType'] });
 // Beyond ORGANIZATION_TOKEN_REQUIRED (organizationTokenOnly adds it): an endpoint of another organization, or none, is 404.
 const endpointErrors = ['NOT_FOUND'] as const;
 
@@ -49,7 +52,7 @@ export const webhookRoutes = [
     tag,
     organizationTokenOnly: true,
     operation: RestCreateWebhookEndpointDocument,
-    variables: { input: bodyFields(endpointFields) },
+    variables: { input: endpointFields },
     successStatus: 201,
     payload: { ...webhookRecord, at: 'createWebhookEndpoint' },
     // 409: the organization has its 20 endpoints already.
@@ -76,7 +79,7 @@ export const webhookRoutes = [
     tag,
     organizationTokenOnly: true,
     operation: RestUpdateWebhookEndpointDocument,
-    variables: { id, input: bodyFields(endpointFields) },
+    variables: { id, input: endpointFields },
     successStatus: 200,
     payload: { ...webhookRecord, at: 'updateWebhookEndpoint' },
     errors: endpointErrors,
