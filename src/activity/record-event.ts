@@ -1,10 +1,10 @@
 import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { rootOf } from '../events/announce-on-commit';
-import type { Runtime } from '../runtime';
 import { codecOf } from '../db/entity-codec';
 import { newId } from '../shared/ids';
 import type { EventTypeDefinition } from './activity.enums';
+import type { Clock } from '../shared/clock';
 
 /**
  * The one way to record a state change in the activity log (docs/activity-log.md). Called inside the transaction
@@ -15,7 +15,7 @@ import type { EventTypeDefinition } from './activity.enums';
  */
 
 /** What recording uses: the clock that dates the event (tests move it). */
-export type EventRecordDeps = Pick<Runtime, 'clock'>;
+export type EventRecordDeps = { clock: Clock };
 
 /** An entity the log knows: its own id, and the organization and account it belongs to, as relations or itself. */
 interface RecordedEntity {

@@ -1,10 +1,16 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Runtime } from '../runtime';
 import { insertDeliveries, type NewDelivery } from './webhook.deliveries';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { deliverQueue } from './webhook.queues';
 import { endpointWants } from './webhook.rules';
+import type { Clock } from '../shared/clock';
+import type { Config } from '../config';
+import type { Database } from '../db/orm';
+import type { EventBus } from '../events/event-bus';
+import type { JobEngine } from '../jobs/job-engine';
+import type { Metrics } from '../observability/metrics';
+import type { PresentEvents } from '../activity/event-presentation';
 
 /**
  * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
@@ -31,7 +37,7 @@ const SCHEDULE_BATCH = 500;
 
 type RoundOutcome = 'more' | 'open' | 'idle';
 
-type DispatcherDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics' | 'presentEvents'>;
+type DispatcherDeps = { database: Database; jobs: JobEngine; events: EventBus; clock: Clock; config: Config; metrics: Metrics | undefined; presentEvents: PresentEvents };
 
 /** What fan-out reads of an event: which endpoints want it, and the order of its deliveries. */
 interface OutboxEvent {

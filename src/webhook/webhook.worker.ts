@@ -1,15 +1,20 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
+import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobFailure } from '../jobs/failure-policy';
-import type { Runtime } from '../runtime';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { nextAttemptAfterFailure, RETRY_WINDOW_MS } from './webhook.rules';
 import { deliverQueue } from './webhook.queues';
+import type { Clock } from '../shared/clock';
+import type { Config } from '../config';
+import type { Database } from '../db/orm';
+import type { EventBus } from '../events/event-bus';
+import type { Metrics } from '../observability/metrics';
+import type { SecretBox } from '../shared/secret-box';
 
-type WebhookWorkerDeps = Pick<Runtime, 'database' | 'jobs' | 'events' | 'clock' | 'config' | 'metrics' | 'secrets'>;
+type WebhookWorkerDeps = { database: Database; jobs: JobEngine; events: EventBus; clock: Clock; config: Config; metrics: Metrics | undefined; secrets: SecretBox };
 
 interface DeliveryRow {
   id: string;
