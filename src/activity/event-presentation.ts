@@ -1,13 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
- * Activity events as REST shows them: each the item `GET /events` lists, envelope and record (docs/activity-log.md),
- * the one shape every REST-shaped consumer gets, webhook bodies included (docs/webhooks.md). REST owns that shape
- * (src/rest/event-presenter.ts); the stack hands it to the runtime, so webhooks send it without knowing REST.
- *
- * Given event ids of one organization (any number), read in `em`'s transaction, it answers the JSON text of each event
- * that organization's `GET /events` lists, by id; an id it would not list (past the retention, another's, none) is
- * left out. A record it cannot present fails the call: no event is sent in another shape.
+ * Activity events as REST shows them, each the item `GET /events` lists (docs/activity-log.md): the one shape webhook
+ * bodies have too (docs/webhooks.md, "Ordering"). REST owns it (src/rest/event-presenter.ts); the stack hands it to
+ * the runtime, so webhooks send it without knowing REST. Answers each event's JSON text by id, read in `em`'s
+ * transaction; an id `GET /events` would not list is left out, and a record it cannot present fails the call.
  */
 export type PresentEvents = (em: EntityManager, organizationId: string, eventIds: readonly string[]) => Promise<ReadonlyMap<string, string>>;
 

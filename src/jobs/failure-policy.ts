@@ -1,14 +1,8 @@
 import { ProviderError, UNEXPECTED_FAILURE_MESSAGE } from '../providers/shared/provider-error';
 
 /**
- * The one failure policy of every job (docs/jobs.md). A handler throws; the engine asks `judgeFailure` what that
- * means, and the worker only says how its record keeps a failure (`recordFailure`):
- * - a provider failure that may succeed later (429, 5xx, no answer) is retried with backoff; on the last attempt it
- *   is final, and the job goes to its dead-letter queue;
- * - a provider failure that cannot succeed later (a refusal, a lost consent) is final at once, and the job is
- *   complete: its outcome is the refusal its record now holds;
- * - anything else (a bug, a failed query, a lost connection) is retried too, then dead-lettered; it is logged with
- *   its stack, and its record only ever shows a fixed text, never the error's own message.
+ * The one failure policy of every job: docs/jobs.md, "The failure policy". A handler throws; the engine asks
+ * `judgeFailure` what that means, and the worker only says how its record keeps a failure (`recordFailure`).
  */
 
 /** What a record keeps of a failure: safe for clients to read. */

@@ -17,9 +17,8 @@ export { defineWorker, type AnyWorker, type JobContext, type JobHandler, type Wo
 
 /**
  * pg-boss on the application database, with fetch loops of our own (src/jobs/fetch-loop.ts). Jobs are enqueued in
- * the caller's transaction (enqueue.ts); workers are woken through the event bus on enqueue instead of waiting for
- * their poll; failures follow one policy (run-job.ts, failure-policy.ts): retried with backoff, then dead-lettered
- * into the queue's own dead-letter queue, whose jobs settle their records (dead-letters.ts).
+ * the caller's transaction (enqueue.ts), and workers are woken through the event bus instead of waiting for their
+ * poll; failures follow one policy (docs/jobs.md, "The failure policy").
  */
 export class JobEngine {
   private unsubscribeWake: (() => void) | undefined;

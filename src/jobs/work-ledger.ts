@@ -88,7 +88,6 @@ export async function recordQueued<P extends object>(execute: Execute, queue: Qu
   return snapshotOf(row);
 }
 
-/** A recorded change of a unit of work. */
 export type WorkChange =
   | { status: AsyncWorkStatus.RUNNING }
   | { status: AsyncWorkStatus.SUCCEEDED }

@@ -1,10 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/**
- * The signature of a delivery (docs/webhooks.md), as the service writes it and as a client checks it:
- * `Listings-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, with one `v1` per secret that
- * signs (two during a rotation's grace period).
- */
+/** A delivery's signature, as the service writes it and as a client checks it: docs/webhooks.md, "The signature". */
 export const SIGNATURE_HEADER = 'Listings-Signature';
 export const EVENT_ID_HEADER = 'Listings-Event-Id';
 

@@ -13,19 +13,10 @@ import type { Metrics } from '../observability/metrics';
 import type { PresentEvents } from '../activity/event-presentation';
 
 /**
- * Turns recorded events into deliveries and hands due deliveries to the `webhook-deliver` queue (docs/webhooks.md,
- * Ordering). One process at a time does it (a transaction-scoped advisory lock: the others skip the round), so the
- * outbox is taken in sequence order and the ordering rules hold without races between dispatchers:
- * - fan-out: each outbox row (an event) becomes a delivery to every enabled endpoint of its organization that wants
- *   its type, its body the event's GET /events item (`runtime.presentEvents`, once per event, a page of an
- *   organization's events at a time), and the row is deleted, in one transaction;
- * - scheduling: of the open deliveries of each (endpoint, record), only the first in sequence order may be sent, and
- *   only when due (its next attempt time has come on the service clock) and its endpoint has a free slot
- *   (WEBHOOK_ENDPOINT_CONCURRENCY requests in flight at most), so one slow receiver holds up only itself.
- * Woken by the `webhooks.pending` event (a trigger sends it when events an endpoint wants commit; deliveries send it
- * when they end). While deliveries are open it also looks every second, which is what notices retries whose time
- * has come (on the service clock, which tests move); with none open it only looks once a minute besides, in case a
- * wake-up was lost while the event bus was down, so an idle service sends no statements for webhooks.
+ * Turns recorded events into deliveries and hands due ones to the `webhook-deliver` queue: docs/webhooks.md,
+ * "Ordering". One process at a time (a transaction-scoped advisory lock; the others skip the round), so the outbox
+ * is taken in sequence order without races between dispatchers. The one-second look while deliveries are open is
+ * what notices retries whose time has come on the service clock (which tests move).
  */
 
 /** The advisory lock key of the dispatcher (any constant no other part of the service uses). */

@@ -42,7 +42,6 @@ export function subscribedTypes(types: readonly SubscribedEventTypeName[]): Subs
   return types.includes(ALL_EVENT_TYPES) ? [ALL_EVENT_TYPES] : [...new Set(types)];
 }
 
-/** Endpoints an organization may have. */
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 export const MAX_URL_CHARACTERS = 2048;
 /** The first bytes of an answer kept in the delivery log. */

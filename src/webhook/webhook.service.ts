@@ -19,7 +19,6 @@ import type { SecretBox } from '../shared/secret-box';
 import type { Config } from '../config';
 import type { PresentEvents } from '../activity/event-presentation';
 
-/** The process parts these services use. */
 export type WebhookServiceDeps = { clock: Clock; events: EventBus; secrets: SecretBox; presentEvents: PresentEvents; config: { webhooks: Pick<Config['webhooks'], 'allowPrivateTargets' | 'secretGraceMs'> } };
 
 /**

@@ -43,10 +43,9 @@ function signingSecrets(runtime: WebhookWorkerDeps, row: DeliveryRow, now: Date)
 }
 
 /**
- * Sends one SENDING delivery and records the attempt. The receiver's failures (no answer, a time-out, a non-2xx
- * answer, a refused address) are not job failures: the delivery keeps its own next attempt time (exponential backoff
- * with jitter, for a day) and the job completes; the dispatcher sends it again when that time comes. Only failures of
- * ours (the database) fail the job, which the engine retries as any other.
+ * Sends one SENDING delivery and records the attempt. The receiver's failures are the delivery's to retry (its own
+ * next attempt time), not the job's; only failures of ours fail the job: docs/webhooks.md, "Delivery, retries and
+ * disabling" and "Ordering".
  */
 async function deliver(runtime: WebhookWorkerDeps, deliveryId: string, job: JobContext): Promise<void> {
   const connection = runtime.database.orm.em.getConnection();
