@@ -5,12 +5,9 @@ import { asPage, pagePolicy } from '../http/browser-page';
 import { staticAssets } from '../http/static-assets';
 
 /**
- * The REST reference page at /docs: Swagger UI (swagger-ui-dist, a dependency) rendering /openapi.json, its files
- * served from the npm package, never a CDN, so it works with no internet (docs/openapi.md).
- *
- * Public, like the document it shows: the page holds nothing but /openapi.json, which is public in every
- * environment. "Try it out" sends requests from the person's browser to this origin with the token they enter
- * under Authorize, which is kept in the page only (not stored).
+ * The REST reference page at /docs: Swagger UI rendering /openapi.json, its files served from the npm package, never
+ * a CDN (docs/openapi.md, "The reference page"). Public, like the document it shows: the page holds nothing else,
+ * and the token typed under Authorize stays in the page.
  */
 
 const ASSET_PATH = '/docs/assets/';

@@ -16,12 +16,10 @@ type SchemaListener = Parameters<GatewayInterface['onSchemaLoadOrUpdate']>[0];
 export const COMPILED_DOCUMENTS_MAX = 200;
 
 /**
- * GraphQL over HTTP executed by graphql-jit, through Apollo Server's one hook for an executor of its own: the
- * `gateway` option (Apollo 4 and 5, @apollo/server-gateway-interface). Apollo still parses, validates (the limits,
- * the cost), runs every plugin and formats errors; only the execution is ours. Apollo takes the schema from the
- * `onSchemaLoadOrUpdate` listener, called here during `load()`, whose answer gives only the executor.
- *
- * Each document is compiled on its first run, by its hash and operation name, and kept in a bounded LRU.
+ * GraphQL over HTTP executed by graphql-jit, through Apollo Server's one hook for an executor of its own, the
+ * `gateway` option: Apollo still parses, validates, runs every plugin and formats errors; only the execution is ours
+ * (docs/benchmarks.md, "GraphQL over HTTP compiled"). Apollo takes the schema from the `onSchemaLoadOrUpdate`
+ * listener, called here during `load()`, whose answer gives only the executor.
  */
 export function compiledExecutionGateway(schema: GraphQLSchema, log: FastifyBaseLogger, maxDocuments = COMPILED_DOCUMENTS_MAX): GatewayInterface {
   const listeners = new Set<SchemaListener>();

@@ -22,15 +22,8 @@ import { DomainError } from '../errors/domain-error';
 import { toGraphQLError } from './errors';
 
 /**
- * Limits on every GraphQL document from outside, whichever way it arrives (HTTP POST, HTTP GET, graphql-ws).
- * docs/graphql-limits.md explains each value. In short:
- * - depth 10: the schema has no cycles and its deepest query is 8 today (posts > edges > node > params >
- *   event > schedule > startTime > hours); the rest is room for growth. `__schema` (the IDE's introspection,
- *   14 deep) is exempt: graphql-js's own MaxIntrospectionDepthRule already stops its recursive parts.
- * - aliases 15: aliases are how one document repeats a costly root field; 15 covers real dashboards.
- * - tokens 2000: over ten times the standard introspection query (about 180); stops the parser itself.
- * - cost 20000: the largest page the API serves, 250 locations with every field, costs 18,751 and fits; two such
- *   pages, or four of 250 locations with 19 fields each, do not.
+ * Limits on every GraphQL document from outside, whichever way it arrives (HTTP POST, HTTP GET, graphql-ws). Each
+ * value and why it is that: docs/graphql-limits.md, "The limits".
  */
 export const operationLimits = {
   maxDepth: 10,
@@ -69,14 +62,9 @@ function pageSize(node: FieldNode, definition: GraphQLField<unknown, unknown>): 
 }
 
 /**
- * The cost of an operation is the number of field values its response can hold at most: every field counts
- * 1 each time it can appear, and everything under a paginated field (`first`, `perPage`) appears up to that
- * many times, each page counted at its real size (up to its own maximum).
- * Variables count as that field's largest page and an absent size as its default, so a client cannot lower the
- * cost by moving the page size into a variable (graphql-armor's cost rule only reads literals). Lists without
- * a page size count once: in-row data of a location or a post, the few accounts of one organization, the
- * posts of one campaign (as many as the mutation itself was given).
- * Introspection (`__schema`, `__type`) is exempt: graphql-js's MaxIntrospectionDepthRule bounds it.
+ * The cost of an operation: the number of field values its response can hold at most (docs/graphql-limits.md,
+ * "Cost: 20000"). A variable page size counts as its field's largest page, so a client cannot lower the cost by
+ * moving the size into a variable (graphql-armor's cost rule only reads literals).
  */
 export function costLimitRule(maxCost: number): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {

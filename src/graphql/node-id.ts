@@ -3,7 +3,6 @@
  * that what only spells ids (tests, scripts) needs no GraphQL schema metadata.
  */
 
-/** The global id of a key. */
 export function toNodeId(name: string, parts: readonly string[]): string {
   return Buffer.from([name, ...parts].join(':'), 'utf8').toString('base64url');
 }

@@ -6,12 +6,9 @@ import type { Context } from './context';
 import { partsOfNodeId, toNodeId } from './node-id';
 
 /**
- * Global ids and `node(nodeId:)` (docs/graphql-lists.md). Records keep `id`, their own id that REST and every other
- * argument take; `nodeId` is added beside it: base64url of `<Name>:<key>`, where the key is what the record's own
- * single-record query takes (`Post:<accountId>:<id>`, `BetaBrand:<segmentId>`). So `node` only decodes the id and
- * calls that query's service read: it reaches exactly what that query reaches, and answers null where that query
- * answers NOT_FOUND (an unknown id and another organization's alike). Its other refusals (an account token asking
- * for an organization-only record, a missing beta access) are that query's own errors.
+ * Global ids and `node(nodeId:)`: docs/graphql-lists.md, "Global ids and `node`". The key in an id is what the
+ * record's own query takes, so `node` only decodes it and calls that query's service read: it reaches exactly what
+ * that query reaches, and answers null where the query answers NOT_FOUND.
  */
 
 /** What `node` answered with, by value: the GraphQL type each record was read as (Node's resolveType). */

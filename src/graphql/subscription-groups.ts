@@ -1,15 +1,11 @@
 import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
 
 /**
- * Subscriptions that would compute the same results share one execution. Sockets subscribing with the same
- * document, operation, variables and scope (what the resolvers and the subscription's filter can see of the
- * caller) form a group: an event is filtered and executed once for the group, and the one result object goes to
- * every member; the transports serialize it once per event too (oncePerResult) and only frame it per socket.
- * Without this, 1,000 dashboards of one organization cost 1,000 executions of every event.
- *
- * A group's execution runs with the context of the member that opened it; its scope is by definition the same
- * as every other member's. Members join and leave at any time: a new member receives the events after it
- * joined; the group's execution ends when its last member leaves.
+ * Subscriptions that would compute the same results share one execution: sockets with the same document,
+ * operation, variables and scope (what resolvers and the filter can see of the caller) form a group, and each event
+ * is filtered, executed and serialized (oncePerResult) once for it; without this, 1,000 dashboards of one organization
+ * cost 1,000 executions of every event. The group runs with the context of the member that opened it (its scope is
+ * every member's); a member receives the events after it joined, and the last to leave ends the execution.
  */
 
 /**

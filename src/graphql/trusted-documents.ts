@@ -6,11 +6,9 @@ import { DomainError } from '../errors/domain-error';
 import { parseOptions } from './limits';
 
 /**
- * Trusted documents (TRUSTED_DOCUMENTS, docs/frontend.md): in production, /graphql runs only the operations of the
- * manifests it was given — GraphQL Code Generator's `persisted-documents.json` (client preset, `persistedDocuments:
- * true`): `{ "<sha256 of the document>": "<document>" }`. A client sends an operation by its id (`documentId`, or an
- * automatic persisted query's `extensions.persistedQuery.sha256Hash`), or as text that is one of the manifests' (by
- * its printed form: whitespace and comments do not matter). Anything else is refused before it is parsed for running.
+ * Trusted documents (TRUSTED_DOCUMENTS): in production, /graphql runs only the operations of the manifests it was
+ * given, sent by id or as one of their texts: docs/frontend.md, "Persisted operations". A manifest is GraphQL Code
+ * Generator's `persisted-documents.json`, `{ "<sha256 of the document>": "<document>" }`.
  */
 
 /** What a GraphQL request names its operation by, on any transport. */

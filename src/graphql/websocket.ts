@@ -44,12 +44,9 @@ const CLOSING_BRACE = 0x7d;
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 
 /**
- * graphql-ws on the same path and port as HTTP. The connection sends its token once, in connection_init
- * (`{"authorization": "Bearer <token>"}`); a missing, unknown or revoked token closes the socket with 4403.
- * Each operation authenticates that token again (as every HTTP request does), and a revocation closes every
- * socket opened with the token (in every process, through the event bus), ending its running subscriptions. Each operation goes through the same
- * parse limits and validation rules as over HTTP (graphql-ws's own validation would skip them), and the
- * same error formatter.
+ * graphql-ws on the same path and port as HTTP, authenticated as docs/graphql-limits.md, "graphql-ws
+ * authentication" says. Each operation goes through the same parse limits, validation rules and error formatter as
+ * over HTTP (graphql-ws's own validation would skip them).
  */
 function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { close(): Promise<void> } {
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_WS_MESSAGE_BYTES });

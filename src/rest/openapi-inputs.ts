@@ -23,14 +23,8 @@ import type { RestRoute, ValueSource } from './route';
 
 /**
  * The types of what a route reads (parameters and bodies), derived from its operation's variables as
- * src/rest/variables.ts reads and coerces them: the schema's type of each variable says what the REST value is.
- * - `Int` an integer, `Float` a number, `Boolean` a boolean, `ID`/`String` a string, `DateTime` an ISO 8601 string,
- *   `JSON` any JSON value; a list an array (in a query: comma-separated).
- * - An enum: its values in text (`source=app`), its names in a JSON body (`"ownership_type": "BRAND_OWNER"`) unless
- *   the route reads it by its values there too (`enumsByValue`: `"event_types": ["post.state_changed"]`).
- * - An input object: its fields under their REST names (src/rest/names.ts), the non-null ones without a default
- *   required, nothing else allowed (an unknown field is a 400).
- * - A default: the variable's own, or that of the argument it is passed to (`perPage: Int! = 20`).
+ * src/rest/variables.ts reads and coerces them, so the document cannot say other than the route does. The rules:
+ * docs/openapi.md, "Types of what a route reads".
  */
 
 const SCALARS: Readonly<Record<string, JsonSchema>> = {

@@ -19,14 +19,10 @@ import type { RestRoute } from './route';
 import { OperationSelections, recordFieldName } from './selection';
 
 /**
- * Names the records of a route's payload schema (as src/rest/record.ts compiled it) so that routes answering the same
- * record share one component:
- * - a selection that is one fragment spread (`post { ...RestPostFields }`) is the component named after the fragment
- *   (`Post`): every route selecting the fragment answers that record;
- * - an enum is the component named after the GraphQL enum (`PostState`), shared with the parameters that take it;
- * - every field gets its GraphQL description.
- * The walk follows the operation's selection beside the compiled schema, naming fields by the same rule as the
- * compiler (src/rest/names.ts); a property the rule does not find is a start-up error, never a silent miss.
+ * Names the records of a route's payload schema (as src/rest/record.ts compiled it), so that routes answering the
+ * same record share one component: docs/openapi.md, "Records". The walk follows the operation's selection beside the
+ * compiled schema, naming fields by the compiler's rule (src/rest/names.ts); a property the rule does not find is a
+ * start-up error, never a silent miss.
  */
 export function nameRecords(
   graphqlSchema: GraphQLSchema,

@@ -9,11 +9,8 @@ import { compileRecord, successBodySchema, type JsonSchema } from './record';
 import type { RestRoute, ValueSource } from './route';
 
 /**
- * OpenAPI 3.1 of the REST surface, generated from the route table and the schema (never written by hand): each
- * route's parameters and body typed by its operation's variables (src/rest/openapi-inputs.ts), its success body by
- * the record compiler (src/rest/record.ts) with the shared records and enums named (src/rest/openapi-records.ts),
- * every error status in its documented body (src/rest/openapi-errors.ts), the headers (src/rest/openapi-headers.ts)
- * and the consent flows' redirects (src/rest/openapi-callbacks.ts). docs/openapi.md says what is in it and why.
+ * OpenAPI 3.1 of the REST surface, generated from the route table and the schema, never written by hand, so it
+ * cannot say other than the routes do. Which file builds which part: docs/openapi.md.
  */
 
 function operationOf(route: RestRoute): OperationDefinitionNode {

@@ -23,16 +23,9 @@ import { OperationSelections, recordFieldName } from './selection';
 
 /**
  * The documented REST form of an operation's result, derived from the operation's own selection and the schema's
- * types: one set of rules instead of a hand-written presenter and a hand-written JSON Schema per record. The
- * GraphQL type is where a record's fields are defined; the route's document picks them; the rules below turn
- * them into the document's names and units:
- * - a field's name in snake_case (`postId` -> `post_id`) unless the route renames it (`Post.accountId` -> `account`);
- * - `DateTime` as milliseconds since the epoch or as the ISO 8601 string, as the route's document writes times;
- * - an enum as its value (`PostSource.APP` -> `app`), which is the documented spelling;
- * - null written as null, unless the field is absent when unset;
- * - `verbatim` fields are the provider's own body: names kept, null fields absent, no conversion.
- * Times reach the record as `Date`s (REST_LEAF_SERIALIZERS), or as the ISO strings of graphql-js where a route's
- * operation is not compiled; both are written in the route's unit.
+ * types by one set of rules (docs/rest-records.md, "The record rules") instead of a hand-written presenter and JSON
+ * Schema per record. Times reach the record as `Date`s (REST_LEAF_SERIALIZERS), or as graphql-js's ISO strings where
+ * a route's operation is not compiled; both are written in the route's unit.
  */
 
 export type JsonSchema = Record<string, unknown>;
@@ -305,13 +298,10 @@ export function successSerializerSchema(route: RestRoute, payloadSchema: JsonSch
 }
 
 /**
- * The schema a route's success body is serialized by (Fastify's response schema, compiled once by its serializer
- * compiler, fast-json-stringify), from the body's schema: the same bytes as JSON.stringify of the presented body.
- * Undefined for a `oneOf`/`anyOf` (a payload at several paths), and the route keeps JSON.stringify: the serializer
- * would pick the branch by validating every answer at run time, slower than JSON.stringify, and its pick is not the
- * presenter's. Where an object's required members do not all come before its optional ones, `required` is left out: the
- * serializer writes required members first, and the record's order is the document's. The presenter writes every
- * required member anyway (what `required` would check).
+ * The schema a route's success body is serialized by (fast-json-stringify, as Fastify's response schema): the same
+ * bytes as JSON.stringify of the presented body. Undefined for a `oneOf`/`anyOf`: docs/rest-records.md, "How a
+ * success body is written". `required` is left out where an object's required members do not all come first: the
+ * serializer writes those first, and the record's order is the document's (the presenter writes them anyway).
  */
 export function serializerSchema(body: JsonSchema): JsonSchema | undefined {
   if ('oneOf' in body || 'anyOf' in body) return undefined;

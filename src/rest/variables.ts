@@ -17,14 +17,9 @@ import type { RestRoute, ValueSource } from './route';
 
 /**
  * A route's variables, read from the request and coerced by graphql-js itself against the operation's variable
- * types. A bad value becomes a 400 in the REST names the caller used (`params.topicType`, `per_page`), worked out
- * from the structured path of the problem and the schema's type there: never a GraphQL type or variable name.
- *
- * REST values keep their JSON types: before graphql-js coerces anything, every value is checked to have the JSON
- * type its GraphQL type stands for (a list is an array, a number a number, a string a string, a boolean a
- * boolean, an object an object), at every depth. GraphQL's input coercion is laxer (a single value for a list
- * becomes a list of one, an integer an ID) and would otherwise change what the caller sent. Query parameters are
- * text by nature: their documented reading (`page=2` is a number, `a,b` a list) stays, but each is sent once.
+ * types, after a check that each value has the JSON type its GraphQL type stands for: docs/decisions.md, "REST
+ * input". A bad value becomes a 400 in the REST names the caller used (`params.topicType`, `per_page`), worked out
+ * from the problem's structured path and the schema's type there: never a GraphQL type or variable name.
  */
 
 interface PreparedVariable {
@@ -189,7 +184,6 @@ function jsonTypeCheck(type: GraphQLInputType): JsonTypeCheck | undefined {
   return (value) => (value === null || value === undefined || typeof value === expected ? undefined : []);
 }
 
-/** The value at `path` inside `value`. */
 function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
   return path.reduce<unknown>((current, segment) => (current as Record<string | number, unknown> | undefined)?.[segment], value);
 }

@@ -6,12 +6,10 @@ import { asPage, pagePolicy } from '../../http/browser-page';
 import { restErrorBody } from '../../http/error-body';
 
 /**
- * The identity providers' redirects back to us. A person's browser follows them, so there is no bearer token: the
- * single-use state is what ties the request to a consent. The answer sends the browser on to the caller's
- * redirect_url, with the outcome in its query; a state that names no consent has nowhere to go, and is refused.
- *
- * These are pages a person lands on: whatever refuses one (the unknown state, the database being down, the server
- * stopping) answers a small HTML page to a browser, and the documented JSON body to everyone else (personPage).
+ * The identity providers' redirects back to us (docs/oauth.md, "The sequence" and "The callbacks' refusals"). A
+ * person's browser follows them, so there is no bearer token: the single-use state ties the request to a consent,
+ * and a state that names no consent has nowhere to send the person, so it is refused. Whatever refuses one answers a
+ * browser a page and everyone else the documented JSON (personPage).
  */
 export function registerOAuthCallbacks(app: FastifyInstance, runtime: AlphaCallbackDeps & BetaCallbackDeps): void {
   type Complete = (query: Record<string, string | undefined>, log: FastifyBaseLogger) => Promise<CallbackOutcome>;
