@@ -22,9 +22,7 @@ export interface BackgroundService {
  */
 export interface ResourceModule {
   name: string;
-  /** Its MikroORM entities. */
   entities?: readonly EntityClass<object>[];
-  /** Its type-graphql resolver classes. */
   resolvers?: readonly ClassType[];
   /** The job queues its workers take. */
   queues?: readonly QueueDefinition[];

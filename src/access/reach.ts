@@ -8,11 +8,9 @@ export interface AccountReach {
 }
 
 /**
- * Whose accounts a principal may act on: THE rule, written here only (product-decisions §2; the document's
- * Authentication rule 2). An organization token reaches every account of its organization; an account token its
- * own account and nothing else, whichever ids a request names. Every lookup of an account a request names goes
- * through it (src/account/account.access.ts), so an account out of reach is "not found" exactly as an unknown one is: never "forbidden", which
- * would tell that it exists.
+ * Whose accounts a principal may act on: THE rule, in code here only (docs/decisions.md, "Whose accounts a token
+ * reaches"). Every lookup of an account a request names goes through it (src/account/account.access.ts), so an
+ * account out of reach is "not found" exactly as an unknown one is: never "forbidden", which would tell it exists.
  */
 export function accountsWithinReach(principal: Principal): AccountReach {
   return principal.accountId ? { organization: principal.organizationId, id: principal.accountId } : { organization: principal.organizationId };

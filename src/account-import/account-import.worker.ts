@@ -25,18 +25,14 @@ import type { Database } from '../db/orm';
 
 const PAGE_SIZE = 100;
 
-/** What the import worker uses: the alpha provider (with the accounts' tokens), the job queue, the clock. */
 export type AccountImportDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & AlphaTokenDeps;
 
 /**
- * Imports a connected account from the provider, or re-syncs it (the document's data export): its locations
- * (created or brought up to date, connected, by their provider names) and each location's reviews (reviews the
- * provider no longer has are marked deleted). Progress is on the account (`syncStatus`, `syncProgress`) as it
- * goes. Safe to run again: everything is matched by the provider's resource names. Every record a request may
- * change meanwhile (a location, a review) is written under its row lock, and only with what is newer than it: a
- * record changed here after the provider was read (an update applied, a reply sent) keeps that change, since the
- * provider's copy may predate it (the next re-sync reads the provider again); a reply on its way (PENDING) is its
- * jobs' to end. An account disconnected meanwhile ends the import, whatever step noticed it.
+ * Imports a connected account from the provider, or re-syncs it: its locations (created or updated, connected) and
+ * their reviews (those the provider no longer has marked deleted), with progress on the account as it goes. Safe to
+ * run again: everything is matched by the provider's resource names, and a re-sync never writes an older copy over a
+ * newer change (docs/decisions.md, "Records that requests and jobs both change"). An account disconnected meanwhile
+ * ends the import, whatever step noticed it.
  */
 export async function importAccount(runtime: AccountImportDeps, payload: JobPayload<typeof accountImportQueue>, job: JobContext): Promise<void> {
   try {

@@ -10,7 +10,6 @@ import { Account } from './account.entity';
 import type { AccountLookup, UpdateAccountInput } from './account.inputs';
 import { accountsByOrganization } from './account.loaders';
 
-/** The process parts these services use. */
 export type AccountServiceDeps = LimitDeps;
 
 /** Every account of the organization; counted against the per-token business-profile read limit. */

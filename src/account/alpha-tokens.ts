@@ -3,7 +3,6 @@ import { consentAccessToken, type ConsentTokenDeps, type ConsentTokens, type Ref
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
 
-/** What getting an alpha access token uses. */
 export type AlphaTokenDeps = ConsentTokenDeps;
 
 /** An alpha identity as the consent whose tokens it keeps. */

@@ -9,7 +9,6 @@ import { isId, NO_MATCH_ID } from '../shared/ids';
 import type { Page } from '../shared/page';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 
-/** The process parts these services use. */
 export type EventLogDeps = RetentionDeps;
 
 export interface EventFilter {

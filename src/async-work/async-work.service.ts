@@ -13,7 +13,6 @@ import { AsyncWorkRecord } from './async-work.entity';
 import { countWorkByKindAndStatus, type WorkCount } from './async-work.sql';
 import { isRetryable, retryOf, type RetryDeps } from './work-kinds';
 
-/** The process parts these services use. */
 export type AsyncWorkDeps = RetryDeps;
 
 /** A unit of work as the API shows it: its row, with dates as dates, and whether it may be retried now. */

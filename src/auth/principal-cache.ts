@@ -5,11 +5,8 @@ import type { Clock } from '../shared/clock';
 
 /**
  * The principals of recently seen tokens, by token hash, so a request pays for its token lookup once in a while
- * instead of every time. A revocation evicts its token at once in every process (the `token.revoked` event; the
- * revoking process also evicts before publishing), so a revoked token is never served from here; the time limit
- * only bounds how long other changes (an organization's flags) and an event missed during a lost event connection
- * can go unseen. Only tokens that authenticated are kept, at most `maxEntries` of them (the least recently used
- * leaves first).
+ * instead of every time (docs/decisions.md, "Token lookups are cached"). A revocation evicts its token at once in
+ * every process, so a revoked token is never served from here; the time limit bounds only what else goes unseen.
  */
 export class PrincipalCache {
   private readonly entries: LRUCache<string, Principal>;

@@ -15,7 +15,6 @@ import { brandSyncQueue } from './beta-brand.queues';
 import type { Clock } from '../shared/clock';
 import type { JobEngine } from '../jobs/job-engine';
 
-/** The process parts these services use. */
 export type BrandServiceDeps = { clock: Clock; jobs: JobEngine };
 
 /**

@@ -14,7 +14,6 @@ import { brandSyncQueue } from './beta-brand.queues';
 import type { BetaClient } from '../providers/beta/beta.client';
 import type { Database } from '../db/orm';
 
-/** What the brand sync worker uses: the beta provider (with the organizations' tokens), the job queue. */
 export type BetaBrandWorkerDeps = { database: Database; beta: BetaClient; jobs: JobEngine } & EventRecordDeps & BetaTokenDeps;
 
 /** Replaced or deleted with a fresh etag at most this often when the brand keeps changing at the provider. */
@@ -39,12 +38,10 @@ const MAX_PUSHES = 5;
 
 /**
  * Pushes a brand to the provider: creates it (our id as the request id, so a retried create never makes two),
- * replaces it as a whole (If-Match with the etag last seen; when the brand changed there meanwhile, reads it again
- * for a fresh etag and replaces again), or deletes it (then the row goes). Marked SYNCED, under its row lock, only
- * when what was pushed is still what the brand holds; a change made meanwhile is pushed too, so the provider ends
- * with the latest. A brand has one sync job at a time (a change to a brand whose sync is PENDING queues none: this
- * job pushes it), so its pushes never race each other's etags. A failure is the engine's
- * (src/jobs/failure-policy.ts): FAILED with the reason when final.
+ * replaces it as a whole (If-Match with the etag last seen, read again when the brand changed there), or deletes it
+ * (then the row goes). Marked SYNCED only when what was pushed is still what the brand holds, and a brand has one
+ * sync job at a time, so its pushes never race each other's etags: docs/decisions.md, "Records that requests and
+ * jobs both change". A failure is the engine's (docs/jobs.md): FAILED with the reason when final.
  */
 export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: JobPayload<typeof brandSyncQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();

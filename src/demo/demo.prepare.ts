@@ -25,14 +25,10 @@ import { DEMO_ACCOUNTS } from './demo.seed';
 import { OrganizationWatch } from './demo.watch';
 
 /**
- * The demo's second half: what needs its locations at the provider first. Once the seed's jobs have run (its
- * locations published, Alice's account imported), the demo posts in every state, updates a location twice (one
- * update the provider takes, one it refuses), and links its beta company so that its brand syncs: all through the
- * services and jobs a client's requests go through, against whatever provider is configured. A DemoProvider (the
- * sandboxes, in development) makes the states only a provider's judgement gives: a rejected post, a refused one, one
- * under review, a refused update, the beta consent's approval.
- *
- * Runs in a process with workers (src/demo/demo.preparation.ts), once per demo organization: the first post's
+ * The demo's second half, what needs its locations at the provider first: it posts in every state, updates a
+ * location twice (one update taken, one refused) and links the beta company so its brand syncs, all through the
+ * services and jobs a client's requests use; a DemoProvider (the sandboxes) makes the states only a provider's
+ * judgement gives. Runs where workers run (demo.preparation.ts), once per demo organization: the first post's
  * Idempotency-Key is the claim, so two processes preparing one demo make its posts once.
  */
 

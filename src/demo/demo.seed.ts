@@ -53,12 +53,10 @@ export interface SeedDemoOptions {
 }
 
 /**
- * The demo organization (both feature flags on) with two accounts connected to the alpha provider and their
- * locations, with a website and without. The locations are created at the provider by jobs, as any new location
- * is; they are `connected` once it knows them. Its third account, Alice's bakeries of the sandbox, is imported with
- * its reviews; it has a beta brand and a completed competitor scan (src/demo/demo.extras.ts). Posts, location
- * updates and the brand's push need the locations at the provider first: the demo's preparation makes them once they
- * are there, in the process that runs the workers (src/demo/demo.prepare.ts).
+ * The demo organization (both feature flags on): two accounts connected to the alpha provider, their locations (with
+ * a website and without) created at the provider by jobs as any new location is, and Alice's bakeries of the sandbox,
+ * imported with their reviews, a beta brand and a completed competitor scan (demo.extras.ts). What needs the
+ * locations at the provider first is the demo's preparation (demo.prepare.ts), in the process that runs the workers.
  */
 export async function seedDemo(em: EntityManager, options: SeedDemoOptions = {}): Promise<DemoSeed> {
   return em.transactional(async (tx) => {

@@ -40,12 +40,10 @@ export const ANNOUNCE_WAIT_MS = 1000;
 const MAX_EVENTS_PER_STATEMENT = 200;
 
 /**
- * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller
- * stops waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order, and its failure is
- * logged when it comes). While such a publish is still pending, later announcements do not wait at all: a request
- * that announces many changes (a campaign) is held once, not once per change. A lost event still reaches this
- * process's own listeners (`deliverHere`): the revoking process closes its own sockets, its own subscribers hear of
- * its own changes; the other processes miss it.
+ * `announce` for a bus's `publish`: the one place a lost event is logged instead of thrown, and where the caller stops
+ * waiting for a publish that does not finish in ANNOUNCE_WAIT_MS (it goes on, in order; docs/events.md). While one is
+ * pending, later announcements do not wait, so a request announcing many changes (a campaign) is held once. A lost
+ * event still reaches this process's own listeners (`deliverHere`).
  */
 export function announcer(
   publish: EventBus['publish'],

@@ -16,10 +16,9 @@ export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Accept', 
 const LOOPBACK_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/;
 
 /**
- * Cross-origin calls from browsers (CORS_ORIGINS, docs/frontend.md): the allowed origins get
- * Access-Control-Allow-Origin on every answer (errors and refusals too: the hook runs first), preflights are answered
- * and cached for ten minutes, credentials stay off (the API authenticates by bearer token, never cookies), and the
- * headers a client reads are exposed. Other origins get no CORS header, so their browser withholds the answer.
+ * Cross-origin calls from browsers: docs/frontend.md, "Calling from a browser on another origin (CORS)". The hook
+ * runs first, so errors and refusals carry Access-Control-Allow-Origin too; credentials stay off because the API
+ * authenticates by bearer token, never cookies.
  */
 export const corsPlugin = fp<{ cors: Config['cors'] }>(
   async (app, { cors }) => {

@@ -29,12 +29,10 @@ export interface Counted<T> {
 }
 
 /**
- * Counts one request (of `weight`) against a rolling window: a sliding log in PostgreSQL, read and written by one
- * short statement of its own (the `consume_rate_limit` function, serialized per bucket by a lock that ends with the
- * statement), never inside the caller's transaction, so no lock is held while the request does its work. Over the
- * limit: RATE_LIMIT_EXCEEDED with the documented payload, `retryAfter` being when enough of the window has left for
- * this request. Returns the limit's state (the transports turn it into RateLimit headers; a refusal carries it too)
- * and a refund for a request that fails later, which is then not counted.
+ * Counts one request (of `weight`) against a rolling window, in one short statement of its own, never inside the
+ * caller's transaction (docs/decisions.md, "Rate limits"). Over the limit: RATE_LIMIT_EXCEEDED, `retryAfter` being
+ * when enough of the window has left for this request. Returns the limit's state (the RateLimit headers) and a refund
+ * for a request that fails later.
  */
 export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();

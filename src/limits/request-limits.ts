@@ -5,7 +5,6 @@ import type { RequestScope } from '../request-scope';
 import { consumeMonthlyQuota, consumeRateLimit, type Counted } from './rate-limiter';
 import type { Metrics } from '../observability/metrics';
 
-/** The process parts these services use. */
 export type LimitDeps = { config: Pick<Config, 'limits'>; metrics: Metrics | undefined };
 
 /**

@@ -1,6 +1,5 @@
 import { registerEnumType } from 'type-graphql';
 
-/** Where an update of a location stands. */
 export enum LocationUpdateStatus {
   QUEUED = 'QUEUED',
   RUNNING = 'RUNNING',

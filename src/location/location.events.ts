@@ -27,7 +27,6 @@ export const locationCitationsDisabled = defineEventType({
   record: locationRecordType,
 });
 
-/** What announcing an update job's change uses. */
 export type UpdateJobEventDeps = { events: EventBus; database: Database; clock: Clock };
 
 /**

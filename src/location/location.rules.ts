@@ -437,7 +437,6 @@ export function prepareLocationUpdate(location: Location, patch: LocationPatch, 
   return { fields, changes };
 }
 
-/** Applies accepted changes to the stored location. */
 export function applyLocationChanges(location: Location, changes: LocationChanges): void {
   Object.assign(location, changes);
 }

@@ -21,7 +21,6 @@ import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from 
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 import type { JobEngine } from '../jobs/job-engine';
 
-/** The process parts these services use. */
 export type LocationServiceDeps = { jobs: JobEngine } & UpdateJobEventDeps & LimitDeps;
 
 /**

@@ -21,7 +21,6 @@ function failureOf({ status, reason, message }: JobFailure): ProviderFailure {
   return { status, reason, message };
 }
 
-/** What the location workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the update job events. */
 export type LocationWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps;
 
 const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
@@ -154,7 +153,6 @@ export async function enqueueUnpublishedLocations(runtime: { database: Database;
   return waiting.length;
 }
 
-/** The location workers of this process. */
 export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
   return [
     defineWorker({

@@ -29,7 +29,6 @@ import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { JobEngine } from '../jobs/job-engine';
 import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
 
-/** The process parts these services use. */
 export type AccountLinkDeps = { alpha: AlphaClient; jobs: JobEngine } & ConsentTokenDeps & TokenEndDeps;
 
 /**

@@ -16,7 +16,6 @@ import type { Database } from '../db/orm';
 import type { SecretBox } from '../shared/secret-box';
 import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
 
-/** The process parts these services use. */
 export type ConsentServiceDeps = { publicUrl: () => string } & { config: Pick<Config, 'isDevelopment' | 'oauthStateTtlSeconds'> } & ConsentTokenDeps & SessionDeps;
 
 /**
@@ -62,7 +61,6 @@ export async function generateAlphaConsentUrl(scope: RequestScope<ConsentService
   return { url };
 }
 
-/** What the alpha consent callback uses. */
 export type AlphaCallbackDeps = { database: Database; clock: Clock; alphaOAuth: AlphaOAuthClient; secrets: SecretBox; config: Config; publicUrl: () => string };
 
 /** What the callback does: send the person on (with `outcome`, the document's error or success), or (no session to send them to) refuse. */

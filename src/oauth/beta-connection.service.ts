@@ -17,7 +17,6 @@ import type { Database } from '../db/orm';
 import type { SecretBox } from '../shared/secret-box';
 import type { Config } from '../config';
 
-/** The process parts these services use. */
 export type BetaServiceDeps = { publicUrl: () => string } & { config: Pick<Config, 'oauthStateTtlSeconds'> } & ConsentTokenDeps & SessionDeps;
 
 /** The beta operations need the organization's beta API access (403 BETA_API_DISABLED) and an organization token. */
@@ -52,7 +51,6 @@ export async function generateBetaConsentUrl(scope: RequestScope<BetaServiceDeps
   return { url: runtime.betaOAuth.authorizeUrl({ redirectUri: betaCallbackUrl(runtime), state }), state: input.state ?? '' };
 }
 
-/** What the beta consent callback uses. */
 export type BetaCallbackDeps = { database: Database; clock: Clock; betaOAuth: BetaOAuthClient; secrets: SecretBox; publicUrl: () => string };
 
 type BetaCallbackError = 'access_denied' | 'missing_code' | 'invalid_state' | 'token_exchange_failed' | 'provisioning_failed';
@@ -106,7 +104,6 @@ export async function completeBetaConsent(
   return { redirect: redirectWith(session.redirectUrl, { success: 'true', state: session.callerState ?? '', company_id: companyId }), outcome: 'success' };
 }
 
-/** What getting a beta access token uses. */
 export type BetaTokenDeps = ConsentTokenDeps;
 
 /**

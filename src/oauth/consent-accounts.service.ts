@@ -11,16 +11,12 @@ import { consentStepFailed } from './consent-failure';
 import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
 
-/** The process parts these services use. */
 export type ConsentAccountsDeps = { alpha: AlphaClient } & ConsentTokenDeps;
 
 /**
- * The provider accounts of the person who completed a consent (issue 18, item 6): what the caller picks the `id`
- * of connect from. They are the provider's list, read with that person's tokens, page by page as the provider
- * serves it (its pages hold at most PROVIDER_PAGE_SIZE accounts): a page here is `first` accounts after a cursor,
- * and the cursor is a place in the provider's list (its page token and how far into that page), sealed so that it
- * can be neither read nor made up. Each account says whether the organization already has it, and its id here.
- * The total is counted only when asked for, by reading the rest of the list.
+ * The provider accounts of the person who completed a consent, what connect takes the `id` of: a connection laid
+ * over the provider's pages, its cursor a sealed place in the provider's list (docs/oauth.md, "The person's
+ * accounts"). The total is counted only when asked for, by reading the rest of the list.
  */
 
 /** The provider serves at most this many accounts per page (larger asks are capped): each call asks for a full one. */

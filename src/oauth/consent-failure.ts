@@ -3,11 +3,8 @@ import { ProviderError, UNEXPECTED_FAILURE_MESSAGE } from '../providers/shared/p
 
 /**
  * The boundary of the consent flows (the callbacks, connect, reconnect, disconnect): every failure of a step is
- * classified here, once, and logged, once, before the flow turns it into its documented outcome (an `error` in the
- * redirect, an `error_message`). A provider's failure keeps its own text (the document's "any other text"); our
- * configuration refused by the provider (a wrong client secret: invalid_client) is logged as an error an operator
- * must act on, not passed off as a person who declined; anything that is not the provider's (a failed query, a
- * bug) is logged with its stack and shown only as a fixed text.
+ * classified and logged here, once, before the flow turns it into its documented outcome. How each kind is logged
+ * and shown: docs/decisions.md, "Failures".
  */
 export interface ConsentStepFailure {
   /** The provider answered or could not be reached (its failure), rather than something of ours failing. */

@@ -8,7 +8,6 @@ import type { RequestScope } from '../request-scope';
 import { OAuthSession, OAuthSessionStatus, type OAuthProvider } from './oauth-session.entity';
 import { countOpenSessions, deleteSessionsExpiredBefore } from './oauth-session.sql';
 
-/** The process parts these services use. */
 export type SessionDeps = LimitDeps;
 
 /** The consent sessions both providers' flows keep: made at generate-url, taken once by the callback. */

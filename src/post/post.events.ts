@@ -14,7 +14,6 @@ export const postRecordType = defineRecordType({ name: 'post', key: 'POST', enti
 
 export const postStateChanged = defineEventType({ name: 'post.state_changed', key: 'POST_STATE_CHANGED', record: postRecordType });
 
-/** What announcing a post's change uses. */
 export type PostEventDeps = { events: EventBus; database: Database; clock: Clock };
 
 /**

@@ -26,7 +26,6 @@ import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
 import type { JobEngine } from '../jobs/job-engine';
 
-/** The process parts these services use. */
 export type PostServiceDeps = { jobs: JobEngine } & PostEventDeps & LimitDeps;
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

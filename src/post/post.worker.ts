@@ -16,7 +16,6 @@ import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
-/** What the post workers use: the alpha provider (with the accounts' tokens), the job queue, the clock, the post events. */
 export type PostWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & PostEventDeps & AlphaTokenDeps;
 
 /** How long to wait before asking the provider again about a post under review: 1, 2, 4 … 60 s. */
@@ -203,7 +202,6 @@ export async function deletePostAtProvider(runtime: { database: Database; alpha:
   });
 }
 
-/** The post workers of this process. */
 export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
   return [
     defineWorker({

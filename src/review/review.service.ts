@@ -19,7 +19,6 @@ import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { JobEngine } from '../jobs/job-engine';
 import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
 
-/** The process parts these services use. */
 export type ReviewServiceDeps = { alpha: AlphaClient; jobs: JobEngine } & ConsentTokenDeps;
 
 export interface ReviewFilter {
@@ -72,11 +71,9 @@ const inProgress = () =>
 const reviewDeleted = () => new DomainError('REVIEW_DELETED', 'The review was deleted');
 
 /**
- * Replies to a review of the caller's account (product-decisions §8): 1 to 4096 bytes; 409 REPLY_IN_PROGRESS while
- * a reply is on its way or moderated; the provider is asked for the review first, and one it no longer has is
- * marked deleted and answered 410. Then, in one transaction, the reply is claimed (PENDING, by one conditional
- * statement, so of concurrent replies one wins) and its send queued: a job sends it and follows its moderation to
- * ACTIVE or REJECTED (src/review/review.worker.ts), so no PENDING is ever left without a job that will end it.
+ * Replies to a review of the caller's account (product-decisions §8; docs/jobs.md, "Review replies"). The reply is
+ * claimed PENDING under the review's row lock, so of concurrent replies one wins, in the transaction that queues its
+ * send (src/review/review.worker.ts): no PENDING is ever left without a job that will end it.
  */
 export async function answerReview(scope: RequestScope<ReviewServiceDeps>, args: { accountId?: string | null; reviewId: string; answer: string }): Promise<AnswerReviewOutcome> {
   const accountId = await resolveAccountScope(scope, args.accountId);

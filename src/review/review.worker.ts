@@ -16,13 +16,10 @@ import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
 /**
- * A reply's way to the provider, in jobs: a PENDING reply always has one that will end it. POST /review/answer
- * marks the reply PENDING and queues its send in one transaction; the send job sends it and, in one transaction,
- * queues the first moderation check; each check either records the outcome or queues the next. A job that fails
- * for good (or is dead-lettered) ends the reply FAILED with the reason (src/jobs/failure-policy.ts).
+ * A reply's way to the provider, in jobs (docs/jobs.md, "Review replies"): each job queues the next in the transaction
+ * that records its step, so a PENDING reply always has one that will end it.
  */
 
-/** What the review reply workers use: the alpha provider (with the accounts' tokens), the job queue, the clock. */
 export type ReviewWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & AlphaTokenDeps;
 
 /** How long to wait before asking again about a reply under moderation: 1, 2, 4 … 60 s. */

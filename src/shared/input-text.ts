@@ -1,9 +1,7 @@
 /**
- * The one rule for text that comes from outside (path, query, body, GraphQL variables and literals): PostgreSQL
- * cannot store a NUL character, nor an unpaired UTF-16 surrogate (in text or jsonb), so such input is refused at
- * the edge with a 400 naming the field instead of failing later as a 500. JSON input is also bounded in depth, in
- * the width of objects and in the length of lists, so nothing downstream (hashing, canonical JSON, GraphQL
- * coercion) does unbounded work.
+ * The one rule for text that comes from outside: docs/graphql-limits.md, "Input text, depth and width". PostgreSQL
+ * cannot store a NUL or an unpaired surrogate, so such input is a 400 naming the field at the edge, not a 500 later;
+ * the bounds keep anything downstream (hashing, canonical JSON, GraphQL coercion) from unbounded work.
  */
 
 /** Deeper than any input of this API needs (a post's content is 5 levels deep). */
@@ -40,7 +38,6 @@ export interface InputProblem {
 
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** The problem with one string, if any. */
 export function textProblem(text: string): Pick<InputProblem, 'kind' | 'codePoint'> | undefined {
   if (text.length > MAX_TEXT_LENGTH) return { kind: 'length' };
   if (text.includes('\u0000')) return { kind: 'nul', codePoint: 'U+0000' };

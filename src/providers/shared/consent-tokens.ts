@@ -40,7 +40,6 @@ export interface ConsentTokens<T extends SealedTokens> {
   };
 }
 
-/** What reading, refreshing and sealing a consent's tokens uses. */
 export type ConsentTokenDeps = { database: Database; secrets: SecretBox; clock: Clock; alphaOAuth: AlphaOAuthClient; betaOAuth: BetaOAuthClient };
 
 export interface RefreshOptions {
