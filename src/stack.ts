@@ -103,12 +103,9 @@ async function runStopSteps(steps: StopStep[], log: FastifyBaseLogger): Promise<
 }
 
 /**
- * Brings the service up: database (embedded or DATABASE_URL), migrations, event bus, job engine, then per
- * ROLE the HTTP server (api), the workers (worker), or both (all).
- *
- * The stop is the start reversed: stop taking jobs; stop accepting HTTP and drain requests and WebSockets; wait
- * for running jobs (JOB_STOP_TIMEOUT_SECONDS, then they are left to be retried); pg-boss; the event bus; the
- * ORM; the embedded PostgreSQL.
+ * Brings the service up: database (embedded or DATABASE_URL), migrations, event bus, job engine, then per ROLE the
+ * HTTP server (api), the workers (worker), or both (all). The stop is the start reversed, one step at a time: the
+ * order and why, docs/decisions.md, "Stopping".
  */
 export async function startStack(config: Config, options: StackOptions = {}): Promise<Stack> {
   const extension = config.role === 'worker' ? undefined : options.extension;

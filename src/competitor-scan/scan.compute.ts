@@ -106,12 +106,8 @@ function count(ranks: number[]): Appearances {
 }
 
 /**
- * The scan's figures from the results at every dot. The client is the business with `clientPlaceId`.
- * - A business's appearances count the dots whose results show it; topN its dots with a rank of N or better.
- * - The client's `dotN` counts the dots where it ranks exactly N (1 to 5).
- * - To reach the top N (at the centre), the client needs one review more than the business ranked N there has,
- *   and as many photos (0 when it already ranks N or better; the business at the last rank there when fewer than N
- *   were shown).
+ * The scan's figures from the results at every dot; the client is the business with `clientPlaceId`. What each
+ * figure means: docs/beta-and-scans.md, the list under "The figures".
  */
 export function computeScan(results: DotResults[], clientPlaceId: string): ScanOutcome {
   const ranksOf = new Map<string, number[]>();

@@ -30,10 +30,9 @@ export function registerOAuthCallbacks(app: FastifyInstance, runtime: AlphaCallb
 }
 
 /**
- * The one place that decides between HTML and JSON for the callbacks' refusals: every answer of 400 or more on
- * the way out (the handler's, the error handler's, a stopping server's) becomes the page below when the request
- * prefers text/html; otherwise its JSON body goes out unchanged. The status and the other headers (Retry-After)
- * stay. Either way the answer varies with Accept.
+ * The one place that decides between HTML and JSON for the callbacks' refusals (docs/oauth.md, "The callbacks'
+ * refusals"): it sees every answer of 400 or more on the way out, the handler's, the error handler's and a stopping
+ * server's alike.
  */
 async function personPage(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   varyOnAccept(reply);
