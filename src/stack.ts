@@ -257,7 +257,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       stop,
     };
   } catch (error) {
-    await stop().catch(() => undefined);
+    await stop().catch(() => undefined); // each part that failed to stop is logged; the start's own error is the one to report
     throw error;
   }
 }

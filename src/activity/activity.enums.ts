@@ -1,5 +1,5 @@
 import type { EntityClass } from '@mikro-orm/core';
-import { ComposedEnum } from '../graphql/composed-enum';
+import { ComposedEnum } from '../shared/composed-enum';
 
 /**
  * The kinds of event the activity log keeps (docs/activity-log.md), as the modules declare them: each a state change

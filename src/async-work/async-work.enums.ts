@@ -1,5 +1,5 @@
 import { registerEnumType } from 'type-graphql';
-import { ComposedEnum } from '../graphql/composed-enum';
+import { ComposedEnum } from '../shared/composed-enum';
 import { AsyncWorkStatus } from '../jobs/work-ledger';
 
 // The status enum is the job engine's (it writes the records); here it becomes GraphQL's.

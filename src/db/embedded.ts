@@ -260,7 +260,7 @@ export async function ensureDatabase(adminUrl: string, databaseName: string): Pr
     try {
       await client.connect();
     } catch (error) {
-      await client.end().catch(() => undefined);
+      await client.end().catch(() => undefined); // a client that never connected has nothing to end
       if ((error as { code?: string }).code !== CANNOT_CONNECT_NOW || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
       continue;

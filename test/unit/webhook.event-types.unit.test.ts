@@ -1,4 +1,4 @@
-import { ComposedEnum } from '../../src/graphql/composed-enum';
+import { ComposedEnum } from '../../src/shared/composed-enum';
 import { endpointWants, subscribedTypes } from '../../src/webhook/webhook.rules';
 
 /** Which events an endpoint is sent, and how its chosen types are kept (docs/webhooks.md, "Event types"). */
