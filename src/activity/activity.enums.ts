@@ -78,8 +78,3 @@ export function recordTypeNamed(name: string): RecordTypeDefinition | undefined 
 export function allRecordTypes(): RecordTypeDefinition[] {
   return [...recordTypes.values()];
 }
-
-/** Every event type's name, in the modules' order. */
-export function eventTypeNames(): EventTypeName[] {
-  return [...eventTypes.keys()];
-}

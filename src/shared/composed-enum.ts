@@ -32,12 +32,4 @@ export class ComposedEnum<V extends string = string> {
       this.type[this.closing.key] = this.closing.value;
     }
   }
-
-  values(): V[] {
-    return Object.values(this.type);
-  }
-
-  has(value: unknown): value is V {
-    return (Object.values(this.type) as unknown[]).includes(value);
-  }
 }
