@@ -6,7 +6,7 @@ import { accountsWithinReach } from '../access/reach';
 import { DomainError } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
 import { findPlain } from '../db/prepared-reads';
-import { isId } from '../shared/ids';
+import { isId, NO_MATCH_ID } from '../shared/ids';
 import { Account } from './account.entity';
 import { AlphaIdentity } from './alpha-identity.entity';
 
@@ -40,6 +40,19 @@ export async function resolveAccountScope(scope: RequestScope, accountId: string
   const [found] = isId(accountId) ? await findPlain(scope.em, Account, { organization: reach.organization, id: accountId }, { limit: 1 }) : [];
   if (!found) throw DomainError.notFound('Account');
   return accountId;
+}
+
+/**
+ * The account an operation acts on, as resolveAccountScope decides it, without reading it: its id and a filter on
+ * Account that holds only within the principal's reach, for a caller that reads a record of the account anyway and
+ * so checks the account in that same statement. When that read finds nothing, resolveAccountScope tells an unknown
+ * account from an unknown record.
+ */
+export function accountScopeFilter(scope: RequestScope, accountId: string | null | undefined): { accountId: string; account: FilterQuery<Account> } {
+  const reach = accountsWithinReach(requirePrincipal(scope));
+  if (reach.id) return { accountId: reach.id, account: reach.id };
+  if (!accountId) throw new DomainError('ACCOUNT_ID_REQUIRED', 'account_id is required with an organization token');
+  return { accountId, account: isId(accountId) ? { id: accountId, organization: reach.organization } : NO_MATCH_ID };
 }
 
 /** The account `accountId` within the principal's reach, as a managed entity (404 otherwise). */

@@ -1,6 +1,8 @@
 import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { rootOf } from '../events/announce-on-commit';
+import type { MetadataStorage } from '@mikro-orm/core';
+import type { FollowingWrite } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
 import { newId } from '../shared/ids';
 import type { EventTypeDefinition } from './activity.enums';
@@ -34,8 +36,32 @@ interface PendingEvent {
 const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
 const watchedEventManagers = new WeakSet<EventManager>();
 
-const INSERT = `insert into "activity_event" ("id", "type", "occurred_at", "organization_id", "account_id", "record_type", "record_id", "record")
-  values (?, ?, ?, coalesce(?::uuid, (select "organization_id" from "account" where "id" = ?::uuid)), ?, ?, ?, ?::jsonb)`;
+const COLUMNS = `"id", "type", "occurred_at", "organization_id", "account_id", "record_type", "record_id", "record"`;
+const VALUES = `?, ?, ?, coalesce(?::uuid, (select "organization_id" from "account" where "id" = ?::uuid)), ?, ?, ?, ?::jsonb`;
+
+/** The row of an event: its owner from the record (a record without its organization belongs to its account's). */
+function eventValues(metadata: MetadataStorage, event: PendingEvent): unknown[] {
+  const recordType = event.type.record;
+  const record: object = event.record;
+  if (!(record instanceof (recordType.entity as new () => object))) throw new Error(`recordEvent(${event.type.name}) was given a ${record.constructor.name}`);
+  // Records name their account (a brand has none); a record without its organization (a location) belongs to its
+  // account's.
+  const { organizationId, accountId } = recordType.owner?.(event.record) ?? {
+    organizationId: event.record.organization?.id ?? null,
+    accountId: event.record.account?.id ?? null,
+  };
+  return [
+    event.id,
+    event.type.name,
+    event.occurredAt,
+    organizationId,
+    accountId,
+    accountId,
+    recordType.name,
+    event.record.id,
+    JSON.stringify(codecOf(metadata, recordType.entity as new () => RecordedEntity).encode(event.record)),
+  ];
+}
 
 async function writePending(args: TransactionEventArgs): Promise<void> {
   const transaction = args.transaction as Knex.Transaction | undefined;
@@ -44,32 +70,17 @@ async function writePending(args: TransactionEventArgs): Promise<void> {
   pendingByTransaction.delete(transaction!);
   const em = args.em as EntityManager;
   for (const event of pending) {
-    const recordType = event.type.record;
-    const record: object = event.record;
-    if (!(record instanceof (recordType.entity as new () => object))) throw new Error(`recordEvent(${event.type.name}) was given a ${record.constructor.name}`);
-    // Records name their account (a brand has none); a record without its organization (a location) belongs to its
-    // account's.
-    const { organizationId, accountId } = recordType.owner?.(event.record) ?? {
-      organizationId: event.record.organization?.id ?? null,
-      accountId: event.record.account?.id ?? null,
-    };
-    await em.getConnection().execute(
-      INSERT,
-      [
-        event.id,
-        event.type.name,
-        event.occurredAt,
-        organizationId,
-        accountId,
-        accountId,
-        recordType.name,
-        event.record.id,
-        JSON.stringify(codecOf(em.getMetadata(), recordType.entity as new () => RecordedEntity).encode(event.record)),
-      ],
-      'run',
-      transaction,
-    );
+    await em.getConnection().execute(`insert into "activity_event" (${COLUMNS}) values (${VALUES})`, eventValues(em.getMetadata(), event), 'run', transaction);
   }
+}
+
+/**
+ * Records that `record` changed (`type`) within the statement that changes it (src/db/change-statement.ts):
+ * written exactly when that change is. `record` is the entity as that statement leaves it.
+ */
+export function eventWrite<E extends object>(metadata: MetadataStorage, runtime: EventRecordDeps, type: EventTypeDefinition<E>, record: E & RecordedEntity): FollowingWrite {
+  const event = { id: newId(), type, occurredAt: runtime.clock.now(), record };
+  return { sql: `insert into "activity_event" (${COLUMNS}) select ${VALUES} from changed`, values: eventValues(metadata, event) };
 }
 
 function watch(eventManager: EventManager): void {

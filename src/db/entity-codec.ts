@@ -17,18 +17,28 @@ export interface SnapshotCodec<T> {
 }
 
 /**
+ * The properties an entity is written and read by, plainly: every persisted scalar and many-to-one relation that
+ * is neither lazy nor hidden (a generated search column is neither read nor sent).
+ */
+export function encodedProperties<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): { scalars: EntityProperty<T>[]; relations: EntityProperty<T>[] } {
+  const meta = metadata.get<T>(entity.name);
+  const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
+  return {
+    scalars: meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop)),
+    relations: meta.props.filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop)),
+  };
+}
+
+/**
  * Encodes an entity by its ORM metadata, the one description of its fields: every persisted scalar as it is
  * (dates as ISO strings), every many-to-one relation as its id. Lazy and hidden properties are left out (a
  * generated search column is neither read nor sent). A field added to the entity is in the snapshot at once.
  */
 export function snapshotCodec<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>): SnapshotCodec<T> & { fields: string[] } {
   const meta = metadata.get<T>(entity.name);
-  const sent = (prop: EntityProperty<T>) => !prop.lazy && !prop.hidden && prop.persist !== false && !prop.formula;
-  const scalars = meta.props.filter((prop) => prop.kind === ReferenceKind.SCALAR && sent(prop));
+  const { scalars, relations: relationProps } = encodedProperties(metadata, entity);
   const dates = new Set(scalars.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name));
-  const relations = meta.props
-    .filter((prop) => prop.kind === ReferenceKind.MANY_TO_ONE && sent(prop))
-    .map((prop) => ({ name: prop.name, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
+  const relations = relationProps.map((prop) => ({ name: prop.name, primaryKey: prop.targetMeta!.primaryKeys[0] as string }));
 
   // Decoded instances are of the entity's class (its prototype) without its constructor (whose defaults, a new id
   // and the current time, are not the snapshot's) and without the ORM's accessors, which are for managed entities:

@@ -1,5 +1,6 @@
 import { ReferenceKind, type EntityClass, type EntityProperty, type MetadataStorage } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { runChange, type FollowingWrite } from './change-statement';
 import { codecOf } from './entity-codec';
 
 /** One transition's SQL, built once per shape (which properties it sets and tests); each call fills in its values. */
@@ -15,14 +16,16 @@ const preparedTransitions = new WeakMap<MetadataStorage, Map<string, PreparedTra
  * the whole rule: no read before it and no lock held between statements, unlike `changeLocked` (row-lock.ts). Answers
  * the row as committed (a plain instance) or null when no row holds the guard. Like a flush, it counts the version and
  * stamps `updatedAt` from `now`; `where` and `set` hold scalars only, a null in `where` tests IS NULL. Give it the
- * change's transaction's `em`, so what the transition records goes with it.
+ * change's transaction's `em`, so what the transition records goes with it; or `following` writes, which then go in
+ * the transition's own statement (src/db/change-statement.ts), no transaction needed.
  */
 export async function transitionRow<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
-  where: Partial<Record<keyof T & string, string | null>>,
+  where: Partial<Record<keyof T & string, string | number | null>>,
   set: Partial<Record<keyof T & string, string | Date | null>>,
   now: Date,
+  following: FollowingWrite[] = [],
 ): Promise<T | null> {
   const metadata = em.getMetadata();
   const meta = metadata.get<T>(entity.name);
@@ -33,7 +36,7 @@ export async function transitionRow<T extends object>(
     return `"${prop.fieldNames[0]}"`;
   };
   const setKeys = Object.keys(set);
-  const whereEntries = Object.entries(where) as [string, string | null][];
+  const whereEntries = Object.entries(where) as [string, string | number | null][];
   const shape = JSON.stringify([setKeys, whereEntries.map(([key, value]) => [key, value === null])]);
   let byShape = preparedTransitions.get(metadata);
   if (!byShape) preparedTransitions.set(metadata, (byShape = new Map<string, PreparedTransition>()));
@@ -56,8 +59,9 @@ export async function transitionRow<T extends object>(
     ...(prepared.stamped ? [now] : []),
     ...whereEntries.flatMap(([, value]) => (value === null ? [] : [value])),
   ];
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(prepared.sql, bindings, 'all', em.getTransactionContext<Knex.Transaction>());
-  const row = rows[0];
+  const run = (sql: string, values: unknown[]) =>
+    em.getConnection().execute<Record<string, unknown>[]>(sql, values, 'all', em.getTransactionContext<Knex.Transaction>());
+  const row = following.length > 0 ? await runChange(run, { sql: prepared.sql, values: bindings }, following) : (await run(prepared.sql, bindings))[0];
   if (!row) return null;
   // The row as `find` would map it (columns to properties), then a plain instance, as the prepared reads give.
   return codecOf(metadata, entity).decode(em.getComparator().mapResult<Record<string, unknown>>(entity.name, row));

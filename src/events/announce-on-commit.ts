@@ -41,7 +41,8 @@ function watch(eventManager: EventManager): void {
       const pending = transaction ? pendingByTransaction.get(transaction) : undefined;
       if (!pending) return;
       pendingByTransaction.delete(transaction!);
-      for (const announcement of [...pending.changes, ...pending.wakes.values()]) await announcement.publish();
+      // Announced together, in this order: the bus sends them in one NOTIFY statement (docs/write-path.md).
+      await Promise.all([...pending.changes, ...pending.wakes.values()].map((announcement) => announcement.publish()));
     },
     afterTransactionRollback: (args: TransactionEventArgs) => {
       const transaction = args.transaction as Knex.Transaction | undefined;

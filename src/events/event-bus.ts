@@ -229,7 +229,10 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     const raw = encodeEvent(topic, payload);
     await new Promise<void>((resolve, reject) => {
       queued.push({ raw, resolve, reject });
-      if (!sending) void sendQueued();
+      if (sending) return;
+      // Started after the caller's synchronous run: the events it announces together go in one statement.
+      sending = true;
+      queueMicrotask(() => void sendQueued());
     });
   };
   return {

@@ -8,7 +8,8 @@ import { activeTraceContext } from '../observability/trace-context';
 import type { Clock } from '../shared/clock';
 import type { QueueDefinition } from './queue';
 import { statementsIn } from '../db/statements';
-import { AsyncWorkStatus, recordChange, recordQueued } from './work-ledger';
+import type { FollowingWrite } from '../db/change-statement';
+import { AsyncWorkStatus, queuedWrite, recordChange, recordQueued, type AsyncWorkSnapshot } from './work-ledger';
 
 export interface EnqueueDeps {
   boss: PgBoss;
@@ -78,4 +79,67 @@ export async function enqueueJob<P extends object>(
   // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
   if (!options.startAfter) announceOnCommit(em, deps.events, 'jobs.enqueued', () => ({ queue: queue.name }), { wakeKey: queue.name });
   return id;
+}
+
+/** A job enqueued by the statement that inserts its record (src/db/change-statement.ts). */
+export interface EnqueueInChange {
+  /** The job's row (pg-boss's own insert) and its unit of work's, for that statement. */
+  writes: FollowingWrite[];
+  /** Once the statement has run: the job's id, as pg-boss answers it. */
+  sent(): Promise<string>;
+  /** Then the news of its work and the wake-up of its workers, to be announced with the record's own. */
+  announce(): Promise<void>[];
+  /** The statement failed: nothing was written. */
+  abandon(error: unknown): void;
+}
+
+/**
+ * The job of a record being inserted, and its unit of work's row, as writes of the record's own insert: pg-boss
+ * builds its insert as `send` always does and hands it to the `db` it is given (its documented way into a caller's
+ * transaction), which here puts it in the record's statement instead of running it. Only for an insert: its rows
+ * are written whatever `changed` holds, and an insert always changes its row.
+ */
+export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
+  const cause = currentOrigin();
+  const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
+  let work: AsyncWorkSnapshot | undefined;
+  const queued = queue.work ? queuedWrite(queue.work, queue, payload, deps.maxAttempts, (recorded) => (work = recorded)) : undefined;
+  const data = { ...payload, ...(origin ? { origin } : {}), ...(queued ? { workId: queued.workId } : {}) };
+  let answer!: (rows: Record<string, unknown>[]) => void;
+  let fail!: (error: unknown) => void;
+  const answered = new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
+    answer = (rows) => resolve({ rows });
+    fail = reject;
+  });
+  let capture!: (insert: { text: string; values: unknown[] }) => void;
+  let refuse!: (error: unknown) => void;
+  const captured = new Promise<{ text: string; values: unknown[] }>((resolve, reject) => {
+    capture = resolve;
+    refuse = reject;
+  });
+  const sending = deps.boss.send(queue.name, data, { db: { executeSql: (text: string, values: unknown[]) => (capture({ text, values }), answered) } });
+  // pg-boss hands over its statement, or fails before it (a settled promise ignores the later outcome).
+  sending.then(() => refuse(new Error(`pg-boss sent a ${queue.name} job without its statement`)), refuse);
+  const insert = await captured;
+  const { sql, bindings } = toKnexBindings(insert.text, insert.values);
+  let jobRows: Record<string, unknown>[] = [];
+  return {
+    writes: [{ sql, values: bindings, returned: (rows) => (jobRows = rows) }, ...(queued ? [queued.write] : [])],
+    async sent() {
+      answer(jobRows);
+      const id = await sending;
+      if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
+      deps.metrics?.jobsCreated.inc({ queue: queue.name });
+      return id;
+    },
+    announce: () => [
+      ...(work ? [deps.events.announce('async-work.updated', work)] : []),
+      deps.events.announce('jobs.enqueued', { queue: queue.name }),
+    ],
+    abandon(error) {
+      fail(error);
+      // pg-boss's send fails with the statement's error, which the caller has.
+      sending.catch(() => undefined);
+    },
+  };
 }

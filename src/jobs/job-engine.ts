@@ -5,7 +5,7 @@ import type { EventBus } from '../events/event-bus';
 import type { Metrics } from '../observability/metrics';
 import type { Clock } from '../shared/clock';
 import { takeDeadLetters } from './dead-letters';
-import { enqueueJob, type EnqueueDeps, type EnqueueOptions } from './enqueue';
+import { enqueueJob, enqueueWrites, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
 import { FetchLoops } from './fetch-loop';
 import type { QueueDefinition } from './queue';
 import { startQueues } from './queue-setup';
@@ -57,6 +57,11 @@ export class JobEngine {
    */
   enqueue<P extends object>(em: EntityManager, queue: QueueDefinition<P>, payload: P, options: EnqueueOptions = {}): Promise<string> {
     return enqueueJob(this.deps, em, queue, payload, options);
+  }
+
+  /** A job and its unit of work as writes of its record's insert (enqueue.ts). */
+  enqueueWrites<P extends object>(queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
+    return enqueueWrites(this.deps, queue, payload);
   }
 
   /**

@@ -3,6 +3,9 @@ import PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import { deadLetterQueueOf, type QueueDefinition } from './queue';
 
+/** pg-boss's schema: its job table is written directly only where its documentation allows (src/jobs/completion.ts). */
+export const BOSS_SCHEMA = 'pgboss';
+
 /**
  * Starts pg-boss on the application database and creates every queue with its dead-letter queue, or updates them
  * to the configuration in force. pg-boss is stopped again when a queue cannot be set up.
@@ -16,7 +19,7 @@ export async function startQueues(options: {
   const { config } = options;
   const boss = new PgBoss({
     connectionString: options.databaseUrl,
-    schema: 'pgboss',
+    schema: BOSS_SCHEMA,
     application_name: 'lg-jobs',
     max: 4,
     maintenanceIntervalSeconds: config.maintenanceSeconds,

@@ -3,6 +3,7 @@ import type PgBoss from 'pg-boss';
 import type { Metrics } from '../observability/metrics';
 import { originIn, runWithOrigin } from '../observability/origin';
 import { failActiveSpan } from '../observability/trace-context';
+import { completionWrites } from './completion';
 import { judgeFailure } from './failure-policy';
 import type { FetchLoops, RunningJob } from './fetch-loop';
 import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
@@ -27,6 +28,7 @@ export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown
     signal: running.controller.signal,
     log,
     progress: (fraction) => noteProgress(deps, workId, fraction, log),
+    completion: () => completionWrites(running.queue, job.id, workId, (done) => (running.completed = done)),
   };
 }
 
@@ -79,9 +81,15 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
     return;
   }
   if (running.abandoned) return;
-  await settle(deps, queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
+  if (running.completed) {
+    // Its record's change completed it (src/jobs/completion.ts): only the news of its unit of work is left.
+    const { work } = running.completed;
+    if (work) await deps.events.announce('async-work.updated', work);
+  } else {
+    await settle(deps, queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
+    await noteWork(deps, workId, { status: AsyncWorkStatus.SUCCEEDED }, log);
+  }
   deps.metrics?.countJob(queue, 'completed');
-  await noteWork(deps, workId, { status: AsyncWorkStatus.SUCCEEDED }, log);
   log.debug('job done');
 }
 

@@ -1,5 +1,6 @@
 import { newId } from '../shared/ids';
-import type { QueueDefinition } from './queue';
+import type { FollowingWrite } from '../db/change-statement';
+import type { QueueDefinition, QueueWork } from './queue';
 
 /**
  * The ledger of asynchronous work (docs/async-work.md): one `async_work` row per unit of work, written by the job
@@ -70,6 +71,16 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
   };
 }
 
+/** The insert of a new unit of work, QUEUED, its owner's columns selected `from` (a FROM clause). */
+function queuedStatement<P extends object>(work: QueueWork<P>, queue: QueueDefinition<P>, payload: P, maxAttempts: number, from: string) {
+  return {
+    sql: `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)
+     select ?::uuid, ${work.owner.columns}, ?::text, ?::text, ?::uuid, ?::text, ?::jsonb, 0, ?::int, now(), now(), 1
+     ${from} ${RETURNING}`,
+    values: [newId(), work.kind, AsyncWorkStatus.QUEUED, work.subject(payload), queue.name, JSON.stringify(payload), maxAttempts],
+  };
+}
+
 /**
  * A new unit of work for a job about to be sent: its row, QUEUED, in the caller's transaction (`execute`), owned by
  * the organization and account of the record it is about. Undefined when that record is gone (nothing to show).
@@ -77,15 +88,25 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
 export async function recordQueued<P extends object>(execute: Execute, queue: QueueDefinition<P>, payload: P, maxAttempts: number): Promise<AsyncWorkSnapshot | undefined> {
   const { work } = queue;
   if (!work) return undefined;
-  const subjectId = work.subject(payload);
-  const [row] = await execute(
-    `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)
-     select ?::uuid, ${work.owner.columns}, ?::text, ?::text, ?::uuid, ?::text, ?::jsonb, 0, ?::int, now(), now(), 1
-     ${work.owner.from} ${RETURNING}`,
-    [newId(), work.kind, AsyncWorkStatus.QUEUED, subjectId, queue.name, JSON.stringify(payload), maxAttempts, subjectId],
-  );
+  const { sql, values } = queuedStatement(work, queue, payload, maxAttempts, work.owner.from);
+  const [row] = await execute(sql, [...values, work.subject(payload)]);
   if (!row) return undefined;
   return snapshotOf(row);
+}
+
+/**
+ * The same, written by the statement that inserts the record (src/db/change-statement.ts): its owner's columns are
+ * the new row's. The new work's id is given now; `recorded` gets the row once the statement has run.
+ */
+export function queuedWrite<P extends object>(
+  work: QueueWork<P>,
+  queue: QueueDefinition<P>,
+  payload: P,
+  maxAttempts: number,
+  recorded: (work: AsyncWorkSnapshot) => void,
+): { workId: string; write: FollowingWrite } {
+  const statement = queuedStatement(work, queue, payload, maxAttempts, 'from changed');
+  return { workId: statement.values[0] as string, write: { ...statement, returned: (rows) => recorded(snapshotOf(rows[0]!)) } };
 }
 
 export type WorkChange =
@@ -96,12 +117,12 @@ export type WorkChange =
   | { status: AsyncWorkStatus.DEAD_LETTERED }
   | { status: AsyncWorkStatus.QUEUED };
 
-/** Records a change of the work `workId`; undefined when there is no such row (work enqueued before the ledger). */
-export async function recordChange(execute: Execute, workId: string, change: WorkChange): Promise<AsyncWorkSnapshot | undefined> {
+/** The statement of a change of the work `workId`, with `condition` (SQL) added to its WHERE. */
+function changeStatement(workId: string, change: WorkChange, condition = ''): { sql: string; values: unknown[] } {
   const error = 'error' in change ? change.error.slice(0, MAX_ERROR_CHARS) : null;
   const ended = [AsyncWorkStatus.SUCCEEDED, AsyncWorkStatus.FAILED, AsyncWorkStatus.DEAD_LETTERED].includes(change.status);
-  const [row] = await execute(
-    `update async_work set
+  return {
+    sql: `update async_work set
        status = ?,
        attempts = attempts + case when ? then 1 else 0 end,
        started_at = case when ? then now() else started_at end,
@@ -110,8 +131,8 @@ export async function recordChange(execute: Execute, workId: string, change: Wor
        progress = case when ? then null when ? and progress is not null then 1 else progress end,
        updated_at = now(),
        version = version + 1
-     where id = ? ${RETURNING}`,
-    [
+     where id = ? ${condition} ${RETURNING}`,
+    values: [
       change.status,
       change.status === AsyncWorkStatus.RUNNING,
       change.status === AsyncWorkStatus.RUNNING,
@@ -124,8 +145,25 @@ export async function recordChange(execute: Execute, workId: string, change: Wor
       change.status === AsyncWorkStatus.SUCCEEDED,
       workId,
     ],
-  );
+  };
+}
+
+/** Records a change of the work `workId`; undefined when there is no such row (work enqueued before the ledger). */
+export async function recordChange(execute: Execute, workId: string, change: WorkChange): Promise<AsyncWorkSnapshot | undefined> {
+  const { sql, values } = changeStatement(workId, change);
+  const [row] = await execute(sql, values);
   return row ? snapshotOf(row) : undefined;
+}
+
+/**
+ * A change of the work `workId` written by the statement of the record's change (src/db/change-statement.ts), when
+ * that change happens; `recorded` is given the work as changed (undefined when there is no such row).
+ */
+export function workChangeWrite(workId: string, change: WorkChange, recorded: (work: AsyncWorkSnapshot | undefined) => void): FollowingWrite {
+  return {
+    ...changeStatement(workId, change, 'and exists (select 1 from changed)'),
+    returned: (rows) => recorded(rows[0] ? snapshotOf(rows[0]) : undefined),
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { FollowingWrite } from '../db/change-statement';
 import type { JobFailure } from './failure-policy';
 import type { QueueDefinition } from './queue';
 
@@ -20,6 +21,12 @@ export interface JobContext {
    * subscribers. Never fails the job: a report that cannot be written is logged, and the next one writes again.
    */
   progress(fraction: number): Promise<void>;
+  /**
+   * This job's completion as writes for the statement of its record's final change (src/db/change-statement.ts):
+   * the job completes and its unit of work SUCCEEDS in that statement, and the engine then completes nothing more.
+   * Unused, or in a change that did not happen, the engine completes the job when `run` returns, as always.
+   */
+  completion(): FollowingWrite[];
 }
 
 export type JobHandler<P> = (payload: P, job: JobContext) => Promise<void>;

@@ -20,6 +20,8 @@ interface WindowRow {
   oldest: Date | string | null;
   checked_at: Date | string;
   event_id: string | null;
+  /** With a quota: what it has used after this request, or null when this request would exceed it. */
+  quota_used?: number | null;
 }
 
 /** A counted request: its limit's state, and how to take the count back if the request fails after all. */
@@ -34,10 +36,33 @@ export interface Counted<T> {
  * when enough of the window has left for this request. Returns the limit's state (the RateLimit headers) and a refund
  * for a request that fails later.
  */
-export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Promise<Counted<RateLimitState>> {
+/** A monthly quota (calendar months, UTC): `amount` of `quota` for `bucket`, in the month of `now`. */
+export interface MonthlyQuota {
+  bucket: string;
+  quota: number;
+  amount: number;
+  now: Date;
+}
+
+/**
+ * Counts one request (of `weight`) against a rolling window, in one short statement of its own, never inside the
+ * caller's transaction (docs/decisions.md, "Rate limits"); with `quota`, the same statement also uses a monthly
+ * quota, only when the window admits the request. Over the limit: RATE_LIMIT_EXCEEDED, `retryAfter` being when
+ * enough of the window has left for this request; over the quota: QUOTA_REACHED, the window's count taken back.
+ * Returns the limit's state (the RateLimit headers) and a refund for a request that fails later.
+ */
+export async function consumeRateLimit(em: EntityManager, rule: RateLimit, quota?: MonthlyQuota): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();
   const weight = rule.weight ?? 1;
-  const [window] = await connection.execute<WindowRow[]>('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight]);
+  const period = quota && startOfMonth(quota.now).toISOString().slice(0, 10);
+  const [window] = quota
+    ? await connection.execute<WindowRow[]>(
+        `with counted as (select * from consume_rate_limit(?, ?, ?, ?)),
+           quota as (${QUOTA_UPSERT} select ?, ?, ? from counted where counted.admitted and ? <= ? ${QUOTA_CONFLICT})
+         select counted.*, (select used from quota) as quota_used from counted`,
+        [rule.bucket, rule.limit, rule.windowSeconds, weight, quota.bucket, period, quota.amount, quota.amount, quota.quota, quota.quota],
+      )
+    : await connection.execute<WindowRow[]>('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight]);
   const { admitted, counted, oldest, checked_at: checkedAt, event_id: eventId } = window!;
   const resetSeconds = oldest
     ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(checkedAt).getTime()) / 1000))
@@ -50,47 +75,36 @@ export async function consumeRateLimit(em: EntityManager, rule: RateLimit): Prom
       retryAfterSeconds: resetSeconds,
     });
   }
+  const refundWindow = async () => {
+    await connection.execute('delete from rate_limit_event where id = ?', [eventId]);
+  };
+  if (quota && window!.quota_used === null) {
+    await refundWindow();
+    throw quotaReached(quota);
+  }
   return {
     state: { ...state, remaining: rule.limit - counted - weight },
     refund: async () => {
-      await connection.execute('delete from rate_limit_event where id = ?', [eventId]);
+      await refundWindow();
+      if (quota) await refundQuota(em, quota, period!);
     },
   };
 }
 
-/**
- * Uses `amount` of a monthly quota (calendar months, UTC, of the runtime's clock): one statement on the counter
- * row of the bucket and month, which adds only while the total stays within the quota. Past it: QUOTA_REACHED.
- */
-export async function consumeMonthlyQuota(
-  em: EntityManager,
-  rule: { bucket: string; quota: number; amount: number; now: Date },
-): Promise<Counted<{ used: number }>> {
-  const connection = em.getConnection();
-  const period = startOfMonth(rule.now).toISOString().slice(0, 10);
-  const rows =
-    rule.amount > rule.quota
-      ? []
-      : (await connection.execute<{ used: number }[]>(
-          `insert into usage_counter as c (bucket, period, used) values (?, ?, ?)
-             on conflict (bucket, period) do update set used = c.used + excluded.used
-             where c.used + excluded.used <= ?
-           returning used`,
-          [rule.bucket, period, rule.amount, rule.quota],
-        ));
-  if (rows.length === 0) {
-    const retryAfter = secondsToNextMonth(rule.now);
-    throw new DomainError('QUOTA_REACHED', `Monthly quota of ${rule.quota} posts reached`, {
-      payload: { allowed: false, retryAfter },
-      retryAfterSeconds: retryAfter,
-    });
-  }
-  return {
-    state: { used: rows[0]!.used },
-    refund: async () => {
-      await connection.execute('update usage_counter set used = used - ? where bucket = ? and period = ?', [rule.amount, rule.bucket, period]);
-    },
-  };
+/** The counter row of a bucket and month, added to only while the total stays within the quota. */
+const QUOTA_UPSERT = 'insert into usage_counter as c (bucket, period, used)';
+const QUOTA_CONFLICT = 'on conflict (bucket, period) do update set used = c.used + excluded.used where c.used + excluded.used <= ? returning used';
+
+function quotaReached(rule: MonthlyQuota): DomainError {
+  const retryAfter = secondsToNextMonth(rule.now);
+  return new DomainError('QUOTA_REACHED', `Monthly quota of ${rule.quota} posts reached`, {
+    payload: { allowed: false, retryAfter },
+    retryAfterSeconds: retryAfter,
+  });
+}
+
+async function refundQuota(em: EntityManager, rule: MonthlyQuota, period: string): Promise<void> {
+  await em.getConnection().execute('update usage_counter set used = used - ? where bucket = ? and period = ?', [rule.amount, rule.bucket, period]);
 }
 
 /** Seconds from `now` to the first instant of the next calendar month (UTC). */

@@ -2,7 +2,7 @@ import { requirePrincipal } from '../access/guards';
 import type { Config } from '../config';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import { consumeMonthlyQuota, consumeRateLimit, type Counted } from './rate-limiter';
+import { consumeRateLimit, type Counted } from './rate-limiter';
 import type { Metrics } from '../observability/metrics';
 
 export type LimitDeps = { config: Pick<Config, 'limits'>; metrics: Metrics | undefined };
@@ -35,39 +35,34 @@ export interface Limited<T> {
 
 /**
  * Counts this request against the limit `name` (RATE_LIMIT_EXCEEDED over it). `accountId` is the account the
- * request acts on, for limits per account; `weight` is how much of the limit it uses (default 1). Returns the
- * limit's state, for the transports' headers, and a refund for a request that then fails for another reason.
+ * request acts on, for limits per account; `weight` is how much of the limit it uses (default 1); `monthlyPosts`
+ * uses that many of the organization's monthly post quota in the same statement (QUOTA_REACHED over it). Returns
+ * the limit's state, for the transports' headers, and a refund for a request that then fails for another reason.
  */
 export function countRequest(
   scope: RequestScope<LimitDeps>,
   name: RateLimitName,
-  target: { accountId?: string; weight?: number } = {},
+  target: { accountId?: string; weight?: number; monthlyPosts?: { amount: number; now: Date } } = {},
 ): Promise<Counted<RateLimitState>> {
   const principal = requirePrincipal(scope);
   const rule = RATE_LIMITS[name];
   const key =
     rule.per === 'token' ? principal.tokenId : rule.per === 'organization' ? principal.organizationId : (target.accountId ?? principal.accountId);
   if (!key) throw new Error(`the ${name} limit counts per account: the request's account is needed`);
-  return consumeRateLimit(scope.em, {
-    name,
-    bucket: `${name}:${key}`,
-    limit: rule.limit(scope.runtime.config.limits),
-    windowSeconds: rule.windowSeconds,
-    weight: target.weight ?? 1,
-  }).catch(countedRefusal(scope, name));
-}
-
-/** An organization's monthly post quota, counted like a rate limit (QUOTA_REACHED over it). */
-export function countMonthlyPosts(scope: RequestScope<LimitDeps>, organizationId: string, amount: number, now: Date): Promise<Counted<{ used: number }>> {
-  return consumeMonthlyQuota(scope.em, { bucket: `posts:${organizationId}`, quota: scope.runtime.config.limits.postsPerMonth, amount, now }).catch(
-    countedRefusal(scope, 'posts-per-month'),
-  );
+  const { limits } = scope.runtime.config;
+  const quota = target.monthlyPosts && { bucket: `posts:${principal.organizationId}`, quota: limits.postsPerMonth, ...target.monthlyPosts };
+  return consumeRateLimit(
+    scope.em,
+    { name, bucket: `${name}:${key}`, limit: rule.limit(limits), windowSeconds: rule.windowSeconds, weight: target.weight ?? 1 },
+    quota,
+  ).catch(countedRefusal(scope, name));
 }
 
 /** Passes a failure on, counting a refusal by a limit (metrics) on its way. */
 function countedRefusal(scope: RequestScope<LimitDeps>, limit: string): (error: unknown) => never {
   return (error) => {
-    if (error instanceof DomainError && (error.code === 'RATE_LIMIT_EXCEEDED' || error.code === 'QUOTA_REACHED')) scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
+    if (error instanceof DomainError && error.code === 'RATE_LIMIT_EXCEEDED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
+    if (error instanceof DomainError && error.code === 'QUOTA_REACHED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit: 'posts-per-month' });
     throw error;
   };
 }

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException, type ObjectQuery } from '@mikro-orm
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
-import { resolveAccountScope } from '../account/account.access';
+import { accountScopeFilter, resolveAccountScope } from '../account/account.access';
 import { Account } from '../account/account.entity';
 import { DomainError } from '../errors/domain-error';
 import { countRequest, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
@@ -251,6 +251,18 @@ export async function getUpdateJob(scope: RequestScope<LocationServiceDeps>, arg
   const [job] = isId(args.id) ? await findPlain(scope.em, LocationUpdateJob, { id: args.id, account: accountId }, { limit: 1 }) : [];
   if (!job) throw DomainError.notFound('Location update');
   return job;
+}
+
+/**
+ * The account a request names and the location it acts on there, in one read (404 for either otherwise). For other
+ * resources' services.
+ */
+export async function findLocationInScope(scope: RequestScope, accountIdArg: string | null | undefined, locationId: string): Promise<{ accountId: string; location: Location }> {
+  const { accountId, account } = accountScopeFilter(scope, accountIdArg);
+  const location = isId(locationId) ? await scope.em.findOne(Location, { id: locationId, account }) : null;
+  if (location) return { accountId, location };
+  await resolveAccountScope(scope, accountIdArg);
+  throw DomainError.notFound('Location');
 }
 
 /** The location a request acts on, in the account (404 otherwise). For other resources' services. */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineEventType, defineRecordType } from '../activity/activity.enums';
-import { recordEvent } from '../activity/record-event';
+import { eventWrite, recordEvent } from '../activity/record-event';
+import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
@@ -25,14 +26,30 @@ export type PostEventDeps = { events: EventBus; database: Database; clock: Clock
  */
 export function announcePostChange(em: EntityManager, runtime: PostEventDeps, post: Post, stateBefore: PostState | null): void {
   if (post.state !== stateBefore) recordEvent(em, runtime, postStateChanged, post);
-  announceOnCommit(em, runtime.events, 'post.updated', () => ({
+  announceOnCommit(em, runtime.events, 'post.updated', () => postUpdated(runtime, post));
+}
+
+function postUpdated(runtime: PostEventDeps, post: Post): TopicPayloads['post.updated'] {
+  return {
     id: post.id,
     organizationId: post.organization.id,
     accountId: post.account.id,
     locationId: post.location.id,
     version: post.version,
     snapshot: eventSnapshot(runtime.database.orm, Post, post),
-  }));
+  };
+}
+
+/**
+ * The same for a change made by one statement (src/db/change-statement.ts): its activity event as a write of that
+ * statement (`after`: the post as the statement leaves it), and its news once the statement has run.
+ */
+export function postChangeWrites(runtime: PostEventDeps, after: Post, stateBefore: PostState | null): FollowingWrite[] {
+  return after.state === stateBefore ? [] : [eventWrite(runtime.database.orm.getMetadata(), runtime, postStateChanged, after)];
+}
+
+export function announcePostChanged(runtime: PostEventDeps, post: Post): Promise<void> {
+  return runtime.events.announce('post.updated', postUpdated(runtime, post));
 }
 
 export function loadPostForEvent(runtime: { database: Database }, event: TopicPayloads['post.updated']): Promise<Post> {

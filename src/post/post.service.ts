@@ -8,12 +8,15 @@ import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
 import type { Counted } from '../limits/rate-limiter';
-import { countMonthlyPosts, countRequest, withCountedRequest, type LimitDeps } from '../limits/request-limits';
+import { countRequest, withCountedRequest, type LimitDeps } from '../limits/request-limits';
 import type { Location } from '../location/location.entity';
-import { findLocationOfAccount } from '../location/location.service';
+import { findLocationInScope, findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { lockUntilCommit } from '../db/advisory-lock';
+import { runChange } from '../db/change-statement';
+import { insertChange } from '../db/row-insert';
+import { statementsApart } from '../db/statements';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -21,7 +24,7 @@ import { IdempotencyKey } from './idempotency-key.entity';
 import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
-import { announcePostChange, type PostEventDeps } from './post.events';
+import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
 import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
 import type { JobEngine } from '../jobs/job-engine';
@@ -39,8 +42,8 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-async function findLocationForPost(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
-  const location = await findLocationOfAccount(em, accountId, locationId);
+/** A post's location must be connected to the alpha provider. */
+function requirePostable(location: Location): Location {
   if (!location.connected || !location.alphaLocationName) {
     throw DomainError.badInput('The location is not connected to the alpha provider');
   }
@@ -51,17 +54,16 @@ function sourceOf(scope: RequestScope<PostServiceDeps>): PostSource {
   return scope.source === 'external_api' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
-/** A new SENDING post for one location of the account, its content checked and prepared (not persisted yet). */
-async function preparePost(
+/** A new SENDING post for the location, its content checked and prepared (not persisted yet). */
+function preparePost(
   scope: RequestScope<PostServiceDeps>,
   principal: Principal,
-  accountId: string,
-  locationId: string,
+  location: Location,
   content: Parameters<typeof preparePostParams>[0],
   now: Date,
   campaignId: string | null,
-): Promise<Post> {
-  const location = await findLocationForPost(scope.em, accountId, locationId);
+): Post {
+  requirePostable(location);
   const { params, scheduledTime } = preparePostParams(content, location, now);
   return scope.em.create(
     Post,
@@ -80,22 +82,12 @@ async function preparePost(
 }
 
 /**
- * Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation, each counted by
- * a short statement of its own before the create's transaction begins (src/limits/rate-limiter.ts). The result
- * takes both counts back: for a request that fails after counting, so refused requests are never counted.
+ * Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation, counted by one
+ * short statement before the create's write (src/limits/rate-limiter.ts). The result takes both counts back: for a
+ * request that fails after counting, so refused requests are never counted.
  */
-async function countPostLimits(
-  scope: RequestScope<PostServiceDeps>,
-  principal: Principal,
-  accountId: string,
-  newPosts: number,
-  now: Date,
-): Promise<Counted<RateLimitState>> {
-  const rate = await countRequest(scope, 'posts', { accountId });
-  const quota = await withCountedRequest(rate, () =>
-    countMonthlyPosts(scope, principal.organizationId, newPosts, now),
-  );
-  return { state: rate.state, refund: () => Promise.all([rate.refund(), quota.refund()]).then(() => undefined) };
+function countPostLimits(scope: RequestScope<PostServiceDeps>, accountId: string, newPosts: number, now: Date): Promise<Counted<RateLimitState>> {
+  return countRequest(scope, 'posts', { accountId, monthlyPosts: { amount: newPosts, now } });
 }
 
 /** What a create did: the post, whether it was an idempotent replay, and the rate limit's state (not for replays). */
@@ -116,23 +108,34 @@ async function replayOf(em: EntityManager, accountId: string, key: string, reque
 }
 
 /**
- * Creates a post in SENDING and, in the same transaction, the job that publishes it. The content is checked and
- * the limits counted first, so the transaction holds nothing longer than its inserts. With an Idempotency-Key a
- * replay is answered before anything is counted; the (account, key) pair is then locked inside the transaction,
- * so concurrent requests with one key create exactly one post; a changed body is refused with 422.
+ * Creates a post in SENDING and, in the same statement or transaction, the job that publishes it. The content is
+ * checked and the limits counted first, so the write holds nothing longer than its inserts. With an
+ * Idempotency-Key a replay is answered before anything is counted; the (account, key) pair is then locked inside a
+ * transaction, so concurrent requests with one key create exactly one post; a changed body is refused with 422.
  */
 export async function createPost(scope: RequestScope<PostServiceDeps>, args: CreatePostArgs): Promise<CreatePostOutcome> {
   const principal = requirePrincipal(scope);
-  const accountId = await resolveAccountScope(scope, args.accountId);
   const key = args.idempotencyKey?.trim() || null;
-  const requestHash = key ? createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex') : null;
   const now = scope.runtime.clock.now();
+  let accountId: string;
+  let location: Location;
+  let requestHash: string | null = null;
   if (key) {
-    const earlier = await replayOf(scope.em, accountId, key, requestHash!, now);
+    // A replay is answered before the location is looked at again: it may have changed since.
+    accountId = await resolveAccountScope(scope, args.accountId);
+    requestHash = createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex');
+    const earlier = await replayOf(scope.em, accountId, key, requestHash, now);
     if (earlier.post) return { post: earlier.post, replayed: true };
+    location = await findLocationOfAccount(scope.em, accountId, args.input.locationId);
+  } else {
+    ({ accountId, location } = await findLocationInScope(scope, args.accountId, args.input.locationId));
   }
-  const post = await preparePost(scope, principal, accountId, args.input.locationId, args.input, now, null);
-  const counted = await countPostLimits(scope, principal, accountId, 1, now);
+  const post = preparePost(scope, principal, location, args.input, now, null);
+  const counted = await countPostLimits(scope, accountId, 1, now);
+  if (!key) {
+    await withCountedRequest(counted, () => insertPostWithJob(scope, post));
+    return { post, replayed: false, rateLimit: counted.state };
+  }
 
   const outcome = await withCountedRequest(counted, () =>
     scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
@@ -157,6 +160,24 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
 }
 
 /**
+ * A new post, its activity event, its publish job and the job's unit of work, in one statement
+ * (docs/write-path.md); their news once it has run.
+ */
+async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Post): Promise<void> {
+  const { runtime } = scope;
+  const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
+  try {
+    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), Post, post), [...postChangeWrites(runtime, post, null), ...job.writes]);
+  } catch (error) {
+    job.abandon(error);
+    throw error;
+  }
+  await job.sent();
+  // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
+  await Promise.all([announcePostChanged(runtime, post), ...job.announce()]);
+}
+
+/**
  * One post per location under one campaign id, in one transaction. Counted as one request by the per-minute
  * rate limit and as one post per location by the monthly quota.
  */
@@ -170,8 +191,10 @@ export async function createPostCampaign(
   const campaignId = newId();
   const now = scope.runtime.clock.now();
   const posts: Post[] = [];
-  for (const locationId of locationIds) posts.push(await preparePost(scope, principal, accountId, locationId, args.input, now, campaignId));
-  const counted = await countPostLimits(scope, principal, accountId, posts.length, now);
+  for (const locationId of locationIds) {
+    posts.push(preparePost(scope, principal, await findLocationOfAccount(scope.em, accountId, locationId), args.input, now, campaignId));
+  }
+  const counted = await countPostLimits(scope, accountId, posts.length, now);
   await withCountedRequest(counted, () =>
     scope.em.transactional(async (em) => {
       for (const post of posts) em.persist(post);

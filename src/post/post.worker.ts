@@ -6,12 +6,13 @@ import type { JobPayload } from '../jobs/queue';
 import type { AlphaCallOptions, AlphaClient } from '../providers/alpha/alpha.client';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
+import { codecOf } from '../db/entity-codec';
 import { transitionRow } from '../db/row-transition';
 import { changeLocked, lockRow } from '../db/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
-import { announcePostChange, type PostEventDeps } from './post.events';
+import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
@@ -94,33 +95,43 @@ interface WaitingPost {
 }
 
 /**
- * The common case of an answer that ends the post (LIVE, REJECTED) for a post still as its job found it: one
- * guarded statement (transitionRow) instead of a locked read and a flush, with the post's events in its
- * transaction. False when the post moved on meanwhile (deleted, its deletion asked): applyProviderState then decides
- * under the row lock, as for every other answer. Same rule as applyProviderState's: a post waiting for its job was
- * never LIVE, so its publishedTime is null and becomes now.
+ * The common case of an answer that ends the post (LIVE, REJECTED) for a post still as its job read it: one
+ * statement (src/db/change-statement.ts) that makes the guarded transition, writes its activity event and
+ * completes the job with its unit of work; no lock, no transaction around it. False when the post moved on
+ * meanwhile (its version guards it: deleted, its deletion asked): applyProviderState then decides under the row
+ * lock, as for every other answer. Same rule as applyProviderState's: a post waiting for its job was never LIVE,
+ * so its publishedTime is null and becomes now.
  */
-async function endAtOnce(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, waiting: WaitingPost): Promise<boolean> {
+async function endAtOnce(runtime: PostWorkerDeps, post: Post, remote: AlphaLocalPost, waiting: WaitingPost, job: JobContext): Promise<boolean> {
   const end = endFromProvider(remote);
   if (!end) return false;
   const now = runtime.clock.now();
-  return runtime.database.orm.em.fork().transactional(async (tx) => {
-    const post = await transitionRow(
-      tx,
-      Post,
-      { id: postId, state: waiting.state, pendingAction: waiting.pendingAction },
-      {
-        state: end,
-        pendingAction: null,
-        ...(remote.name ? { providerName: remote.name } : {}),
-        ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
-        ...(end === PostState.LIVE ? { publishedTime: now } : {}),
-      },
-      now,
-    );
-    if (post) announcePostChange(tx, runtime, post, waiting.state);
-    return post !== null;
+  const set = {
+    state: end,
+    pendingAction: null,
+    ...(remote.name ? { providerName: remote.name } : {}),
+    ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
+    ...(end === PostState.LIVE ? { publishedTime: now } : {}),
+  };
+  // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
+  const codec = codecOf(runtime.database.orm.getMetadata(), Post);
+  const after = codec.decode({
+    ...codec.encode(post),
+    ...Object.fromEntries(Object.entries(set).map(([key, value]) => [key, value instanceof Date ? value.toISOString() : value])),
+    version: post.version + 1,
+    updatedAt: now.toISOString(),
   });
+  const changed = await transitionRow(
+    runtime.database.orm.em.fork(),
+    Post,
+    { id: post.id, version: post.version, state: waiting.state, pendingAction: waiting.pendingAction },
+    set,
+    now,
+    [...postChangeWrites(runtime, after, waiting.state), ...job.completion()],
+  );
+  if (!changed) return false;
+  await announcePostChanged(runtime, changed);
+  return true;
 }
 
 async function applyProviderState(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
@@ -170,7 +181,7 @@ export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<t
     post: alphaLocalPostOf(post.params),
     requestId: post.id,
   }, await callOptionsOf(runtime, post.account.id, job));
-  if (await endAtOnce(runtime, post.id, remote, { state: PostState.SENDING, pendingAction: 'publish' })) return;
+  if (await endAtOnce(runtime, post, remote, { state: PostState.SENDING, pendingAction: 'publish' }, job)) return;
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
@@ -180,7 +191,7 @@ export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typ
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   // A post under its provider's review has no pending action (its deletion would have one).
-  if (post.pendingAction === null && (await endAtOnce(runtime, post.id, remote, { state: post.state, pendingAction: null }))) return;
+  if (post.pendingAction === null && (await endAtOnce(runtime, post, remote, { state: post.state, pendingAction: null }, job))) return;
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 

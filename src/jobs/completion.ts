@@ -1,0 +1,24 @@
+import type { FollowingWrite } from '../db/change-statement';
+import { BOSS_SCHEMA } from './queue-setup';
+import { AsyncWorkStatus, workChangeWrite, type AsyncWorkSnapshot } from './work-ledger';
+
+/** A job's completion as its record's change wrote it: the job is done, and its unit of work as it then stood. */
+export interface CompletedInChange {
+  work: AsyncWorkSnapshot | undefined;
+}
+
+/**
+ * The completion of job `jobId` as writes that go in the statement of its record's final change
+ * (src/db/change-statement.ts): pg-boss's job row completed as pg-boss's own `complete()` does (an active job only;
+ * pg-boss documents direct writes of its job table), and its unit of work SUCCEEDED. `completed` is called once
+ * that statement changed its row.
+ */
+export function completionWrites(queue: string, jobId: string, workId: string | undefined, completed: (done: CompletedInChange) => void): FollowingWrite[] {
+  const job: FollowingWrite = {
+    sql: `update ${BOSS_SCHEMA}.job set completed_on = now(), state = 'completed'
+      where name = ? and id = ?::uuid and state = 'active' and exists (select 1 from changed)`,
+    values: [queue, jobId],
+  };
+  if (!workId) return [{ ...job, sql: `${job.sql} returning id`, returned: () => completed({ work: undefined }) }];
+  return [job, workChangeWrite(workId, { status: AsyncWorkStatus.SUCCEEDED }, (work) => completed({ work }))];
+}
