@@ -882,7 +882,7 @@ function reportPlain(pipeline: PipelineResult[]): Record<string, unknown> | unde
   printWire('job', pipeline.map(runOf));
   const burst = pipeline.find((r) => r.name === 'burst');
   const plain = pipeline.find((r) => r.name === 'plain-burst');
-  if (burst) printShapes('The service (burst)', 'job', runOf(burst));
+  if (burst) printShapes('The service (burst)', 'job', runOf(burst), 25);
   if (plain) printShapes('The plain pipeline (plain-burst)', 'job', runOf(plain), 8);
   if (!burst || !plain) return undefined;
   const compared = (r: PipelineResult) => ({ ...runOf(r), perSecond: r.jobsPerSecond, latency: r.patchToSucceeded });
@@ -956,6 +956,9 @@ runBench({
             );
             console.log(`  plain-burst: ${options.locations} x ${options.burstUpdates} updates to the plain pipeline, one unfinished per location…`);
             pipeline.push(await locations.burst(options.burstUpdates, 'plain-burst', plainPipeline));
+            // Its idle polls must not count in the service's runs that follow.
+            await plain.stop();
+            plain = undefined;
             stop();
           }
         }

@@ -529,7 +529,7 @@ function reportPlain(results: ScenarioResult[]): Record<string, unknown> | undef
   printWire('post', results.filter((r) => r.wire || r.cpu.server !== undefined).map(runOf));
   const single = results.find((r) => r.scenario.name === 'single');
   const plain = results.find((r) => r.scenario.plain);
-  if (single) printShapes('The service (single)', 'post', runOf(single));
+  if (single) printShapes('The service (single)', 'post', runOf(single), 25);
   if (plain) printShapes('The plain pipeline', 'post', runOf(plain), 8);
   if (!single || !plain) return undefined;
   const compared = (r: ScenarioResult) => ({ ...runOf(r), perSecond: r.postsPerSecond, latency: r.createToLive });

@@ -85,14 +85,26 @@ export function printComparison(unit: string, latencyName: string, service: Comp
   return Object.fromEntries(figures.map(([name, a, b]) => [name, { service: a, plain: b, ratio: ratio(a, b) }]));
 }
 
+/**
+ * A statement shape for reading: long column lists as `…` (`select … from "post" as "p0" where …`), so that the
+ * table and the conditions show in one line.
+ */
+export function abbreviate(shape: string, max = 200): string {
+  const short = shape
+    .replace(/^(select (?:distinct )?)(.{40,}?)( from )/i, '$1…$3')
+    .replace(/\(([^()]{40,})\)/g, '(…)')
+    .replace(/ returning .{40,}$/i, ' returning …');
+  return short.length > max ? `${short.slice(0, max - 1)}…` : short;
+}
+
 /** The commonest statement shapes of a run, with their count per unit: what there is to cut. */
 export function printShapes(title: string, unit: string, run: PipelineRun, top = 15): void {
   if (!run.wire) return;
   console.log('');
-  console.log(`${title}: the ${top} commonest statement shapes (count in the run, per ${unit}; $n as ?, literals as '…')`);
+  console.log(`${title}: the ${top} commonest statement shapes (count in the run, per ${unit}; $n as ?, literals and long lists as …)`);
   // Shapes are long: left-aligned after the counts, not a table column.
   console.log(`${'count'.padStart(7)}  ${`per ${unit}`.padStart(8)}  statement`);
   for (const [shape, count] of topShapes(run.wire, top)) {
-    console.log(`${String(count).padStart(7)}  ${(run.units > 0 ? ms(count / run.units, 2) : 'n/a').padStart(8)}  ${shape}`);
+    console.log(`${String(count).padStart(7)}  ${(run.units > 0 ? ms(count / run.units, 2) : 'n/a').padStart(8)}  ${abbreviate(shape)}`);
   }
 }
