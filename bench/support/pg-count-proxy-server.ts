@@ -25,9 +25,16 @@ export type ProxyReply = { type: 'listening'; port: number } | ({ type: 'counts'
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
-// Long enough to keep statements apart that differ only in their column lists (the report abbreviates them).
+// Numbers outside names as `?` too: the ORM inlines its values (`"version" = 3`). Long enough to keep statements
+// apart that differ only in their column lists (the report abbreviates them).
 const shapeOf = (sql: string) =>
-  sql.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').replace(/'[^']*'/g, "'…'").trim().slice(0, 2000);
+  sql
+    .replace(/\s+/g, ' ')
+    .replace(/\$\d+/g, '?')
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/(?<![\w".$])\d+(?:\.\d+)?(?![\w"])/g, '?')
+    .trim()
+    .slice(0, 2000);
 
 function main(): void {
   const [host, port] = (process.argv[2] ?? '127.0.0.1:5432').split(':');
