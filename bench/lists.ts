@@ -6,7 +6,6 @@
  * checked equal before anything is timed. A benchmark: it prints figures and never asserts.
  * `npm run bench:lists -- --help` lists the options; docs/benchmarks.md explains them.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { Client } from 'pg';
 import { sleep } from './support/abort';
 import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
 import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { forkListening, type HelperProcess } from './support/helper-process';
 import { describeJsonMismatch } from './support/json-diff';
 import { startOtlpSink, type OtlpSink } from './support/otlp-sink';
 import { seedLocations } from './support/locations';
@@ -369,65 +369,6 @@ function restLocationOf(location: ListLocation): Record<string, unknown> {
   };
 }
 
-interface PlainServer {
-  url: string;
-  pid: number | undefined;
-  stop(): Promise<void>;
-  kill(): void;
-}
-
-/**
- * The baseline in its own process, so it does not share an event loop with the load generator (as the service does
- * not). Forked with an IPC channel and bench/support/exit-with-parent.js preloaded: it exits when this process goes.
- */
-function startPlainServer(databaseUrl: string, locationReadLimit: number, signal: AbortSignal): Promise<PlainServer> {
-  const child: ChildProcess = fork(path.join(__dirname, 'support/plain-list-server.js'), [databaseUrl, String(locationReadLimit)], {
-    execArgv: ['--require', path.join(__dirname, 'support/exit-with-parent.js')],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(kill, 5_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      kill();
-      reject(new Error(`the plain server ${why}${output ? `; its output: ${output.slice(0, 500)}` : ''}`));
-    };
-    const onAbort = () => fail('start was aborted');
-    const onExit = (code: number | null, sig: NodeJS.Signals | null) => fail(`exited (${code ?? sig}) before listening`);
-    const timer = setTimeout(() => fail('did not listen within 15 s'), 15_000);
-    signal.addEventListener('abort', onAbort, { once: true });
-    child.once('exit', onExit);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        child.off('exit', onExit);
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
-        resolve({ url: match[1]!, pid: child.pid, stop, kill });
-      }
-    };
-    child.stdout!.on('data', onData);
-  });
-}
-
 async function postsInState(stack: BenchStack, accountId: string, state: string, signal: AbortSignal): Promise<number> {
   const response = await fetch(`${stack.baseUrl}/post?account_id=${encodeURIComponent(accountId)}&state=${state}&per_page=1`, {
     headers: { authorization: `Bearer ${stack.token}` },
@@ -732,7 +673,7 @@ runBench({
     const agents: Agent[] = [];
     const runs: ListRun[] = [];
     let db: Client | undefined;
-    let plain: PlainServer | undefined;
+    let plain: HelperProcess | undefined;
     let sink: OtlpSink | undefined;
     return {
       async measure({ stack }: BenchEnvironment) {
@@ -757,7 +698,7 @@ runBench({
         }
 
         const locationReadLimit = options.locationReadLimit ?? stack.locationReadLimit ?? 300;
-        plain = await startPlainServer(databaseUrl, locationReadLimit, signal);
+        plain = await forkListening(path.join(__dirname, 'support/plain-list-server.js'), [databaseUrl, String(locationReadLimit)], 'the plain server', signal);
         console.log(`  plain routes: ${plain.url} (dist-dev/bench/support/plain-list-server.js, its own process; location read limit ${locationReadLimit}/min)`);
 
         db = new Client({ connectionString: databaseUrl, application_name: 'lg-bench' });

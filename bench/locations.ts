@@ -16,9 +16,12 @@ import { FrameProbe } from './support/frame-probe';
 import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { LOAD_USAGE, startCpuLoad, type CpuLoad } from './support/load';
 import { awaitNoUnfinishedUpdates, patchLocation, seedLocations } from './support/locations';
+import { countsSince, type CountingProxy, type WireCounts } from './support/pg-count-proxy';
+import { PLAIN_USAGE, startPlainPipeline, type PlainPipeline } from './support/plain-pipeline';
 import type { BenchStack } from './support/stack';
 import { ms, Samples, summarize, table, type Summary } from './support/stats';
 import { SubscriberPool, type NextHandler } from './support/subscribers';
+import { printComparison, printShapes, printWire } from './support/wire-report';
 
 const USAGE = `  --locations N        connected locations created for the run, in the demo's first account (default 50)
   --burst-updates K    updates per location in the burst, one after the other (default 10): N x K jobs, N in flight
@@ -28,7 +31,9 @@ const USAGE = `  --locations N        connected locations created for the run, i
   --fanout-rate R      updates per second of the subscriber runs (default 5)
   --subscribers S      graphql-ws subscribers of the fan-out run, and bare ws sockets of the baseline (default 1000)
   --rounds K           fan-out runs: baseline, then K times (service, baseline) (default 1)
-${LOAD_USAGE.replace('the measured runs', 'the 1,000-subscriber runs')}`;
+  --no-plain           skip plain-burst: the plain pipeline (bench/support/plain-pipeline-server.ts) given the
+                       burst's updates, compared with burst; with it the sandboxes run in processes of their own
+${PLAIN_USAGE}${LOAD_USAGE.replace('the measured runs', 'the 1,000-subscriber runs')}`;
 
 interface Options {
   locations: number;
@@ -41,6 +46,9 @@ interface Options {
   rounds: number;
   /** CPU-burning sibling processes during the runs against the plain broadcast (bench/support/load.ts). */
   load: number;
+  plain: boolean;
+  plainBatch: number;
+  plainLoops: number;
 }
 
 // ---- events ------------------------------------------------------------------------------------------------
@@ -205,6 +213,19 @@ interface PipelineResult {
   cpu: CpuReading;
   wallSeconds: number;
   benchLoopP99: number;
+  /** What the pipeline sent PostgreSQL during the run, counted on the wire (when counted). */
+  wire: WireCounts | undefined;
+}
+
+/**
+ * Where a throughput run's updates go: the service, or the plain pipeline; whose events end them (the monitor's,
+ * or the plain pipeline's stream), and how its CPU and statements are read.
+ */
+interface UpdatePipeline {
+  stack: BenchStack;
+  recorder: DeliveryRecorder;
+  cpu(): CpuReading;
+  statements: CountingProxy | undefined;
 }
 
 /** Figures of a subscriber run, service or baseline. */
@@ -286,16 +307,41 @@ class LocationsBench {
     this.monitor = monitor;
     monitor.setHandler((subscriber, data, at, wallClock) => {
       recorder.handler(subscriber, data, at, wallClock);
-      const event = data.locationUpdateJobUpdated as JobEvent | undefined;
-      if (event && TERMINAL.has(event.status) && this.ours.has(event.locationId) && !this.terminal.has(event.id)) {
-        this.terminal.set(event.id, { event, at });
-        const wake = this.waiters.get(event.id);
-        this.waiters.delete(event.id);
-        wake?.();
-      }
+      this.noteTerminal(data.locationUpdateJobUpdated as JobEvent | undefined, at);
     });
     await monitor.open();
     await this.awaitListening(recorder, 1);
+  }
+
+  /** A job's terminal event wakes the lane waiting for it. */
+  private noteTerminal(event: JobEvent | undefined, at: number): void {
+    if (event && TERMINAL.has(event.status) && this.ours.has(event.locationId) && !this.terminal.has(event.id)) {
+      this.terminal.set(event.id, { event, at });
+      const wake = this.waiters.get(event.id);
+      this.waiters.delete(event.id);
+      wake?.();
+    }
+  }
+
+  private servicePipeline(): UpdatePipeline {
+    return { stack: this.stack, recorder: this.monitorRecorder!, cpu: () => stackCpuNow(this.stack), statements: this.stack.statements };
+  }
+
+  /**
+   * The plain pipeline's side: its event stream feeds a recorder of its own and ends the lanes' waits as the
+   * monitor does for the service (its events have the subscription's fields). One update first: it is listening.
+   */
+  async plainPipeline(plain: PlainPipeline): Promise<UpdatePipeline> {
+    const recorder = new DeliveryRecorder(1, (event) => this.ours.has(event.locationId));
+    await plain.subscribe((event, at, wallClock) => {
+      recorder.handler(0, { locationUpdateJobUpdated: event }, at, wallClock);
+      this.noteTerminal(event as unknown as JobEvent, at);
+    });
+    const stack = plain.asStack(this.stack);
+    const locationId = this.idle[0];
+    const record = locationId === undefined ? undefined : await this.update(0, locationId, 'plain-ready', 10_000, stack);
+    if (!record?.terminal) throw new Error(`the plain pipeline: an update did not end: ${record?.error ?? 'no idle location'}`);
+    return { stack, recorder, cpu: () => cpuNow(plain.pid, this.stack.postmasterPid(), this.stack.sandboxPids()), statements: plain.statements };
   }
 
   private untilTerminal(jobId: string, timeoutMs: number): Promise<boolean> {
@@ -315,7 +361,7 @@ class LocationsBench {
   }
 
   /** One update of an idle location: the PATCH, then (if accepted) until its terminal event or `timeoutMs`. */
-  private async update(index: number, locationId: string, phase: string, timeoutMs = 30_000): Promise<UpdateRecord> {
+  private async update(index: number, locationId: string, phase: string, timeoutMs = 30_000, stack = this.stack): Promise<UpdateRecord> {
     const record: UpdateRecord = {
       index,
       locationId,
@@ -329,7 +375,7 @@ class LocationsBench {
       terminal: undefined,
     };
     try {
-      const answer = await patchLocation(this.stack, this.accountId, locationId, { description: `${this.prefix(phase)}#${index} ${this.sequence++}` }, this.signal);
+      const answer = await patchLocation(stack, this.accountId, locationId, { description: `${this.prefix(phase)}#${index} ${this.sequence++}` }, this.signal);
       record.answeredAt = performance.now();
       record.status = answer.status;
       record.jobId = answer.jobId;
@@ -382,7 +428,17 @@ class LocationsBench {
     await awaitNoUnfinishedUpdates(this.stack, this.accountId, this.signal, 60_000);
   }
 
-  private pipelineResult(name: string, load: string, records: UpdateRecord[], skipped: number, started: number, cpuBefore: CpuReading, loop: ReturnType<typeof monitorEventLoopDelay>): PipelineResult {
+  private pipelineResult(
+    name: string,
+    load: string,
+    records: UpdateRecord[],
+    skipped: number,
+    started: number,
+    before: { cpu: CpuReading; wire: WireCounts | undefined },
+    loop: ReturnType<typeof monitorEventLoopDelay>,
+    pipeline: UpdatePipeline,
+    wireAfter: WireCounts | undefined,
+  ): PipelineResult {
     const accepted = records.filter((r) => r.jobId);
     const done = accepted.filter((r) => r.terminal);
     const succeeded = done.filter((r) => r.terminal!.status === 'SUCCEEDED');
@@ -406,40 +462,51 @@ class LocationsBench {
         queued: stage((r) => (stamp(r.terminal!.startedAt) ?? NaN) - Date.parse(r.terminal!.createdAt)),
         running: stage((r) => (stamp(r.terminal!.finishedAt) ?? NaN) - (stamp(r.terminal!.startedAt) ?? NaN)),
         finishedToMonitor: summarize(
-          succeeded.flatMap((r) => this.monitorRecorder!.events.get(`${r.jobId}:SUCCEEDED`)?.latencies ?? []),
+          succeeded.flatMap((r) => pipeline.recorder.events.get(`${r.jobId}:SUCCEEDED`)?.latencies ?? []),
         ),
       },
-      commitToSubscriber: this.monitorRecorder!.figures(jobs, 1).latency,
+      commitToSubscriber: pipeline.recorder.figures(jobs, 1).latency,
       skipped,
       errors: countErrors(records),
       complete: done.length === accepted.length && !this.signal.aborted,
-      cpu: cpuSince(cpuBefore, stackCpuNow(this.stack)),
+      cpu: cpuSince(before.cpu, pipeline.cpu()),
       wallSeconds: (performance.now() - started) / 1000,
       benchLoopP99: loop.percentile(99) / 1e6,
+      wire: before.wire && wireAfter ? countsSince(before.wire, wireAfter) : undefined,
     };
   }
 
-  /** Every location gets `perLocation` updates, one after the other: as many in flight as there are locations. */
-  async burst(perLocation: number): Promise<PipelineResult> {
-    await this.settle();
+  /** CPU and wire counts now, before a run. */
+  private async reading(pipeline: UpdatePipeline): Promise<{ cpu: CpuReading; wire: WireCounts | undefined }> {
+    const wire = await pipeline.statements?.counts();
+    return { cpu: pipeline.cpu(), wire };
+  }
+
+  /**
+   * Every location gets `perLocation` updates, one after the other: as many in flight as there are locations. To
+   * the service, or to the plain pipeline (`pipeline`, named `name`).
+   */
+  async burst(perLocation: number, name = 'burst', pipeline = this.servicePipeline()): Promise<PipelineResult> {
+    if (pipeline.stack === this.stack) await this.settle();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpuBefore = stackCpuNow(this.stack);
+    const before = await this.reading(pipeline);
     const started = performance.now();
     const records: UpdateRecord[] = [];
     const locations = [...this.idle];
     await Promise.all(
       locations.map(async (locationId, lane) => {
         for (let k = 0; k < perLocation && !this.signal.aborted; k++) {
-          const record = await this.update(lane * perLocation + k, locationId, 'burst');
+          const record = await this.update(lane * perLocation + k, locationId, name, 30_000, pipeline.stack);
           records.push(record);
           // A refused or unfinished update leaves the location busy: its lane stops.
           if (!record.terminal) break;
         }
       }),
     );
+    const wireAfter = await pipeline.statements?.counts();
     loop.disable();
-    return this.pipelineResult('burst', `${locations.length} in flight`, records, 0, started, cpuBefore, loop);
+    return this.pipelineResult(name, `${locations.length} in flight`, records, 0, started, before, loop, pipeline, wireAfter);
   }
 
   /**
@@ -468,10 +535,12 @@ class LocationsBench {
     await this.settle();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const cpuBefore = stackCpuNow(this.stack);
+    const pipeline = this.servicePipeline();
+    const before = await this.reading(pipeline);
     const { records, skipped, started } = await this.paced('paced', count, rate);
+    const wireAfter = await pipeline.statements?.counts();
     loop.disable();
-    return this.pipelineResult('paced', `${rate}/s`, records, skipped, started, cpuBefore, loop);
+    return this.pipelineResult('paced', `${rate}/s`, records, skipped, started, before, loop, pipeline, wireAfter);
   }
 
   /**
@@ -807,13 +876,29 @@ function report(pipeline: PipelineResult[], fanout: FanoutResult[], bench: Locat
   return { service, baseline, ratio };
 }
 
+/** Statements and CPU per job of every throughput run, and the service's burst against the plain pipeline's. */
+function reportPlain(pipeline: PipelineResult[]): Record<string, unknown> | undefined {
+  const runOf = (r: PipelineResult) => ({ name: r.name, units: r.succeeded, wire: r.wire, cpu: r.cpu });
+  printWire('job', pipeline.map(runOf));
+  const burst = pipeline.find((r) => r.name === 'burst');
+  const plain = pipeline.find((r) => r.name === 'plain-burst');
+  if (burst) printShapes('The service (burst)', 'job', runOf(burst), 25);
+  if (plain) printShapes('The plain pipeline (plain-burst)', 'job', runOf(plain), 8);
+  if (!burst || !plain) return undefined;
+  const compared = (r: PipelineResult) => ({ ...runOf(r), perSecond: r.jobsPerSecond, latency: r.patchToSucceeded });
+  return printComparison('job', 'PATCH-to-SUCCEEDED', compared(burst), compared(plain));
+}
+
 runBench({
   name: 'locations',
   usage: USAGE,
-  values: ['locations', 'burst-updates', 'paced-updates', 'paced-rate', 'fanout-updates', 'fanout-rate', 'subscribers', 'rounds', 'load'],
+  values: ['locations', 'burst-updates', 'paced-updates', 'paced-rate', 'fanout-updates', 'fanout-rate', 'subscribers', 'rounds', 'load', 'plain-batch', 'plain-loops'],
+  flags: ['no-plain'],
   timeoutSeconds: 300,
   // A provider that answers at once and takes any number of edits: every millisecond measured is the gateway's.
   sandbox: { latencyMs: 0, processingMs: 0, locationEditsPerMinute: 1_000_000 },
+  // The plain pipeline calls the same sandbox process as the service; every run's statements are counted.
+  stackShape: (options: Options) => ({ sandboxesApart: options.plain && options.burstUpdates > 0, countStatements: true }),
   read: (values): Options => ({
     locations: integerOption('locations', values.locations, 50, 1),
     burstUpdates: integerOption('burst-updates', values['burst-updates'], 10, 0),
@@ -824,9 +909,13 @@ runBench({
     subscribers: integerOption('subscribers', values.subscribers, 1000, 1),
     rounds: integerOption('rounds', values.rounds, 1, 1),
     load: integerOption('load', values.load, 0, 0, 16),
+    plain: !values['no-plain'],
+    plainBatch: integerOption('plain-batch', values['plain-batch'], 8, 1, 1000),
+    plainLoops: integerOption('plain-loops', values['plain-loops'], 2, 1, 64),
   }),
   start(options, signal) {
     let bench: LocationsBench | undefined;
+    let plain: PlainPipeline | undefined;
     const pipeline: PipelineResult[] = [];
     const fanout: FanoutResult[] = [];
     let load: CpuLoad | undefined;
@@ -855,6 +944,23 @@ runBench({
           console.log(`  burst: ${options.locations} x ${options.burstUpdates} updates, one unfinished per location…`);
           pipeline.push(await locations.burst(options.burstUpdates));
           stop();
+          if (options.plain && stack.sandboxPids().length === 0) {
+            console.log('  plain-burst: skipped: it needs the stack the bench starts, with the alpha sandbox in a process of its own (no --url)');
+          } else if (options.plain) {
+            const started = performance.now();
+            plain = await startPlainPipeline(stack, { batch: options.plainBatch, loops: options.plainLoops, signal });
+            const plainPipeline = await locations.plainPipeline(plain);
+            console.log(
+              `  plain: ${plain.url} (dist-dev/bench/support/plain-pipeline-server.js, its own process, up in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+                `batches of ${options.plainBatch}, ${options.plainLoops} worker loop(s); alpha sandbox ${stack.alphaUrl})`,
+            );
+            console.log(`  plain-burst: ${options.locations} x ${options.burstUpdates} updates to the plain pipeline, one unfinished per location…`);
+            pipeline.push(await locations.burst(options.burstUpdates, 'plain-burst', plainPipeline));
+            // Its idle polls must not count in the service's runs that follow.
+            await plain.stop();
+            plain = undefined;
+            stop();
+          }
         }
         if (options.pacedUpdates > 0) {
           console.log(`  paced: ${options.pacedUpdates} updates at ${options.pacedRate}/s…`);
@@ -895,10 +1001,15 @@ runBench({
           console.log(`\nLoaded: ${options.load} CPU-burning sibling process(es) during the runs against the plain broadcast (--load), ${ms(loadCpuSeconds, 1)} CPU s used by them`);
         }
         const figures = report(pipeline, fanout, bench, stack, options, aborted);
-        return { pipeline, fanout: fanout.map((run) => ({ ...run, samples: undefined })), pooled: figures };
+        const comparison = reportPlain(pipeline);
+        return { pipeline, fanout: fanout.map((run) => ({ ...run, samples: undefined })), pooled: figures, comparison };
+      },
+      forceStop() {
+        plain?.kill();
       },
       async close() {
         await stopLoad();
+        await plain?.stop();
         if (!bench) return;
         await bench.close();
         console.log('sockets closed, broadcast server stopped');

@@ -7,12 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { sleep } from './support/abort';
 import { fetchPattern, pendingPublishJobs, readTimelines, type FetchPattern, type PostTimeline } from './support/breakdown';
-import { cpuSince, cpuSplit, stackCpuNow, type CpuReading } from './support/cpu';
+import { cpuNow, cpuSince, cpuSplit, stackCpuNow, type CpuReading } from './support/cpu';
 import { integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { countsSince, type CountingProxy, type WireCounts } from './support/pg-count-proxy';
+import { PLAIN_USAGE, startPlainPipeline, type PlainPipeline } from './support/plain-pipeline';
 import { createPost } from './support/posting';
 import type { BenchStack, PostTarget } from './support/stack';
 import { ms, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
+import { printComparison, printShapes, printWire } from './support/wire-report';
 
 const USAGE = `  --posts N            posts of the 1-subscriber run (default 2000)
   --concurrency C      POST /post requests in flight (default 64)
@@ -22,9 +25,11 @@ const USAGE = `  --posts N            posts of the 1-subscriber run (default 200
   --subscribers S      subscribers of the fan-out runs, one socket each (default 1000)
   --sequential-posts N posts of the unloaded run: 1 subscriber, one request at a time (default 100; 0 skips it)
   --warmup N           posts created and awaited before the first run, not measured (default 20)
-  --scenarios LIST     comma-separated: sequential,fanout,fanout-paced,single (default all, run in this order)
+  --scenarios LIST     comma-separated: sequential,fanout,fanout-paced,single,plain (default all, run in this order);
+                       plain: the plain pipeline (bench/support/plain-pipeline-server.ts) with single's posts and
+                       concurrency, compared with single; with it the sandboxes run in processes of their own
   --drain-idle-s S     stop waiting for events after S seconds without one (default 30)
-`;
+${PLAIN_USAGE}`;
 
 interface Options {
   posts: number;
@@ -37,9 +42,11 @@ interface Options {
   warmup: number;
   scenarios: Set<string>;
   drainIdleMs: number;
+  plainBatch: number;
+  plainLoops: number;
 }
 
-const SCENARIOS = ['sequential', 'fanout', 'fanout-paced', 'single'];
+const SCENARIOS = ['sequential', 'fanout', 'fanout-paced', 'single', 'plain'];
 
 interface Scenario {
   name: string;
@@ -48,6 +55,8 @@ interface Scenario {
   concurrency: number;
   /** Posts per second on a fixed schedule (open loop), or undefined: as fast as `concurrency` allows. */
   rate: number | undefined;
+  /** Run against the plain pipeline instead of the service. */
+  plain?: boolean;
 }
 
 /** One POST /post as the client saw it. */
@@ -98,7 +107,19 @@ interface ScenarioResult {
   cpu: CpuReading;
   benchLoopDelayP99: number;
   breakdown: Breakdown | undefined;
+  /** What the pipeline sent PostgreSQL during the run, counted on the wire (when counted). */
+  wire: WireCounts | undefined;
 }
+
+/** Where a scenario's posts go, and how its CPU and statements are read. */
+interface Pipeline {
+  stack: BenchStack;
+  cpu(): CpuReading;
+  statements: CountingProxy | undefined;
+}
+
+/** What measure() needs of the subscribers: the graphql-ws pool, or the plain pipeline's event stream. */
+type Subscribers = Pick<SubscriberPool, 'size' | 'errors' | 'setRecorder'>;
 
 class Aborted extends Error {}
 
@@ -119,13 +140,13 @@ class Bench {
     return `bench ${this.runId} ${phase} `;
   }
 
-  private async createOne(index: number, prefix: string): Promise<CreateRecord> {
+  private async createOne(index: number, prefix: string, stack: BenchStack): Promise<CreateRecord> {
     const sentWallClock = Date.now();
-    const record = await createPost(this.stack, index, `${prefix}#${index}`, this.signal);
-    return { ...record, target: this.stack.targets[index % this.stack.targets.length]!, sentWallClock };
+    const record = await createPost(stack, index, `${prefix}#${index}`, this.signal);
+    return { ...record, target: stack.targets[index % stack.targets.length]!, sentWallClock };
   }
 
-  private async createPosts(count: number, concurrency: number, prefix: string, rate?: number): Promise<CreateRecord[]> {
+  private async createPosts(count: number, concurrency: number, prefix: string, rate?: number, stack = this.stack): Promise<CreateRecord[]> {
     const records: CreateRecord[] = [];
     let next = 0;
     const start = performance.now();
@@ -134,7 +155,7 @@ class Bench {
         const index = next++;
         if (rate !== undefined) await sleep(start + (index * 1000) / rate - performance.now(), this.signal);
         if (this.signal.aborted) break;
-        records.push(await this.createOne(index, prefix));
+        records.push(await this.createOne(index, prefix, stack));
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
@@ -210,7 +231,7 @@ class Bench {
         if (this.signal.aborted) throw new Aborted('aborted');
         const how = scenario.rate === undefined ? `concurrency ${scenario.concurrency}` : `${scenario.rate} posts/s`;
         log(`  ${scenario.name}: measuring ${scenario.posts} posts, ${how}…`);
-        done(await this.measure(scenario, pool));
+        done(await this.measure(scenario, pool, this.servicePipeline()));
       }
     } finally {
       pool.setRecorder(undefined);
@@ -218,15 +239,46 @@ class Bench {
     }
   }
 
-  private async measure(scenario: Scenario, pool: SubscriberPool): Promise<ScenarioResult> {
+  private servicePipeline(): Pipeline {
+    return { stack: this.stack, cpu: () => stackCpuNow(this.stack), statements: this.stack.statements };
+  }
+
+  /**
+   * The plain pipeline's run: its server started (once), its one subscriber (the GET /events stream) known to be
+   * listening, the same warm-up as the service's, then the scenario.
+   */
+  async runPlain(scenario: Scenario, plain: PlainPipeline, done: (result: ScenarioResult) => void): Promise<void> {
+    const stack = plain.asStack(this.stack);
+    let recorder: PhaseRecorder | undefined;
+    const subscribers: Subscribers = { size: 1, errors: [], setRecorder: (next) => (recorder = next) };
+    // Its events carry no summary: the phase is the recorder of the moment. Like the service's, the SENDING
+    // event is left out of commit-to-subscriber (the service's carries no updateTime).
+    await plain.subscribe((event, at, wallClock) => {
+      const state = String(event.state);
+      recorder?.record(0, { id: String(event.id), state, version: 0, updateTime: state === 'SENDING' ? null : String(event.updateTime), params: { summary: null } }, at, wallClock);
+    });
+    const pipeline: Pipeline = { stack, cpu: () => cpuNow(plain.pid, this.stack.postmasterPid(), this.stack.sandboxPids()), statements: plain.statements };
+    const warmup = new PhaseRecorder(this.prefix('plain-warmup'), 1);
+    subscribers.setRecorder(warmup);
+    const created = (await this.createPosts(Math.max(1, this.options.warmup), scenario.concurrency, warmup.prefix, undefined, stack)).filter((r) => r.id).length;
+    warmup.lastEventAt = performance.now();
+    await this.drain(warmup, () => warmup.probeTerminal.size >= created, 10_000);
+    if (warmup.probeTerminal.size === 0) throw new Error('the plain pipeline: no post of the warm-up reached its subscriber');
+    if (this.signal.aborted) throw new Aborted('aborted');
+    log(`  ${scenario.name}: measuring ${scenario.posts} posts, concurrency ${scenario.concurrency}…`);
+    done(await this.measure(scenario, subscribers, pipeline));
+  }
+
+  private async measure(scenario: Scenario, pool: Subscribers, pipeline: Pipeline): Promise<ScenarioResult> {
     const recorder = new PhaseRecorder(this.prefix(scenario.name), pool.size);
     pool.setRecorder(recorder);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const cpuBefore = this.cpu();
+    const wireBefore = await pipeline.statements?.counts();
+    const cpuBefore = pipeline.cpu();
     const started = performance.now();
 
-    const records = await this.createPosts(scenario.posts, scenario.concurrency, recorder.prefix, scenario.rate);
+    const records = await this.createPosts(scenario.posts, scenario.concurrency, recorder.prefix, scenario.rate, pipeline.stack);
     const created = records.filter((record) => record.id !== undefined);
     const expectedEvents = 2 * created.length * pool.size; // SENDING at the create, LIVE when published
     recorder.lastEventAt = Math.max(recorder.lastEventAt, performance.now());
@@ -238,7 +290,8 @@ class Bench {
       )) && !this.signal.aborted;
 
     const wallSeconds = (performance.now() - started) / 1000;
-    const cpuAfter = this.cpu();
+    const cpuAfter = pipeline.cpu();
+    const wireAfter = await pipeline.statements?.counts();
     loopDelay.disable();
     pool.setRecorder(undefined);
 
@@ -297,8 +350,9 @@ class Bench {
       cpu: cpuSince(cpuBefore, cpuAfter),
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
       breakdown: undefined,
+      wire: wireBefore && wireAfter ? countsSince(wireBefore, wireAfter) : undefined,
     };
-    if (this.stack.databaseUrl && !this.signal.aborted) {
+    if (this.stack.databaseUrl && !scenario.plain && !this.signal.aborted) {
       try {
         result.breakdown = breakdownOf(await readTimelines(this.stack.databaseUrl, recorder.prefix), records, recorder);
       } catch (error) {
@@ -308,9 +362,6 @@ class Bench {
     return result;
   }
 
-  private cpu(): CpuReading {
-    return stackCpuNow(this.stack);
-  }
 }
 
 function breakdownOf(timelines: PostTimeline[], records: CreateRecord[], recorder: PhaseRecorder): Breakdown {
@@ -472,6 +523,19 @@ function report(results: ScenarioResult[], options: Options, stack: BenchStack |
   }
 }
 
+/** Statements and CPU per post of every run, and the service's `single` against `plain`, with the service's shapes. */
+function reportPlain(results: ScenarioResult[]): Record<string, unknown> | undefined {
+  const runOf = (r: ScenarioResult) => ({ name: r.scenario.name, units: r.live, wire: r.wire, cpu: r.cpu });
+  printWire('post', results.filter((r) => r.wire || r.cpu.server !== undefined).map(runOf));
+  const single = results.find((r) => r.scenario.name === 'single');
+  const plain = results.find((r) => r.scenario.plain);
+  if (single) printShapes('The service (single)', 'post', runOf(single), 25);
+  if (plain) printShapes('The plain pipeline', 'post', runOf(plain), 8);
+  if (!single || !plain) return undefined;
+  const compared = (r: ScenarioResult) => ({ ...runOf(r), perSecond: r.postsPerSecond, latency: r.createToLive });
+  return printComparison('post', 'create-to-LIVE', compared(single), compared(plain));
+}
+
 function toJson(results: ScenarioResult[]): unknown {
   return results.map((r) => ({
     ...r,
@@ -503,13 +567,21 @@ function groupsOf(options: Options): Scenario[][] {
   return groups;
 }
 
+/** The plain pipeline's run: single's posts and concurrency, one subscriber. */
+function plainScenario(options: Options): Scenario | undefined {
+  if (!options.scenarios.has('plain')) return undefined;
+  return { name: 'plain', subscribers: 1, posts: options.posts, concurrency: options.concurrency, rate: undefined, plain: true };
+}
+
 runBench({
   name: 'posts',
   usage: USAGE,
-  values: ['posts', 'concurrency', 'fanout-posts', 'fanout-paced-posts', 'fanout-rate', 'subscribers', 'sequential-posts', 'warmup', 'scenarios', 'drain-idle-s'],
+  values: ['posts', 'concurrency', 'fanout-posts', 'fanout-paced-posts', 'fanout-rate', 'subscribers', 'sequential-posts', 'warmup', 'scenarios', 'drain-idle-s', 'plain-batch', 'plain-loops'],
   timeoutSeconds: 600,
   databaseUrl: { why: 'for the server-side breakdown', required: false },
   sandbox: { latencyMs: 0, processingMs: 0 },
+  // The plain pipeline calls the same sandbox process as the service; every run's statements are counted.
+  stackShape: (options: Options) => ({ sandboxesApart: options.scenarios.has('plain'), countStatements: true }),
   read(values): Options {
     const scenarios = new Set((values.scenarios ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
     for (const scenario of scenarios) {
@@ -526,10 +598,13 @@ runBench({
       warmup: integerOption('warmup', values.warmup, 20, 0),
       scenarios,
       drainIdleMs: integerOption('drain-idle-s', values['drain-idle-s'], 30, 1) * 1000,
+      plainBatch: integerOption('plain-batch', values['plain-batch'], 8, 1, 1000),
+      plainLoops: integerOption('plain-loops', values['plain-loops'], 2, 1, 64),
     };
   },
   start(options, signal) {
     const results: ScenarioResult[] = [];
+    let plain: PlainPipeline | undefined;
     return {
       async measure({ stack, resetSandbox }: BenchEnvironment) {
         console.log(`  posting to ${stack.targets.length} location(s) of ${new Set(stack.targets.map((t) => t.accountId)).size} account(s)`);
@@ -545,10 +620,31 @@ runBench({
           // The sandbox keeps every post in memory: each group starts with an empty one.
           await resetSandbox();
         }
+        const scenario = plainScenario(options);
+        if (scenario && !signal.aborted) {
+          if (stack.sandboxPids().length === 0) {
+            log('  plain: skipped: it needs the stack the bench starts, with the alpha sandbox in a process of its own (no --url)');
+            return;
+          }
+          const started = performance.now();
+          plain = await startPlainPipeline(stack, { batch: options.plainBatch, loops: options.plainLoops, signal });
+          log(
+            `  plain: ${plain.url} (dist-dev/bench/support/plain-pipeline-server.js, its own process, up in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+              `batches of ${options.plainBatch}, ${options.plainLoops} worker loop(s); alpha sandbox ${stack.alphaUrl})`,
+          );
+          await bench.runPlain(scenario, plain, (result) => results.push(result));
+        }
       },
       report(stack, aborted) {
         report(results, options, stack, aborted);
-        return { results: toJson(results) };
+        const comparison = reportPlain(results);
+        return { results: toJson(results), comparison };
+      },
+      async close() {
+        await plain?.stop();
+      },
+      forceStop() {
+        plain?.kill();
       },
     };
   },

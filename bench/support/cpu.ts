@@ -106,7 +106,8 @@ export function stackCpuNow(stack: { servicePids(): number[]; serverPid: number 
 
 /** `server/pg/bench` CPU seconds, and `/sandboxes` when they ran apart. */
 export function cpuSplit(cpu: CpuReading, format: (seconds: number | undefined) => string): string {
-  const parts = [cpu.server, cpu.postgres, cpu.bench].map(format);
+  // Not map(format): map's index would land in a formatter's digits parameter.
+  const parts = [cpu.server, cpu.postgres, cpu.bench].map((seconds) => format(seconds));
   if (cpu.sandboxes !== undefined) parts.push(format(cpu.sandboxes));
   return parts.join('/');
 }

@@ -75,6 +75,11 @@ export interface BenchDefinition<S extends string, F extends string, O> {
   inspector?(options: O): boolean;
   /** Settings of the server of the stack it starts, over the harness's own (e.g. METRICS=off). */
   stackEnv?(options: O): Record<string, string>;
+  /**
+   * The stack it starts: the provider sandboxes in processes of their own even without --workers (a baseline of
+   * the bench calls the same sandbox process), and the service's statements counted on the wire (`stack.statements`).
+   */
+  stackShape?(options: O): { sandboxesApart?: boolean; countStatements?: boolean };
   /** Its own options from their raw values; throws (naming the option) on a bad one. */
   read(values: { [K in S]?: string } & { [K in F]?: boolean }, common: CommonOptions): O;
   /** Prints what it will do (after the machine's lines) and returns the session that does it. */
@@ -230,10 +235,13 @@ async function main<S extends string, F extends string, O>(definition: BenchDefi
         inspectorPort,
         env: definition.stackEnv?.(options),
         workers: options.workers,
+        ...definition.stackShape?.(options),
       });
       console.log(
         `  stack: ${stack.baseUrl} (started for this run in ${((performance.now() - started) / 1000).toFixed(1)} s: node dist-dev/dev/main.js` +
-          `${options.workers ? ` as ROLE=api, ${options.workers} worker process(es), the provider sandboxes in processes of their own (alpha at ${stack.alphaUrl})` : ''}, ` +
+          `${options.workers ? ` as ROLE=api, ${options.workers} worker process(es)` : ''}` +
+          `${stack.sandboxPids().length > 0 ? `, the provider sandboxes in processes of their own (alpha at ${stack.alphaUrl})` : ''}` +
+          `${stack.statements ? ', its statements counted on the wire (bench/support/pg-count-proxy.ts)' : ''}, ` +
           `a throwaway database${stack.postmasterPid() === undefined ? " on DATABASE_URL's server" : ' on an embedded PostgreSQL'}, throwaway DATA_DIR` +
           `${inspectorPort === undefined ? '' : `, inspector on 127.0.0.1:${inspectorPort}`})`,
       );

@@ -7,6 +7,7 @@ import { startDatabaseServer } from '../../dev/database-server';
 import type { DemoSeed } from '../../src/demo/demo.seed';
 import { sleep } from './abort';
 import { INSPECTOR_NOISE } from './inspector';
+import { startCountingProxy, type CountingProxy } from './pg-count-proxy';
 
 /** Where the posts go: one account and one of its connected locations. */
 export interface PostTarget {
@@ -44,6 +45,8 @@ export interface BenchStack {
   postmasterPid(): number | undefined;
   /** Lines the server wrote at warn level or above (LOG_LEVEL=warn), for the report. */
   serverWarnings(): string[];
+  /** The proxy every service process reaches PostgreSQL through, counting its statements (when asked for). */
+  statements?: CountingProxy;
   /**
    * On a stack of this run: a second server process on the same database (ROLE=api: it takes no jobs), with the
    * stack's settings and `env` over them, stopped with the stack. For comparing two settings in one run.
@@ -204,6 +207,10 @@ export async function startOwnedStack(options: {
    * provider sandbox in a process of its own, reached over HTTP as a real provider would be.
    */
   workers?: number;
+  /** The provider sandboxes in processes of their own with workers = 0 too (a baseline calls the same sandbox). */
+  sandboxesApart?: boolean;
+  /** Every service process reaches PostgreSQL through a counting proxy (bench/support/pg-count-proxy.ts). */
+  countStatements?: boolean;
 }): Promise<BenchStack> {
   const databaseServer = await startDatabaseServer({ databaseUrl: process.env.DATABASE_URL, directoryPrefix: 'lg-bench-pg-' });
   const databaseName = `lg_bench_${randomBytes(6).toString('hex')}`;
@@ -240,6 +247,7 @@ export async function startOwnedStack(options: {
   const workers: ServerProcess[] = [];
   const sandboxes: ServerProcess[] = [];
   let server: ServerProcess | undefined;
+  let statements: CountingProxy | undefined;
   const everyProcess = () => [...workers, ...besides, ...(server ? [server] : []), ...sandboxes];
 
   let stopped = false;
@@ -248,6 +256,7 @@ export async function startOwnedStack(options: {
     stopped = true;
     // Workers first (they call the sandboxes), the sandboxes last.
     for (const running of everyProcess()) await running.stop();
+    await statements?.stop();
     await databaseServer.dropDatabase(databaseName).catch(() => undefined);
     await databaseServer.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -256,6 +265,7 @@ export async function startOwnedStack(options: {
 
   const forceStop = () => {
     for (const running of everyProcess()) running.forceStop();
+    statements?.kill();
     // On DATABASE_URL's server the database stays: dropping it cannot be done at once.
     databaseServer.kill();
     rmSync(dataDir, { recursive: true, force: true });
@@ -263,8 +273,12 @@ export async function startOwnedStack(options: {
   };
 
   try {
+    if (options.countStatements) {
+      statements = await startCountingProxy(databaseUrl);
+      env.DATABASE_URL = statements.url(databaseUrl);
+    }
     let alphaUrl: string | undefined;
-    if (options.workers) {
+    if (options.workers || options.sandboxesApart) {
       for (const name of ['alpha', 'beta'] as const) {
         const sandbox = await spawnServer({
           root: options.root,
@@ -281,7 +295,7 @@ export async function startOwnedStack(options: {
           Object.assign(env, { ALPHA_API_URL: sandbox.baseUrl, ALPHA_OAUTH_URL: sandbox.baseUrl });
         } else env.BETA_API_URL = sandbox.baseUrl;
       }
-      Object.assign(env, { SANDBOX: 'off', ROLE: 'api' });
+      Object.assign(env, { SANDBOX: 'off', ROLE: options.workers ? 'api' : 'all' });
     }
     const started = await spawnServer({ root: options.root, env, args: [...profile, ...inspect], dataDir, signal: options.signal, startTimeoutMs: options.startTimeoutMs });
     server = started;
@@ -311,6 +325,7 @@ export async function startOwnedStack(options: {
       inspectorPort: options.inspectorPort,
       postmasterPid: () => databaseServer.postmasterPid(),
       serverWarnings: () => [...started.warnings(), ...[...workers, ...besides].flatMap((other) => other.warnings())],
+      statements,
       async startServerBeside(overrides, signal) {
         const besideDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
         // A database that has its organization already: the second server seeds nothing.
