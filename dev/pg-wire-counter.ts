@@ -4,16 +4,18 @@ import net from 'node:net';
  * A PostgreSQL protocol proxy that counts what its clients send: statements (simple Query, extended Execute), round
  * trips (Sync, simple Query), NOTIFYs, transactions begun, and the statements' shapes. Point a process's
  * DATABASE_URL at it to count on the wire what a unit of work costs, pg-boss's own connections included.
- * Ported from ../shared/tools/pg-count-proxy.mjs, typed, for the tests and benches of this project.
+ * Ported from ../shared/tools/pg-count-proxy.mjs, typed, for the tests and benches of this project (the benches
+ * run it in a process of its own: bench/support/pg-count-proxy-server.ts).
  */
 
 export interface WireCounts {
   statements: number;
   roundTrips: number;
   notifies: number;
-  transactions: number;
-  /** The commonest statement shapes (parameters as `?`), most frequent first. */
-  shapes: [string, number][];
+  /** Transactions begun (BEGIN, START TRANSACTION). */
+  begins: number;
+  /** Statements by shape (whitespace folded, `$n` and numbers -> `?`, string literals -> '…'). */
+  shapes: Record<string, number>;
 }
 
 export interface WireCounter {
@@ -21,44 +23,50 @@ export interface WireCounter {
   /** `url` (a postgres:// URL of the target) with its host and port turned to the proxy's. */
   urlFor(url: string): string;
   reset(): void;
-  snapshot(top?: number): WireCounts;
+  counts(): WireCounts;
   close(): Promise<void>;
 }
 
+// Numbers outside names as `?` too: the ORM inlines its values (`"version" = 3`). Long enough to keep statements
+// apart that differ only in their column lists.
 const shapeOf = (sql: string): string =>
-  sql.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').replace(/'[^']*'/g, "'…'").trim().slice(0, 120);
+  sql
+    .replace(/\s+/g, ' ')
+    .replace(/\$\d+/g, '?')
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/(?<![\w".$])\d+(?:\.\d+)?(?![\w"])/g, '?')
+    .trim()
+    .slice(0, 2000);
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
 export async function startWireCounter(target: { host: string; port: number }): Promise<WireCounter> {
-  let statements = 0;
-  let roundTrips = 0;
-  let notifies = 0;
-  let transactions = 0;
-  let shapes = new Map<string, number>();
+  let counts: WireCounts;
   const reset = (): void => {
-    statements = roundTrips = notifies = transactions = 0;
-    shapes = new Map();
+    counts = { statements: 0, roundTrips: 0, notifies: 0, begins: 0, shapes: {} };
   };
+  reset();
   const note = (sql: string): void => {
-    statements += 1;
+    counts.statements += 1;
     const shape = shapeOf(sql);
-    shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
-    if (/notify/i.test(sql)) notifies += 1;
-    if (/^\s*(begin|start transaction)/i.test(sql)) transactions += 1;
+    counts.shapes[shape] = (counts.shapes[shape] ?? 0) + 1;
+    if (/\bnotify\b|pg_notify\(/i.test(sql)) counts.notifies += 1;
+    if (/^\s*(begin|start transaction)\b/i.test(sql)) counts.begins += 1;
   };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
     sockets.add(client).add(upstream);
-    let buffer = Buffer.alloc(0);
+    let buffer: Buffer = Buffer.alloc(0);
     let started = false;
     const named = new Map<string, string>();
+    // A Bind names its statement; the unnamed one is the last unnamed Parse, never a named one.
+    let unnamed = '';
     let current = '';
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      buffer = Buffer.concat([buffer, chunk]);
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       for (;;) {
         if (!started) {
           // Startup, SSLRequest or GSSENCRequest: length-prefixed, no type byte.
@@ -77,19 +85,20 @@ export async function startWireCounter(target: { host: string; port: number }): 
         const body = buffer.subarray(5, 1 + length);
         buffer = buffer.subarray(1 + length);
         if (type === 'Q') {
-          roundTrips += 1;
+          counts.roundTrips += 1;
           note(body.toString('utf8', 0, body.length - 1));
         } else if (type === 'P') {
           const nameEnd = body.indexOf(0);
           const name = body.toString('utf8', 0, nameEnd);
-          current = body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1));
-          if (name) named.set(name, current);
+          const sql = body.toString('utf8', nameEnd + 1, body.indexOf(0, nameEnd + 1));
+          if (name) named.set(name, sql);
+          else unnamed = sql;
         } else if (type === 'B') {
           const portalEnd = body.indexOf(0);
           const statement = body.toString('utf8', portalEnd + 1, body.indexOf(0, portalEnd + 1));
-          if (statement) current = named.get(statement) ?? current;
+          current = statement ? (named.get(statement) ?? '') : unnamed;
         } else if (type === 'E') note(current);
-        else if (type === 'S') roundTrips += 1;
+        else if (type === 'S') counts.roundTrips += 1;
       }
     });
     upstream.on('data', (data: Buffer) => client.write(data));
@@ -112,13 +121,7 @@ export async function startWireCounter(target: { host: string; port: number }): 
       return proxied.toString();
     },
     reset,
-    snapshot: (top = 15) => ({
-      statements,
-      roundTrips,
-      notifies,
-      transactions,
-      shapes: [...shapes.entries()].sort((a, b) => b[1] - a[1]).slice(0, top),
-    }),
+    counts: () => ({ ...counts, shapes: { ...counts.shapes } }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
