@@ -259,7 +259,8 @@ export async function getUpdateJob(scope: RequestScope<LocationServiceDeps>, arg
  */
 export async function findLocationInScope(scope: RequestScope, accountIdArg: string | null | undefined, locationId: string): Promise<{ accountId: string; location: Location }> {
   const { accountId, account } = accountScopeFilter(scope, accountIdArg);
-  const location = isId(locationId) ? await scope.em.findOne(Location, { id: locationId, account }) : null;
+  // A plain read (src/db/prepared-reads.ts): the caller reads the location, it changes nothing of it.
+  const [location] = isId(locationId) ? await findPlain(scope.em, Location, { id: locationId, account }, { limit: 1 }) : [];
   if (location) return { accountId, location };
   await resolveAccountScope(scope, accountIdArg);
   throw DomainError.notFound('Location');

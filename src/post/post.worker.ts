@@ -14,6 +14,7 @@ import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
+import { readPostToPublish } from './post.sql';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
@@ -172,12 +173,12 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
 }
 
 export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork();
-  const post = await em.findOne(Post, payload.postId, { populate: ['location'] });
+  const read = await readPostToPublish(runtime.database.orm.em.fork(), payload.postId);
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
-  if (!post || post.state !== PostState.SENDING || post.pendingAction !== 'publish') return;
+  if (!read || read.post.state !== PostState.SENDING || read.post.pendingAction !== 'publish') return;
+  const { post } = read;
   const remote = await runtime.alpha.createLocalPost({
-    ...providerIds(post.location.alphaLocationName!),
+    ...providerIds(read.alphaLocationName!),
     post: alphaLocalPostOf(post.params),
     requestId: post.id,
   }, await callOptionsOf(runtime, post.account.id, job));
