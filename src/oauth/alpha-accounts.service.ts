@@ -18,7 +18,7 @@ import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import { ConsentLostError } from '../providers/shared/provider-error';
 import type { RequestScope } from '../request-scope';
 import { isId } from '../shared/ids';
-import { lockRow } from '../db/row-lock';
+import { lockRow, lockRowToDelete } from '../db/row-lock';
 import { OAuthSession, OAuthSessionStatus } from './oauth-session.entity';
 import { consentNotFound, findCompletedAlphaConsent } from './alpha-consent.service';
 import { consentStepFailed, revokeQuietly } from './consent-failure';
@@ -179,8 +179,8 @@ export async function disconnectAlphaAccount(scope: RequestScope<AccountLinkDeps
     // Under the account's row lock, then its consent's (the order a reconnect takes them too): a disconnect at the
     // same time may have removed the account (then it is unknown here as well), and of two accounts of one person
     // disconnected at once, the later one counts the earlier one gone.
-    const current = await lockRow(em, Account, { id: account.id, alphaIdentity: identity.id });
-    if (!current || !(await lockRow(em, AlphaIdentity, { id: identity.id }))) return null;
+    const current = await lockRowToDelete(em, Account, { id: account.id, alphaIdentity: identity.id });
+    if (!current || !(await lockRowToDelete(em, AlphaIdentity, { id: identity.id }))) return null;
     // The account's own tokens go with it (the foreign key cascades): they must stop authenticating at once.
     const accountTokens = (await em.find(ApiToken, { account: account.id }, { fields: ['id'] })).map((token) => token.id);
     // 1. out of the person's connected accounts
