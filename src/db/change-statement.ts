@@ -13,6 +13,34 @@ export interface FollowingWrite {
   returned?(rows: Record<string, unknown>[]): void;
 }
 
+/**
+ * A write carried by a read's statement (`with along_0 as (…) select …`): it runs whatever the read finds, and
+ * `returned` gets its rows when the read answers a row.
+ */
+export type WriteAlong = FollowingWrite;
+
+/**
+ * Runs `select` (which must not begin with WITH) with `along` written in the same statement; answers its first row,
+ * without the writes' columns.
+ */
+export async function readWith(run: RunStatement, select: Change, along: WriteAlong[]): Promise<Record<string, unknown> | undefined> {
+  if (along.length === 0) return (await run(select.sql, select.values))[0];
+  const parts = along.map((part, index) => `along_${index} as (${part.sql})`).join(', ');
+  const answers = along
+    .map((part, index) => (part.returned ? `(select coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) from along_${index} a) as "along_${index}"` : ''))
+    .filter(Boolean);
+  const sql = `with ${parts}, lg_read as (${select.sql}) select lg_read.*${answers.map((answer) => `, ${answer}`).join('')} from lg_read`;
+  const rows = await run(sql, [...along.flatMap((part) => part.values), ...select.values]);
+  const row = rows[0];
+  if (!row) return undefined;
+  along.forEach((part, index) => {
+    if (!part.returned) return;
+    part.returned(row[`along_${index}`] as Record<string, unknown>[]);
+    delete row[`along_${index}`];
+  });
+  return row;
+}
+
 /** A change: `UPDATE … RETURNING *` or `INSERT … RETURNING *` of one row. */
 export interface Change {
   sql: string;

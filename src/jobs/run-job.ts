@@ -9,7 +9,7 @@ import type { FetchLoops, RunningJob } from './fetch-loop';
 import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
 import { deadLetterQueueOf } from './queue';
 import type { JobContext, Worker } from './worker';
-import { AsyncWorkStatus, workIdIn } from './work-ledger';
+import { AsyncWorkStatus, workChangeAlong, workIdIn } from './work-ledger';
 
 export interface JobRunDeps extends LedgerDeps {
   boss: PgBoss;
@@ -29,6 +29,15 @@ export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown
     log,
     progress: (fraction) => noteProgress(deps, workId, fraction, log),
     completion: () => completionWrites(running.queue, job.id, workId, (done) => (running.completed = done)),
+    running: () =>
+      workId
+        ? [
+            workChangeAlong(workId, { status: AsyncWorkStatus.RUNNING }, (work) => {
+              // Announced while the job goes on (announce never throws; it logs what it loses).
+              if (work) void deps.events.announce('async-work.updated', work);
+            }),
+          ]
+        : [],
   };
 }
 
@@ -51,7 +60,7 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   }
   const payload = job.data;
   const workId = workIdIn(job.data);
-  await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
+  if (!worker.marksRunning) await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
   try {
     await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
   } catch (error) {

@@ -1,5 +1,5 @@
 import { newId } from '../shared/ids';
-import type { FollowingWrite } from '../db/change-statement';
+import type { FollowingWrite, WriteAlong } from '../db/change-statement';
 import type { QueueDefinition, QueueWork } from './queue';
 
 /**
@@ -153,6 +153,11 @@ export async function recordChange(execute: Execute, workId: string, change: Wor
   const { sql, values } = changeStatement(workId, change);
   const [row] = await execute(sql, values);
   return row ? snapshotOf(row) : undefined;
+}
+
+/** A change of the work `workId` carried by a read's statement (src/db/change-statement.ts `readWith`). */
+export function workChangeAlong(workId: string, change: WorkChange, recorded: (work: AsyncWorkSnapshot | undefined) => void): WriteAlong {
+  return { ...changeStatement(workId, change), returned: (rows) => recorded(rows[0] ? snapshotOf(rows[0]) : undefined) };
 }
 
 /**

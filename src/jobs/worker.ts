@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { FollowingWrite } from '../db/change-statement';
+import type { FollowingWrite, WriteAlong } from '../db/change-statement';
 import type { JobFailure } from './failure-policy';
 import type { QueueDefinition } from './queue';
 
@@ -27,6 +27,11 @@ export interface JobContext {
    * Unused, or in a change that did not happen, the engine completes the job when `run` returns, as always.
    */
   completion(): FollowingWrite[];
+  /**
+   * For a worker that `marksRunning`: its unit of work's RUNNING, as a write for the statement of its first read
+   * (src/db/change-statement.ts `readWith`). Empty for a job without a unit of work.
+   */
+  running(): WriteAlong[];
 }
 
 export type JobHandler<P> = (payload: P, job: JobContext) => Promise<void>;
@@ -46,6 +51,11 @@ export interface Worker<P extends object> {
    * `run` holds a row lock: it opens its own short transaction.
    */
   recordFailure?(payload: NoInfer<P>, failure: JobFailure, job: JobContext): Promise<void>;
+  /**
+   * True when `run` begins with one read that carries `JobContext.running()`: the engine then writes no RUNNING of
+   * its own (one statement fewer per job, docs/write-path.md).
+   */
+  marksRunning?: boolean;
   /** Jobs taken (and run together) per fetch. */
   batchSize?: number;
   /** How long an idle worker waits before looking again when no wake-up comes. */

@@ -173,7 +173,7 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
 }
 
 export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
-  const read = await readPostToPublish(runtime.database.orm.em.fork(), payload.postId);
+  const read = await readPostToPublish(runtime.database.orm.em.fork(), payload.postId, job.running());
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
   if (!read || read.post.state !== PostState.SENDING || read.post.pendingAction !== 'publish') return;
   const { post } = read;
@@ -219,6 +219,7 @@ export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
     defineWorker({
       queue: postPublishQueue,
       run: (payload, job) => publishPost(runtime, payload, job),
+      marksRunning: true,
       // A publish waits on the provider most of its time: 16 at once keep the process busy (docs/benchmarks.md).
       batchSize: 16,
       recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
