@@ -45,6 +45,8 @@ export async function readWith(run: RunStatement, select: Change, along: WriteAl
 export interface Change {
   sql: string;
   values: unknown[];
+  /** CTEs before it (`name as (…), …`): rows it locks first, in the order every transaction takes them. */
+  locks?: { sql: string; values: unknown[] };
 }
 
 /**
@@ -59,7 +61,9 @@ export async function runChange(run: RunStatement, change: Change, following: Fo
   const answers = following
     .map((part, index) => (part.returned ? `, (select coalesce(jsonb_agg(to_jsonb(f)), '[]'::jsonb) from following_${index} f) as "following_${index}"` : ''))
     .join('');
-  const rows = await run(`with changed as (${change.sql})${parts} select changed.*${answers} from changed`, [
+  const locks = change.locks ? `${change.locks.sql}, ` : '';
+  const rows = await run(`with ${locks}changed as (${change.sql})${parts} select changed.*${answers} from changed`, [
+    ...(change.locks?.values ?? []),
     ...change.values,
     ...following.flatMap((part) => part.values),
   ]);

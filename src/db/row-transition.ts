@@ -66,3 +66,29 @@ export async function transitionRow<T extends object>(
   // The row as `find` would map it (columns to properties), then a plain instance, as the prepared reads give.
   return codecOf(metadata, entity).decode(em.getComparator().mapResult<Record<string, unknown>>(entity.name, row));
 }
+
+/**
+ * The entity as `transitionRow(…, where, set, now)` leaves it when `where` pins the version of `read` (the row as
+ * read): `read` changed by `set`, its version counted and its update time stamped. For a record written with the
+ * transition (its activity event), before the statement runs.
+ */
+export function transitionedFrom<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  read: T,
+  set: Partial<Record<keyof T & string, string | Date | null>>,
+  now: Date,
+): T {
+  const metadata = em.getMetadata();
+  const meta = metadata.get<T>(entity.name);
+  const codec = codecOf(metadata, entity);
+  const version: string | undefined = meta.versionProperty;
+  const stamped = 'updatedAt' in (meta.properties as object) && !('updatedAt' in set);
+  const snapshot = codec.encode(read);
+  return codec.decode({
+    ...snapshot,
+    ...Object.fromEntries(Object.entries(set).map(([key, value]) => [key, value instanceof Date ? value.toISOString() : value])),
+    ...(version ? { [version]: Number(snapshot[version]) + 1 } : {}),
+    ...(stamped ? { updatedAt: now.toISOString() } : {}),
+  });
+}

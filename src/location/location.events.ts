@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineEventType, defineRecordType } from '../activity/activity.enums';
-import { recordEvent } from '../activity/record-event';
+import { eventWrite, recordEvent } from '../activity/record-event';
+import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { TopicPayloads } from '../events/topics';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
@@ -36,14 +37,30 @@ export type UpdateJobEventDeps = { events: EventBus; database: Database; clock: 
  */
 export function announceUpdateJobChange(em: EntityManager, runtime: UpdateJobEventDeps, job: LocationUpdateJob, statusBefore: LocationUpdateStatus | null): void {
   if (job.status !== statusBefore) recordEvent(em, runtime, updateJobStatusChanged, job);
-  announceOnCommit(em, runtime.events, 'location-update-job.updated', () => ({
+  announceOnCommit(em, runtime.events, 'location-update-job.updated', () => updateJobUpdated(runtime, job));
+}
+
+function updateJobUpdated(runtime: UpdateJobEventDeps, job: LocationUpdateJob): TopicPayloads['location-update-job.updated'] {
+  return {
     id: job.id,
     organizationId: job.organization.id,
     accountId: job.account.id,
     locationId: job.location.id,
     version: job.version,
     snapshot: eventSnapshot(runtime.database.orm, LocationUpdateJob, job),
-  }));
+  };
+}
+
+/**
+ * The same for a change made by one statement (src/db/change-statement.ts): its activity event as a write of that
+ * statement (`after`: the job as the statement leaves it), and its news once the statement has run.
+ */
+export function updateJobChangeWrites(runtime: UpdateJobEventDeps, after: LocationUpdateJob, statusBefore: LocationUpdateStatus | null): FollowingWrite[] {
+  return after.status === statusBefore ? [] : [eventWrite(runtime.database.orm.getMetadata(), runtime, updateJobStatusChanged, after)];
+}
+
+export function announceUpdateJobChanged(runtime: UpdateJobEventDeps, job: LocationUpdateJob): Promise<void> {
+  return runtime.events.announce('location-update-job.updated', updateJobUpdated(runtime, job));
 }
 
 export function loadUpdateJobForEvent(runtime: { database: Database }, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {

@@ -6,11 +6,17 @@ import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '.
 import type { JobPayload } from '../jobs/queue';
 import { DomainError } from '../errors/domain-error';
 import { changeLocked, lockRow } from '../db/row-lock';
+import { runChange } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
+import { transitionedFrom, transitionRow } from '../db/row-transition';
+import { updateWrite } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange, locationConnected, locationRefused, type UpdateJobEventDeps } from './location.events';
+import { announceUpdateJobChange, announceUpdateJobChanged, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
+import { readUpdateToRun } from './location.sql';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 import { applyLocationChanges } from './location.rules';
 import type { AlphaClient } from '../providers/alpha/alpha.client';
@@ -79,13 +85,73 @@ async function changeUnfinishedJob(
   runtime: UpdateJobEventDeps,
   jobId: string,
   change: (job: LocationUpdateJob, tx: EntityManager) => void | Promise<void>,
-): Promise<void> {
-  await changeLocked(runtime.database.orm.em.fork(), LocationUpdateJob, { id: jobId }, async (current, tx) => {
+): Promise<LocationUpdateJob | null> {
+  const changed = await changeLocked(runtime.database.orm.em.fork(), LocationUpdateJob, { id: jobId }, async (current, tx) => {
     if (!UNFINISHED.includes(current.status)) return;
     const statusBefore = current.status;
     await change(current, tx);
     announceUpdateJobChange(tx, runtime, current, statusBefore);
   });
+  return changed?.row ?? null;
+}
+
+/**
+ * QUEUED -> RUNNING in one statement with its event, for the job as read (its version guards it); when it moved on
+ * meanwhile, under its row lock as any other change.
+ */
+async function markRunning(runtime: UpdateJobEventDeps, update: LocationUpdateJob, now: Date): Promise<LocationUpdateJob | null> {
+  const em = runtime.database.orm.em.fork();
+  const set = { status: LocationUpdateStatus.RUNNING, startedAt: now };
+  const after = transitionedFrom(em, LocationUpdateJob, update, set, now);
+  const where = { id: update.id, version: update.version, status: LocationUpdateStatus.QUEUED };
+  const changed = await transitionRow(em, LocationUpdateJob, where, set, now, updateJobChangeWrites(runtime, after, LocationUpdateStatus.QUEUED));
+  if (changed) {
+    await announceUpdateJobChanged(runtime, changed);
+    return changed;
+  }
+  return changeUnfinishedJob(runtime, update.id, (current) => {
+    if (current.status !== LocationUpdateStatus.QUEUED) return;
+    current.status = LocationUpdateStatus.RUNNING;
+    current.startedAt = now;
+  });
+}
+
+/**
+ * SUCCEEDED with its change applied to the location, in one statement (docs/write-path.md): the location, then the
+ * job, locked as they were read (their versions guard them: the order every transaction takes them in), the job's
+ * change and the location's, the job's event, and the job's completion with its unit of work. False when either
+ * moved on meanwhile: the caller then decides under the row locks.
+ */
+async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdateJob, location: Location, job: JobContext, now: Date): Promise<boolean> {
+  const em = runtime.database.orm.em.fork();
+  const metadata = em.getMetadata();
+  const platform = em.getPlatform();
+  const after = transitionedFrom(em, LocationUpdateJob, update, { status: LocationUpdateStatus.SUCCEEDED, error: null, finishedAt: now }, now);
+  const locationCodec = codecOf(metadata, Location);
+  const changedLocation = locationCodec.decode(locationCodec.encode(location));
+  applyLocationChanges(changedLocation, update.changes);
+  const jobs = metadata.get(LocationUpdateJob.name).tableName;
+  const locations = metadata.get(Location.name).tableName;
+  const jobChange = updateWrite(metadata, platform, LocationUpdateJob, update, after, now, { sql: 'and exists (select 1 from lock_job) returning *', values: [] });
+  const row = await runChange(
+    statementsApart(em),
+    {
+      locks: {
+        sql: `lock_location as (select id from "${locations}" where id = ? and version = ? for no key update),
+          lock_job as (select id from "${jobs}" where id = ? and version = ? and status in (?, ?) and exists (select 1 from lock_location) for no key update)`,
+        values: [location.id, location.version, update.id, update.version, ...UNFINISHED],
+      },
+      ...jobChange,
+    },
+    [
+      updateWrite(metadata, platform, Location, location, changedLocation, now, { sql: 'and exists (select 1 from changed)', values: [] }),
+      ...updateJobChangeWrites(runtime, after, update.status),
+      ...job.completion(),
+    ],
+  );
+  if (!row) return false;
+  await announceUpdateJobChanged(runtime, codecOf(metadata, LocationUpdateJob).decode(em.getComparator().mapResult<Record<string, unknown>>(LocationUpdateJob.name, row)));
+  return true;
 }
 
 /**
@@ -95,21 +161,18 @@ async function changeUnfinishedJob(
  */
 export async function runLocationUpdate(runtime: { database: Database; alpha: AlphaClient; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps, payload: JobPayload<typeof locationUpdateQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
-  const update = await em.findOne(LocationUpdateJob, payload.jobId, { populate: ['location'] });
-  if (!update || !UNFINISHED.includes(update.status)) return;
+  const read = await readUpdateToRun(em, payload.jobId, job.running());
+  if (!read || !UNFINISHED.includes(read.update.status)) return;
+  const { update, location } = read;
   const now = () => runtime.clock.now();
-  if (update.status === LocationUpdateStatus.QUEUED) {
-    await changeUnfinishedJob(runtime, update.id, (current) => {
-      current.status = LocationUpdateStatus.RUNNING;
-      current.startedAt = now();
-    });
-  }
-  const location = update.location;
+  const running = update.status === LocationUpdateStatus.QUEUED ? await markRunning(runtime, update, now()) : update;
+  if (!running) return;
   // Only an update of a connected location is queued.
   await runtime.alpha.updateLocation(
     { name: location.alphaLocationName!, ...alphaUpdateOf({ ...location, ...update.changes }, update.fields) },
     { signal: job.signal, accessToken: await accountAccessToken(runtime, update.account.id) },
   );
+  if (await succeedAtOnce(runtime, running, location, job, now())) return;
   // The location first, then its job: the order every transaction takes them in.
   await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
     const pending = await lockRow(tx, LocationUpdateJob, { id: update.id, status: { $in: UNFINISHED } });
@@ -163,6 +226,7 @@ export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
     defineWorker({
       queue: locationUpdateQueue,
       run: (payload, job) => runLocationUpdate(runtime, payload, job),
+      marksRunning: true,
       recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
     }),
   ];

@@ -6,8 +6,7 @@ import type { JobPayload } from '../jobs/queue';
 import type { AlphaCallOptions, AlphaClient } from '../providers/alpha/alpha.client';
 import { AlphaProviderError } from '../providers/alpha/alpha.errors';
 import type { AlphaLocalPost } from '../providers/alpha/alpha.types';
-import { codecOf } from '../db/entity-codec';
-import { transitionRow } from '../db/row-transition';
+import { transitionedFrom, transitionRow } from '../db/row-transition';
 import { changeLocked, lockRow } from '../db/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
@@ -114,16 +113,11 @@ async function endAtOnce(runtime: PostWorkerDeps, post: Post, remote: AlphaLocal
     ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
     ...(end === PostState.LIVE ? { publishedTime: now } : {}),
   };
+  const em = runtime.database.orm.em.fork();
   // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
-  const codec = codecOf(runtime.database.orm.getMetadata(), Post);
-  const after = codec.decode({
-    ...codec.encode(post),
-    ...Object.fromEntries(Object.entries(set).map(([key, value]) => [key, value instanceof Date ? value.toISOString() : value])),
-    version: post.version + 1,
-    updatedAt: now.toISOString(),
-  });
+  const after = transitionedFrom(em, Post, post, set, now);
   const changed = await transitionRow(
-    runtime.database.orm.em.fork(),
+    em,
     Post,
     { id: post.id, version: post.version, state: waiting.state, pendingAction: waiting.pendingAction },
     set,
