@@ -10,12 +10,15 @@ import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount, findPlainWithinBytes, type BoundedPage } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
+import { runChange } from '../db/change-statement';
 import { changeLocked } from '../db/row-lock';
+import { insertChange } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange, type UpdateJobEventDeps } from './location.events';
+import { announceUpdateJobChange, announceUpdateJobChanged, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
 import type { CreateLocationInput, LocationFilterArgs, LocationUpdateJobsArgs, LocationsPageArgs, UpdateLocationInput } from './location.inputs';
 import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from './location.rules';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
@@ -166,13 +169,20 @@ export async function updateLocation(
   args: { accountId?: string | null; locationId: string; serviceItemsCombination?: boolean | null; input: UpdateLocationInput },
 ): Promise<Limited<UpdateLocationOutcome>> {
   const principal = requirePrincipal(scope);
-  const accountId = await resolveAccountScope(scope, args.accountId);
-  const stored = isId(args.locationId) ? await scope.em.findOne(Location, { id: args.locationId, account: accountId }) : null;
-  if (!stored) throw DomainError.notFound('Location');
+  const { accountId, location: stored } = await findLocationInScope(scope, args.accountId, args.locationId);
   const { fields, changes } = prepareLocationUpdate(stored, args.input, { combineServiceItems: args.serviceItemsCombination === true });
   const counted = await countRequest(scope, 'location-updates', { accountId });
   const now = scope.runtime.clock.now();
   const job = await withCountedRequest(counted, async () => {
+    // A connected location never goes back (its account's disconnect deletes it): its update is queued at once.
+    if (stored.connected) {
+      const queued = scope.em.create(
+        LocationUpdateJob,
+        { organization: scope.em.getReference(Organization, principal.organizationId), account: stored.account, location: stored, fields, changes, createdAt: now },
+        { persist: false },
+      );
+      return insertUpdateJobWithJob(scope, queued);
+    }
     try {
       // Under the location's row lock (its update and publish jobs write it too); gone meanwhile: as unknown.
       const accepted = await changeLocked(scope.em, Location, { id: stored.id }, async (location, em) => {
@@ -197,9 +207,7 @@ export async function updateLocation(
       if (!accepted) throw DomainError.notFound('Location');
       return accepted.result;
     } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) {
-        throw new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');
-      }
+      if (error instanceof UniqueConstraintViolationException) throw IN_PROGRESS();
       throw error;
     }
   });
@@ -208,6 +216,32 @@ export async function updateLocation(
       ? 'The update was added to the update queue'
       : 'The location is not connected to the alpha provider: the update was applied at once';
   return { result: { job, message }, rateLimit: counted.state };
+}
+
+/** One unfinished update per location at a time: the unique index that says so (migrations). */
+const IN_PROGRESS = () => new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');
+
+/**
+ * A queued update job, its activity event, its job and the job's unit of work, in one statement
+ * (docs/write-path.md); their news once it has run. The unique index on unfinished jobs refuses a second one.
+ */
+async function insertUpdateJobWithJob(scope: RequestScope<LocationServiceDeps>, queued: LocationUpdateJob): Promise<LocationUpdateJob> {
+  const { runtime } = scope;
+  const job = await runtime.jobs.enqueueWrites(locationUpdateQueue, { jobId: queued.id });
+  try {
+    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), scope.em.getPlatform(), LocationUpdateJob, queued), [
+      ...updateJobChangeWrites(runtime, queued, null),
+      ...job.writes,
+    ]);
+  } catch (error) {
+    job.abandon(error);
+    // A raw statement's error is the driver's: PostgreSQL's unique_violation.
+    if ((error as { code?: unknown }).code === '23505') throw IN_PROGRESS();
+    throw error;
+  }
+  await job.sent();
+  await Promise.all([announceUpdateJobChanged(runtime, queued), ...job.announce()]);
+  return queued;
 }
 
 /** Updates of the account's locations, newest first, by page (GET /location/updates). */

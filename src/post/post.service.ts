@@ -15,7 +15,7 @@ import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { lockUntilCommit } from '../db/advisory-lock';
 import { runChange } from '../db/change-statement';
-import { insertChange } from '../db/row-insert';
+import { insertChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
@@ -167,7 +167,7 @@ async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Pos
   const { runtime } = scope;
   const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
   try {
-    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), Post, post), [...postChangeWrites(runtime, post, null), ...job.writes]);
+    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), scope.em.getPlatform(), Post, post), [...postChangeWrites(runtime, post, null), ...job.writes]);
   } catch (error) {
     job.abandon(error);
     throw error;
