@@ -78,6 +78,25 @@ it('takes a post from POST /post to LIVE in few statements, counted on the wire'
   expect(counts.begins).toBe(0);
 }, 60000);
 
+/** 20 of those LIVE posts deleted, 10 at a time, from DELETE /post/{id} to DELETED. */
+it('takes a post from DELETE to DELETED in few statements, counted on the wire', async () => {
+  const { rows } = await direct.query(`select id from post where state = 'LIVE' order by id limit 20`);
+  const ids = rows.map((row: { id: string }) => row.id);
+  expect(ids).toHaveLength(20);
+  counter.reset();
+  for (let i = 0; i < ids.length; i += 10) {
+    const answers = await Promise.all(ids.slice(i, i + 10).map((id) => http(stack.url, 'DELETE', `/post/${id}?account_id=${accountId()}`, { token: org.token })));
+    for (const answer of answers) expect(answer.status).toBe(202);
+  }
+  const deleted = async () => Number((await direct.query(`select count(*) from post where state = 'DELETED' and id = any($1)`, [ids])).rows[0].count);
+  await eventually(async () => ((await deleted()) === ids.length ? true : undefined));
+  const counts = report('DELETE /post/{id} to DELETED', ids.length);
+  // The request takes the general path (a transaction under the post's lock); the job reads with its work RUNNING
+  // and ends DELETED with its event, completion and work in one statement (docs/write-path.md).
+  expect(counts.statements / ids.length).toBeLessThanOrEqual(14);
+  expect(counts.roundTrips / ids.length).toBeLessThanOrEqual(14);
+}, 60000);
+
 /** 20 location updates (one per location: one at a time each), 10 at a time, from PATCH to SUCCEEDED. */
 it('takes a location update from PATCH to SUCCEEDED in few statements, counted on the wire', async () => {
   // Locations the provider knows: created through POST /location and connected by their publish jobs.

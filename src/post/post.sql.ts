@@ -4,11 +4,11 @@ import { codecOf } from '../db/entity-codec';
 import { Post } from './post.entity';
 
 /**
- * What a publish job reads: the post, as a plain instance (src/db/entity-codec.ts), and its location's provider
+ * What a post's job reads: the post, as a plain instance (src/db/entity-codec.ts), and its location's provider
  * name, in one statement, which also carries `along` (the job's RUNNING). The job changes the post by a guarded
  * statement of its own (post.worker.ts), so the read needs no unit of work.
  */
-export async function readPostToPublish(
+export async function readPostForJob(
   em: EntityManager,
   postId: string,
   along: WriteAlong[],

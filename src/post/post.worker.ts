@@ -13,7 +13,7 @@ import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
-import { readPostToPublish } from './post.sql';
+import { readPostForJob } from './post.sql';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
@@ -95,38 +95,49 @@ interface WaitingPost {
 }
 
 /**
- * The common case of an answer that ends the post (LIVE, REJECTED) for a post still as its job read it: one
- * statement (src/db/change-statement.ts) that makes the guarded transition, writes its activity event and
- * completes the job with its unit of work; no lock, no transaction around it. False when the post moved on
- * meanwhile (its version guards it: deleted, its deletion asked): applyProviderState then decides under the row
- * lock, as for every other answer. Same rule as applyProviderState's: a post waiting for its job was never LIVE,
- * so its publishedTime is null and becomes now.
+ * Moves the post as its job read it (its version guards it, with `guard`) in one statement (src/db/change-statement.ts)
+ * that also writes its activity event and completes the job with its unit of work; no lock, no transaction around
+ * it. False when the post moved on meanwhile: the caller then decides under the row lock.
+ */
+async function transitionAtOnce(
+  runtime: PostEventDeps,
+  post: Post,
+  guard: { state?: PostState; pendingAction: Post['pendingAction'] },
+  set: Partial<Record<keyof Post & string, string | Date | null>>,
+  job: JobContext,
+): Promise<boolean> {
+  const now = runtime.clock.now();
+  const em = runtime.database.orm.em.fork();
+  // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
+  const after = transitionedFrom(em, Post, post, set, now);
+  const where = { id: post.id, version: post.version, ...guard };
+  const changed = await transitionRow(em, Post, where, set, now, [...postChangeWrites(runtime, after, post.state), ...job.completion()]);
+  if (!changed) return false;
+  await announcePostChanged(runtime, changed);
+  return true;
+}
+
+/**
+ * The common case of an answer that ends the post (LIVE, REJECTED) for a post still as its job read it, at once
+ * (transitionAtOnce); otherwise applyProviderState decides under the row lock, as for every other answer. Same rule
+ * as applyProviderState's: a post waiting for its job was never LIVE, so its publishedTime is null and becomes now.
  */
 async function endAtOnce(runtime: PostWorkerDeps, post: Post, remote: AlphaLocalPost, waiting: WaitingPost, job: JobContext): Promise<boolean> {
   const end = endFromProvider(remote);
   if (!end) return false;
-  const now = runtime.clock.now();
-  const set = {
-    state: end,
-    pendingAction: null,
-    ...(remote.name ? { providerName: remote.name } : {}),
-    ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
-    ...(end === PostState.LIVE ? { publishedTime: now } : {}),
-  };
-  const em = runtime.database.orm.em.fork();
-  // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
-  const after = transitionedFrom(em, Post, post, set, now);
-  const changed = await transitionRow(
-    em,
-    Post,
-    { id: post.id, version: post.version, state: waiting.state, pendingAction: waiting.pendingAction },
-    set,
-    now,
-    [...postChangeWrites(runtime, after, waiting.state), ...job.completion()],
+  return transitionAtOnce(
+    runtime,
+    post,
+    waiting,
+    {
+      state: end,
+      pendingAction: null,
+      ...(remote.name ? { providerName: remote.name } : {}),
+      ...(remote.searchUrl ? { searchUrl: remote.searchUrl } : {}),
+      ...(end === PostState.LIVE ? { publishedTime: runtime.clock.now() } : {}),
+    },
+    job,
   );
-  if (!changed) return false;
-  await announcePostChanged(runtime, changed);
-  return true;
 }
 
 async function applyProviderState(runtime: PostWorkerDeps, postId: string, remote: AlphaLocalPost, attempt: number, job: JobContext): Promise<void> {
@@ -167,7 +178,7 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
 }
 
 export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
-  const read = await readPostToPublish(runtime.database.orm.em.fork(), payload.postId, job.running());
+  const read = await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running());
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
   if (!read || read.post.state !== PostState.SENDING || read.post.pendingAction !== 'publish') return;
   const { post } = read;
@@ -181,8 +192,7 @@ export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<t
 }
 
 export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postCheckQueue>, job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork();
-  const post = await em.findOne(Post, payload.postId);
+  const post = (await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running()))?.post;
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   // A post under its provider's review has no pending action (its deletion would have one).
@@ -191,8 +201,7 @@ export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typ
 }
 
 export async function deletePostAtProvider(runtime: { database: Database; alpha: AlphaClient } & PostEventDeps & AlphaTokenDeps, payload: JobPayload<typeof postDeleteQueue>, job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork();
-  const post = await em.findOne(Post, payload.postId);
+  const post = (await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running()))?.post;
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
   try {
     await runtime.alpha.deleteLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
@@ -200,6 +209,7 @@ export async function deletePostAtProvider(runtime: { database: Database; alpha:
     // Already gone at the provider is what we wanted.
     if (!(error instanceof AlphaProviderError && error.status === 404)) throw error;
   }
+  if (await transitionAtOnce(runtime, post, { pendingAction: 'delete' }, { state: PostState.DELETED, pendingAction: null }, job)) return;
   await changePost(runtime, post.id, (current) => {
     if (current.pendingAction !== 'delete') return false;
     current.state = PostState.DELETED;
@@ -221,11 +231,13 @@ export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
     defineWorker({
       queue: postCheckQueue,
       run: (payload, job) => checkPost(runtime, payload, job),
+      marksRunning: true,
       recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.PROCESSING || post.state === PostState.SCHEDULED),
     }),
     defineWorker({
       queue: postDeleteQueue,
       run: (payload, job) => deletePostAtProvider(runtime, payload, job),
+      marksRunning: true,
       recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
     }),
   ];
