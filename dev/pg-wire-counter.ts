@@ -1,7 +1,7 @@
-import net from 'node:net';
+import { TcpProxy, type ConnectionInspector } from './tcp-proxy';
 
 /**
- * A PostgreSQL protocol proxy that counts what its clients send: statements (simple Query, extended Execute), round
+ * A PostgreSQL protocol proxy (dev/tcp-proxy.ts, reading each connection) that counts what its clients send: statements (simple Query, extended Execute), round
  * trips (Sync, simple Query), NOTIFYs, transactions begun, and the statements' shapes. Point a process's
  * DATABASE_URL at it to count on the wire what a unit of work costs, pg-boss's own connections included.
  * Ported from ../shared/tools/pg-count-proxy.mjs, typed, for the tests and benches of this project (the benches
@@ -41,31 +41,17 @@ const shapeOf = (sql: string): string =>
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
-export async function startWireCounter(target: { host: string; port: number }): Promise<WireCounter> {
-  let counts: WireCounts;
-  const reset = (): void => {
-    counts = { statements: 0, roundTrips: 0, notifies: 0, begins: 0, shapes: {} };
-  };
-  reset();
-  const note = (sql: string): void => {
-    counts.statements += 1;
-    const shape = shapeOf(sql);
-    counts.shapes[shape] = (counts.shapes[shape] ?? 0) + 1;
-    if (/\bnotify\b|pg_notify\(/i.test(sql)) counts.notifies += 1;
-    if (/^\s*(begin|start transaction)\b/i.test(sql)) counts.begins += 1;
-  };
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    sockets.add(client).add(upstream);
-    let buffer: Buffer = Buffer.alloc(0);
-    let started = false;
-    const named = new Map<string, string>();
-    // A Bind names its statement; the unnamed one is the last unnamed Parse, never a named one.
-    let unnamed = '';
-    let current = '';
-    client.on('data', (chunk: Buffer) => {
-      upstream.write(chunk);
+/** Reads one connection's client messages (dev/tcp-proxy.ts) and notes each statement in `note`. */
+function statementReader(counts: () => WireCounts, note: (sql: string) => void): ConnectionInspector {
+  let buffer: Buffer = Buffer.alloc(0);
+  let started = false;
+  const named = new Map<string, string>();
+  // A Bind names its statement; the unnamed one is the last unnamed Parse, never a named one.
+  let unnamed = '';
+  let current = '';
+  return {
+    fromServer: () => true,
+    fromClient(chunk) {
       buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
       for (;;) {
         if (!started) {
@@ -85,7 +71,7 @@ export async function startWireCounter(target: { host: string; port: number }): 
         const body = buffer.subarray(5, 1 + length);
         buffer = buffer.subarray(1 + length);
         if (type === 'Q') {
-          counts.roundTrips += 1;
+          counts().roundTrips += 1;
           note(body.toString('utf8', 0, body.length - 1));
         } else if (type === 'P') {
           const nameEnd = body.indexOf(0);
@@ -98,20 +84,28 @@ export async function startWireCounter(target: { host: string; port: number }): 
           const statement = body.toString('utf8', portalEnd + 1, body.indexOf(0, portalEnd + 1));
           current = statement ? (named.get(statement) ?? '') : unnamed;
         } else if (type === 'E') note(current);
-        else if (type === 'S') counts.roundTrips += 1;
+        else if (type === 'S') counts().roundTrips += 1;
       }
-    });
-    upstream.on('data', (data: Buffer) => client.write(data));
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    for (const socket of [client, upstream]) socket.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
+    },
+  };
+}
+
+/** A TcpProxy (dev/tcp-proxy.ts) in front of `target` that counts what its clients send. */
+export async function startWireCounter(target: { host: string; port: number }): Promise<WireCounter> {
+  let counts: WireCounts;
+  const reset = (): void => {
+    counts = { statements: 0, roundTrips: 0, notifies: 0, begins: 0, shapes: {} };
+  };
+  reset();
+  const note = (sql: string): void => {
+    counts.statements += 1;
+    const shape = shapeOf(sql);
+    counts.shapes[shape] = (counts.shapes[shape] ?? 0) + 1;
+    if (/\bnotify\b|pg_notify\(/i.test(sql)) counts.notifies += 1;
+    if (/^\s*(begin|start transaction)\b/i.test(sql)) counts.begins += 1;
+  };
+  const proxy = new TcpProxy(target, { inspect: () => statementReader(() => counts, note) });
+  const port = await proxy.listen();
   return {
     port,
     urlFor(url) {
@@ -122,10 +116,6 @@ export async function startWireCounter(target: { host: string; port: number }): 
     },
     reset,
     counts: () => ({ ...counts, shapes: { ...counts.shapes } }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => proxy.close(),
   };
 }

@@ -8,7 +8,7 @@ import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf, TERMINAL } from './support/posts';
 import { LostCommitReplies } from './support/pg-wire';
 import { createTestDatabase, startTestStack, type TestStack } from './support/stack';
-import { TcpProxy } from './support/tcp-proxy';
+import { TcpProxy } from '../dev/tcp-proxy';
 import { postProbe } from './support/ws';
 import { minimalLocationBody } from './support/locations';
 

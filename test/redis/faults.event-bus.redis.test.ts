@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 import { eventBusOutageSuite, type BusOutage } from '../support/event-bus-outage';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../dev/tcp-proxy';
 
 /**
  * The Redis event bus down (issue 15, Build 9): the service reaches Redis through a proxy of the test's own, which

@@ -1,4 +1,4 @@
-import type { ConnectionInspector } from './tcp-proxy';
+import type { ConnectionInspector } from '../../dev/tcp-proxy';
 
 /** The protocol version 3.0 startup message's code (an SSLRequest or a cancel request has another). */
 const PROTOCOL_3 = 196608;

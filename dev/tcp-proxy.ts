@@ -7,7 +7,7 @@ export interface ConnectionInspector {
 }
 
 /**
- * A TCP proxy of the test's own between the service and a server it depends on (Redis, PostgreSQL): the test cuts
+ * A TCP proxy of the tests' and benches' own between the service and a server it depends on (Redis, PostgreSQL): the test cuts
  * it to make that server unreachable for the service alone, without touching the server itself. Cut, it drops
  * every open connection and every new one at once, as a stopped server's host does; stalled, it forwards nothing
  * and answers nothing, as a network dropping packets does; restored, it forwards again. With `inspect`, each
