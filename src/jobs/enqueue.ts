@@ -37,6 +37,16 @@ function toKnexBindings(text: string, values: unknown[]): { sql: string; binding
 }
 
 /**
+ * A job's data: its payload; the request (or job) that caused it, whose id goes on the job's log lines, and the
+ * span enqueuing it (a request's, or a job's), which the job's own span continues; and its unit of work's id.
+ */
+function jobData<P extends object>(payload: P, workId: string | undefined): P & { origin?: object; workId?: string } {
+  const cause = currentOrigin();
+  const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
+  return { ...payload, ...(origin ? { origin } : {}), ...(workId ? { workId } : {}) };
+}
+
+/**
  * Adds a job and its unit of work's row in the transaction of `em` (no job without the state change, no change
  * without the job); when that transaction commits, the queue's workers in every process are woken.
  */
@@ -61,15 +71,11 @@ export async function enqueueJob<P extends object>(
   const startAfter = options.startAfter
     ? new Date(Date.now() + Math.max(0, options.startAfter.getTime() - deps.clock.now().getTime()))
     : undefined;
-  // The request (or job) that caused this one: its id goes on the job's log lines; and the span enqueuing it (a
-  // request's, or the job's when a job enqueues one), which the job's own span continues.
-  const cause = currentOrigin();
-  const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
   // Its unit of work (docs/async-work.md), in the same transaction: no job without its row.
   const work = options.workId
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
     : await recordQueued(execute, queue, payload, deps.maxAttempts);
-  const data = { ...payload, ...(origin ? { origin } : {}), ...(work ? { workId: work.id } : {}) };
+  const data = jobData(payload, work?.id);
   const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
   // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
   if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
@@ -100,11 +106,9 @@ export interface EnqueueInChange {
  * are written whatever `changed` holds, and an insert always changes its row.
  */
 export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
-  const cause = currentOrigin();
-  const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
   let work: AsyncWorkSnapshot | undefined;
   const queued = queue.work ? queuedWrite(queue.work, queue, payload, deps.maxAttempts, (recorded) => (work = recorded)) : undefined;
-  const data = { ...payload, ...(origin ? { origin } : {}), ...(queued ? { workId: queued.workId } : {}) };
+  const data = jobData(payload, queued?.workId);
   let answer!: (rows: Record<string, unknown>[]) => void;
   let fail!: (error: unknown) => void;
   const answered = new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
@@ -138,8 +142,7 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
     ],
     abandon(error) {
       fail(error);
-      // pg-boss's send fails with the statement's error, which the caller has.
-      sending.catch(() => undefined);
+      sending.catch(() => undefined); // send fails with the statement's own error, which the caller throws and logs
     },
   };
 }
