@@ -1,5 +1,5 @@
+import { describeLine, ERROR_LEVEL, serverLog } from './support/server-log';
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createBetaSandboxControl } from '../sandboxes/beta/beta-sandbox.control';
 import { formOf, submit, visit } from './support/browser';
 import { connect, importEnded, runConsent } from './support/consent';
@@ -20,22 +20,7 @@ let t: TestStack;
 // ---------------------------------------------------------------------------------------------------------------
 // The server's log, one parsed JSON object a line
 
-interface LogLine {
-  level: number;
-  msg?: string;
-  err?: { type?: string; message?: string };
-  [key: string]: unknown;
-}
-const logLines: LogLine[] = [];
-const logDestination = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as LogLine);
-    done();
-  },
-});
-/** pino's error level: what an operator is paged for. */
-const ERROR_LEVEL = 50;
-const describeLine = (line: LogLine) => `${line.msg ?? ''}${line.err ? ` (${line.err.type}: ${line.err.message})` : ''}`;
+const { destination: logDestination, lines: logLines } = serverLog();
 
 // ---------------------------------------------------------------------------------------------------------------
 // The tally: every write request of a pair, by status (and GraphQL error code)

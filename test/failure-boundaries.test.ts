@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { serverLog } from './support/server-log';
 import { connect, connectAlice, importEnded, runConsent } from './support/consent';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -11,31 +11,14 @@ import { startTestStack, type TestStack } from './support/stack';
  * transport's (`fetch failed`, `UND_ERR_SOCKET`, `ECONNRESET`) nor an error of ours.
  */
 
-interface LogLine {
-  level: number;
-  msg?: string;
-  step?: string;
-  reason?: string;
-  err?: { message?: string; stack?: string };
-}
 
 const WARN = 40;
 const ERROR = 50;
 /** What a client must never read: the network stack's and the runtime's own words. */
 const INTERNALS = /fetch failed|UND_ERR|ECONN|EPIPE|socket|TypeError|at \w+ \(|SqlError|insert into|select /i;
 
-function logCapture(): { destination: Writable; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
-  return { destination, lines };
-}
 
-const captured = logCapture();
+const captured = serverLog();
 let t: TestStack;
 let org: OrganizationFixture;
 let mark = 0;
@@ -91,7 +74,7 @@ describe('the consent flows', () => {
 });
 
 describe('a wrong client secret', () => {
-  const ours = logCapture();
+  const ours = serverLog();
   let wrong: TestStack;
   beforeAll(async () => {
     wrong = await startTestStack({ ALPHA_CLIENT_SECRET: 'not-the-sandbox-secret' }, { log: { destination: ours.destination } });

@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { describeLine, ERROR_LEVEL, serverLog } from './support/server-log';
 import { Client } from 'pg';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox.seed';
@@ -21,20 +21,7 @@ let org: OrganizationFixture;
 let accountId: string;
 let admin: Client;
 
-interface LogLine {
-  level: number;
-  msg?: string;
-  err?: { type?: string; message?: string };
-}
-const logLines: LogLine[] = [];
-const logDestination = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as LogLine);
-    done();
-  },
-});
-const ERROR_LEVEL = 50;
-const describeLine = (line: LogLine) => `${line.msg ?? ''}${line.err ? ` (${line.err.type}: ${line.err.message})` : ''}`;
+const { destination: logDestination, lines: logLines } = serverLog();
 
 const alpha = () => sandboxOf(t.url);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

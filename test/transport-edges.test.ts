@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { ERROR_LEVEL, serverLog } from './support/server-log';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { routeTable } from '../src/rest/routes';
@@ -19,13 +19,7 @@ let org: OrganizationFixture;
 let accountId: string;
 let locationId: string;
 /** The server's log, one parsed JSON object per line. */
-const logLines: { level: number; msg?: string; err?: unknown }[] = [];
-const logDestination = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-    done();
-  },
-});
+const { destination: logDestination, lines: logLines } = serverLog();
 
 beforeAll(async () => {
   t = await startTestStack({}, { log: { destination: logDestination } });
@@ -35,8 +29,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** pino's error level (50) and above: what an operator is paged for. */
-const ERROR_LEVEL = 50;
 let logMark = 0;
 beforeEach(() => {
   logMark = logLines.length;
