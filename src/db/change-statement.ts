@@ -24,28 +24,39 @@ export type WriteAlong = FollowingWrite;
  * without the writes' columns.
  */
 export async function readWith(run: RunStatement, select: Change, along: WriteAlong[]): Promise<Record<string, unknown> | undefined> {
-  if (along.length === 0) return (await run(select.sql, select.values))[0];
+  return (await readAllWith(run, select, along))[0];
+}
+
+/**
+ * `readWith` answering every row `select` finds: for the reads of several jobs at once (src/db/batched-read.ts).
+ * Each write's `returned` gets its rows when the read found any (they ride on the first row).
+ */
+export async function readAllWith(run: RunStatement, select: Change, along: WriteAlong[]): Promise<Record<string, unknown>[]> {
+  if (along.length === 0) return run(select.sql, select.values);
   const parts = along.map((part, index) => `along_${index} as (${part.sql})`).join(', ');
-  const answers = along
-    .map((part, index) => (part.returned ? `(select coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) from along_${index} a) as "along_${index}"` : ''))
-    .filter(Boolean);
-  const sql = `with ${parts}, lg_read as (${select.sql}) select lg_read.*${answers.map((answer) => `, ${answer}`).join('')} from lg_read`;
+  // The writes' rows ride on one row of the answer (the first PostgreSQL numbers), not on each.
+  const answers = along.map((part, index) =>
+    part.returned ? `, case when row_number() over () = 1 then (select coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) from along_${index} a) end as "along_${index}"` : '',
+  );
+  const sql = `with ${parts}, lg_read as (${select.sql}) select lg_read.*${answers.join('')} from lg_read`;
   const rows = await run(sql, [...along.flatMap((part) => part.values), ...select.values]);
-  const row = rows[0];
-  if (!row) return undefined;
   along.forEach((part, index) => {
-    if (!part.returned) return;
-    part.returned(row[`along_${index}`] as Record<string, unknown>[]);
-    delete row[`along_${index}`];
+    const key = `along_${index}`;
+    const carrier = rows.find((row) => row[key] != null);
+    if (carrier && part.returned) part.returned(carrier[key] as Record<string, unknown>[]);
+    for (const row of rows) delete row[key];
   });
-  return row;
+  return rows;
 }
 
 /** A change: `UPDATE … RETURNING *` or `INSERT … RETURNING *` of one row. */
 export interface Change {
   sql: string;
   values: unknown[];
-  /** CTEs before it (`name as (…), …`): rows it locks first, in the order every transaction takes them. */
+  /**
+   * CTEs before it (`name as (…), …`): rows it locks first, in the order every transaction takes them, or the count
+   * that admits it (src/limits/rate-limiter.ts `rateLimitInChange`).
+   */
   locks?: { sql: string; values: unknown[] };
 }
 

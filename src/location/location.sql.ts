@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { readWith, type WriteAlong } from '../db/change-statement';
+import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
@@ -18,25 +18,32 @@ export async function countLocationsByAccount(em: EntityManager, accountIds: rea
   return new Map(rows.map((row) => [row.account_id, Number(row.count)]));
 }
 
+/** What an update job reads as it starts: the job and its location. */
+export interface UpdateToRun {
+  update: LocationUpdateJob;
+  location: Location;
+}
+
 /**
- * What an update job reads as it starts: the job and its location, as plain instances (src/db/entity-codec.ts), in
- * one statement that also carries `along` (the job's work RUNNING). The job's changes are guarded statements or
- * locked transactions of their own (location.worker.ts), so the read needs no unit of work.
+ * What the update jobs starting together read (src/db/batched-read.ts): each job and its location, as plain
+ * instances (src/db/entity-codec.ts), in one statement that also carries `along` (the jobs' work RUNNING). A job's
+ * changes are guarded statements or locked transactions of their own (location.worker.ts), so the read needs no
+ * unit of work.
  */
-export async function readUpdateToRun(em: EntityManager, jobId: string, along: WriteAlong[]): Promise<{ update: LocationUpdateJob; location: Location } | undefined> {
+export async function readUpdatesToRun(em: EntityManager, jobIds: string[], along: WriteAlong[]): Promise<Map<string, UpdateToRun>> {
   const metadata = em.getMetadata();
   const jobs = metadata.get<LocationUpdateJob>(LocationUpdateJob.name).tableName;
   const locations = metadata.get<Location>(Location.name).tableName;
-  const row = await readWith(
+  const rows = await readAllWith(
     (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
-    { sql: `select j.*, to_jsonb(l) as "lg_location" from "${jobs}" j join "${locations}" l on l.id = j.location_id where j.id = ?`, values: [jobId] },
+    { sql: `select j.*, to_jsonb(l) as "lg_location" from "${jobs}" j join "${locations}" l on l.id = j.location_id where j.id in (?)`, values: [jobIds] },
     along,
   );
-  if (!row) return undefined;
-  const { lg_location: locationRow, ...jobRow } = row;
   const mapped = (entity: string, values: Record<string, unknown>) => em.getComparator().mapResult<Record<string, unknown>>(entity, values);
-  return {
-    update: codecOf(metadata, LocationUpdateJob).decode(mapped(LocationUpdateJob.name, jobRow)),
-    location: codecOf(metadata, Location).decode(mapped(Location.name, locationRow as Record<string, unknown>)),
-  };
+  const found = new Map<string, UpdateToRun>();
+  for (const { lg_location: locationRow, ...jobRow } of rows) {
+    const update = codecOf(metadata, LocationUpdateJob).decode(mapped(LocationUpdateJob.name, jobRow));
+    found.set(update.id, { update, location: codecOf(metadata, Location).decode(mapped(Location.name, locationRow as Record<string, unknown>)) });
+  }
+  return found;
 }

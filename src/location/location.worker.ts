@@ -16,7 +16,9 @@ import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange, announceUpdateJobChanged, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
-import { readUpdateToRun } from './location.sql';
+import { readUpdatesToRun, type UpdateToRun } from './location.sql';
+import { batchedReadWith } from '../db/batched-read';
+import type { WriteAlong } from '../db/change-statement';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
 import { applyLocationChanges } from './location.rules';
 import type { AlphaClient } from '../providers/alpha/alpha.client';
@@ -159,9 +161,17 @@ async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdate
  * failure is the engine's (src/jobs/failure-policy.ts): recorded as the job's latest error, FAILED when final;
  * the job stays RUNNING while it is retried. Sending the same change twice is harmless.
  */
-export async function runLocationUpdate(runtime: { database: Database; alpha: AlphaClient; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps, payload: JobPayload<typeof locationUpdateQueue>, job: JobContext): Promise<void> {
+/** Reads an update job to run, with the job's writes along; the reads of jobs starting together share a statement. */
+type ReadUpdate = (jobId: string, along: WriteAlong[]) => Promise<UpdateToRun | undefined>;
+
+export async function runLocationUpdate(
+  runtime: { database: Database; alpha: AlphaClient; clock: Clock } & UpdateJobEventDeps & AlphaTokenDeps,
+  readUpdate: ReadUpdate,
+  payload: JobPayload<typeof locationUpdateQueue>,
+  job: JobContext,
+): Promise<void> {
   const em = runtime.database.orm.em.fork();
-  const read = await readUpdateToRun(em, payload.jobId, job.running());
+  const read = await readUpdate(payload.jobId, job.running());
   if (!read || !UNFINISHED.includes(read.update.status)) return;
   const { update, location } = read;
   const now = () => runtime.clock.now();
@@ -217,6 +227,7 @@ export async function enqueueUnpublishedLocations(runtime: { database: Database;
 }
 
 export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
+  const readUpdate: ReadUpdate = batchedReadWith((jobIds, along) => readUpdatesToRun(runtime.database.orm.em.fork(), jobIds, along));
   return [
     defineWorker({
       queue: locationPublishQueue,
@@ -225,7 +236,7 @@ export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
     }),
     defineWorker({
       queue: locationUpdateQueue,
-      run: (payload, job) => runLocationUpdate(runtime, payload, job),
+      run: (payload, job) => runLocationUpdate(runtime, readUpdate, payload, job),
       marksRunning: true,
       recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
     }),

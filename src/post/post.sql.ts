@@ -1,28 +1,35 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { readWith, type WriteAlong } from '../db/change-statement';
+import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
 import { Post } from './post.entity';
 
+/** What a post's job reads: the post, and its location's provider name. */
+export interface PostForJob {
+  post: Post;
+  alphaLocationName: string | null;
+}
+
 /**
- * What a post's job reads: the post, as a plain instance (src/db/entity-codec.ts), and its location's provider
- * name, in one statement, which also carries `along` (the job's RUNNING). The job changes the post by a guarded
- * statement of its own (post.worker.ts), so the read needs no unit of work.
+ * What the post jobs starting together read (src/db/batched-read.ts): each post, as a plain instance
+ * (src/db/entity-codec.ts), and its location's provider name, in one statement, which also carries `along` (the
+ * jobs' RUNNING). A job changes its post by a guarded statement of its own (post.worker.ts), so the read needs no
+ * unit of work.
  */
-export async function readPostForJob(
-  em: EntityManager,
-  postId: string,
-  along: WriteAlong[],
-): Promise<{ post: Post; alphaLocationName: string | null } | undefined> {
+export async function readPostsForJobs(em: EntityManager, postIds: string[], along: WriteAlong[]): Promise<Map<string, PostForJob>> {
   const meta = em.getMetadata().get<Post>(Post.name);
-  const row = await readWith(
+  const rows = await readAllWith(
     (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
     {
-      sql: `select p.*, l.alpha_location_name as "lg_alpha_location_name" from "${meta.tableName}" p join "location" l on l.id = p.location_id where p.id = ?`,
-      values: [postId],
+      sql: `select p.*, l.alpha_location_name as "lg_alpha_location_name" from "${meta.tableName}" p join "location" l on l.id = p.location_id where p.id in (?)`,
+      values: [postIds],
     },
     along,
   );
-  if (!row) return undefined;
-  const post = codecOf(em.getMetadata(), Post).decode(em.getComparator().mapResult<Record<string, unknown>>(Post.name, row));
-  return { post, alphaLocationName: (row.lg_alpha_location_name as string | null) ?? null };
+  const codec = codecOf(em.getMetadata(), Post);
+  const found = new Map<string, PostForJob>();
+  for (const row of rows) {
+    const post = codec.decode(em.getComparator().mapResult<Record<string, unknown>>(Post.name, row));
+    found.set(post.id, { post, alphaLocationName: (row.lg_alpha_location_name as string | null) ?? null });
+  }
+  return found;
 }

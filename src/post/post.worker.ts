@@ -13,11 +13,16 @@ import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
 import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
-import { readPostForJob } from './post.sql';
+import { readPostsForJobs, type PostForJob } from './post.sql';
+import { batchedReadWith } from '../db/batched-read';
+import type { WriteAlong } from '../db/change-statement';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
 export type PostWorkerDeps = { database: Database; alpha: AlphaClient; jobs: JobEngine; clock: Clock } & PostEventDeps & AlphaTokenDeps;
+
+/** Reads a post for its job, with the job's writes along; the reads of jobs starting together share a statement. */
+type ReadPost = (postId: string, along: WriteAlong[]) => Promise<PostForJob | undefined>;
 
 /** How long to wait before asking the provider again about a post under review: 1, 2, 4 … 60 s. */
 export function checkDelayMs(attempt: number): number {
@@ -177,8 +182,8 @@ async function applyProviderState(runtime: PostWorkerDeps, postId: string, remot
   }
 }
 
-export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
-  const read = await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running());
+export async function publishPost(runtime: PostWorkerDeps, readPost: ReadPost, payload: JobPayload<typeof postPublishQueue>, job: JobContext): Promise<void> {
+  const read = await readPost(payload.postId, job.running());
   // Already handled (a retried or duplicated job), or deleted before it was sent: nothing to do.
   if (!read || read.post.state !== PostState.SENDING || read.post.pendingAction !== 'publish') return;
   const { post } = read;
@@ -191,8 +196,8 @@ export async function publishPost(runtime: PostWorkerDeps, payload: JobPayload<t
   await applyProviderState(runtime, post.id, remote, 0, job);
 }
 
-export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typeof postCheckQueue>, job: JobContext): Promise<void> {
-  const post = (await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running()))?.post;
+export async function checkPost(runtime: PostWorkerDeps, readPost: ReadPost, payload: JobPayload<typeof postCheckQueue>, job: JobContext): Promise<void> {
+  const post = (await readPost(payload.postId, job.running()))?.post;
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
   const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
   // A post under its provider's review has no pending action (its deletion would have one).
@@ -200,8 +205,13 @@ export async function checkPost(runtime: PostWorkerDeps, payload: JobPayload<typ
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
 }
 
-export async function deletePostAtProvider(runtime: { database: Database; alpha: AlphaClient } & PostEventDeps & AlphaTokenDeps, payload: JobPayload<typeof postDeleteQueue>, job: JobContext): Promise<void> {
-  const post = (await readPostForJob(runtime.database.orm.em.fork(), payload.postId, job.running()))?.post;
+export async function deletePostAtProvider(
+  runtime: { database: Database; alpha: AlphaClient } & PostEventDeps & AlphaTokenDeps,
+  readPost: ReadPost,
+  payload: JobPayload<typeof postDeleteQueue>,
+  job: JobContext,
+): Promise<void> {
+  const post = (await readPost(payload.postId, job.running()))?.post;
   if (!post || post.pendingAction !== 'delete' || !post.providerName) return;
   try {
     await runtime.alpha.deleteLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
@@ -219,10 +229,11 @@ export async function deletePostAtProvider(runtime: { database: Database; alpha:
 }
 
 export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
+  const readPost: ReadPost = batchedReadWith((postIds, along) => readPostsForJobs(runtime.database.orm.em.fork(), postIds, along));
   return [
     defineWorker({
       queue: postPublishQueue,
-      run: (payload, job) => publishPost(runtime, payload, job),
+      run: (payload, job) => publishPost(runtime, readPost, payload, job),
       marksRunning: true,
       // A publish waits on the provider most of its time: 16 at once keep the process busy (docs/benchmarks.md).
       batchSize: 16,
@@ -230,13 +241,13 @@ export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
     }),
     defineWorker({
       queue: postCheckQueue,
-      run: (payload, job) => checkPost(runtime, payload, job),
+      run: (payload, job) => checkPost(runtime, readPost, payload, job),
       marksRunning: true,
       recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.PROCESSING || post.state === PostState.SCHEDULED),
     }),
     defineWorker({
       queue: postDeleteQueue,
-      run: (payload, job) => deletePostAtProvider(runtime, payload, job),
+      run: (payload, job) => deletePostAtProvider(runtime, readPost, payload, job),
       marksRunning: true,
       recordFailure: postFailureRecorder(runtime, (post) => post.pendingAction === 'delete'),
     }),
