@@ -60,6 +60,17 @@ function report(what: string, units: number): WireCounts {
   return counts;
 }
 
+/**
+ * Transactions of the write path: every BEGIN but pg-boss's housekeeping, which takes its advisory lock in a
+ * transaction of its own on its own schedule (a maintenance run may fall into the window or not).
+ */
+function writeTransactions(counts: WireCounts): number {
+  const housekeeping = Object.entries(counts.shapes)
+    .filter(([shape]) => shape.startsWith('BEGIN; SET LOCAL lock_timeout') && shape.includes('pg_advisory_xact_lock'))
+    .reduce((sum, [, n]) => sum + n, 0);
+  return counts.begins - housekeeping;
+}
+
 /** 40 posts created 10 at a time, from POST /post to LIVE. */
 it('takes a post from POST /post to LIVE in few statements, counted on the wire', async () => {
   expect((await createPost('warm-up')).status).toBe(202);
@@ -75,7 +86,7 @@ it('takes a post from POST /post to LIVE in few statements, counted on the wire'
   // docs/write-path.md: 6 statements of the post's own and its NOTIFYs, batched across concurrent changes.
   expect(counts.statements / posts).toBeLessThanOrEqual(9);
   expect(counts.roundTrips / posts).toBeLessThanOrEqual(9);
-  expect(counts.begins).toBe(0);
+  expect(writeTransactions(counts)).toBe(0);
 }, 60000);
 
 /** 20 of those LIVE posts deleted, 10 at a time, from DELETE /post/{id} to DELETED. */
@@ -127,5 +138,5 @@ it('takes a location update from PATCH to SUCCEEDED in few statements, counted o
   // RUNNING, RUNNING with its event, SUCCEEDED with the location, event, completion and work; and their NOTIFYs.
   expect(counts.statements / updates.length).toBeLessThanOrEqual(10);
   expect(counts.roundTrips / updates.length).toBeLessThanOrEqual(10);
-  expect(counts.begins).toBe(0);
+  expect(writeTransactions(counts)).toBe(0);
 }, 60000);

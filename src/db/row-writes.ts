@@ -17,8 +17,18 @@ function columnValue<T>(prop: EntityProperty<T>, value: unknown, platform: Platf
   return { placeholder: type && /^(jsonb?|\w+\[\])$/.test(columnType) ? `?::${columnType}` : '?', value: converted };
 }
 
-/** `INSERT … RETURNING *` of an entity built in memory (`em.create(…, { persist: false })`): a record's creation. */
-export function insertChange<T extends object>(metadata: MetadataStorage, platform: Platform, entity: EntityClass<T>, instance: T): Change {
+/**
+ * `INSERT … RETURNING *` of an entity built in memory (`em.create(…, { persist: false })`): a record's creation.
+ * `admittedBy` names a CTE of the statement (its `locks`) whose `ok` must be true: read first, so its refusal (a rate
+ * limit's, src/limits/rate-limiter.ts) ends the statement before the row is written.
+ */
+export function insertChange<T extends object>(
+  metadata: MetadataStorage,
+  platform: Platform,
+  entity: EntityClass<T>,
+  instance: T,
+  options: { admittedBy?: string } = {},
+): Change {
   const meta = metadata.get<T>(entity.name);
   const { scalars, relations } = encodedProperties(metadata, entity);
   const record = instance as Record<string, unknown>;
@@ -37,7 +47,10 @@ export function insertChange<T extends object>(metadata: MetadataStorage, platfo
     placeholders.push('?');
     values.push(target?.[prop.targetMeta!.primaryKeys[0] as string] ?? null);
   }
-  return { sql: `insert into "${meta.tableName}" (${columns.join(', ')}) values (${placeholders.join(', ')}) returning *`, values };
+  const rows = options.admittedBy
+    ? `select ${placeholders.join(', ')} where (select ok from ${options.admittedBy})`
+    : `values (${placeholders.join(', ')})`;
+  return { sql: `insert into "${meta.tableName}" (${columns.join(', ')}) ${rows} returning *`, values };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
+import type { FollowingWrite } from '../db/change-statement';
 
 export interface RateLimit {
   /** Names the limit in the RateLimit headers, e.g. "posts". */
@@ -30,12 +31,6 @@ export interface Counted<T> {
   refund(): Promise<void>;
 }
 
-/**
- * Counts one request (of `weight`) against a rolling window, in one short statement of its own, never inside the
- * caller's transaction (docs/decisions.md, "Rate limits"). Over the limit: RATE_LIMIT_EXCEEDED, `retryAfter` being
- * when enough of the window has left for this request. Returns the limit's state (the RateLimit headers) and a refund
- * for a request that fails later.
- */
 /** A monthly quota (calendar months, UTC): `amount` of `quota` for `bucket`, in the month of `now`. */
 export interface MonthlyQuota {
   bucket: string;
@@ -54,7 +49,7 @@ export interface MonthlyQuota {
 export async function consumeRateLimit(em: EntityManager, rule: RateLimit, quota?: MonthlyQuota): Promise<Counted<RateLimitState>> {
   const connection = em.getConnection();
   const weight = rule.weight ?? 1;
-  const period = quota && startOfMonth(quota.now).toISOString().slice(0, 10);
+  const period = quota && periodOf(quota);
   const [window] = quota
     ? await connection.execute<WindowRow[]>(
         `with counted as (select * from consume_rate_limit(?, ?, ?, ?)),
@@ -63,32 +58,105 @@ export async function consumeRateLimit(em: EntityManager, rule: RateLimit, quota
         [rule.bucket, rule.limit, rule.windowSeconds, weight, quota.bucket, period, quota.amount, quota.amount, quota.quota, quota.quota],
       )
     : await connection.execute<WindowRow[]>('select * from consume_rate_limit(?, ?, ?, ?)', [rule.bucket, rule.limit, rule.windowSeconds, weight]);
-  const { admitted, counted, oldest, checked_at: checkedAt, event_id: eventId } = window!;
-  const resetSeconds = oldest
-    ? Math.max(1, Math.ceil((new Date(oldest).getTime() + rule.windowSeconds * 1000 - new Date(checkedAt).getTime()) / 1000))
-    : rule.windowSeconds;
-  const state = { name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds, resetSeconds };
-  if (!admitted) {
-    throw new DomainError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rule.limit} per ${rule.windowSeconds} s exceeded`, {
-      payload: { allowed: false, limit: rule.limit, remaining: 0, retryAfter: resetSeconds },
-      rateLimit: { ...state, remaining: 0 },
-      retryAfterSeconds: resetSeconds,
-    });
-  }
+  if (!window!.admitted) throw windowExceeded(rule, window!);
   const refundWindow = async () => {
-    await connection.execute('delete from rate_limit_event where id = ?', [eventId]);
+    await connection.execute('delete from rate_limit_event where id = ?', [window!.event_id]);
   };
   if (quota && window!.quota_used === null) {
     await refundWindow();
     throw quotaReached(quota);
   }
   return {
-    state: { ...state, remaining: rule.limit - counted - weight },
+    state: admittedState(rule, window!),
     refund: async () => {
       await refundWindow();
       if (quota) await refundQuota(em, quota, period!);
     },
   };
+}
+
+/** A count made by the statement of the change it admits (src/db/change-statement.ts). */
+export interface CountedInChange {
+  /** CTEs to go before the change: the count, the quota's, and `lg_admitted`, whose `ok` the change requires. */
+  preamble: { sql: string; values: unknown[] };
+  /** The name of the CTE whose `ok` admits the change (the change must read it, so the count decides first). */
+  admittedBy: string;
+  /** A write of the statement that brings the count's state back. */
+  writes: FollowingWrite[];
+  /** Once the statement has run: the limit's state (the RateLimit headers). */
+  state(): RateLimitState;
+  /** The refusal the statement's error stands for (RATE_LIMIT_EXCEEDED, QUOTA_REACHED), or undefined. */
+  refusal(error: unknown): DomainError | undefined;
+}
+
+/** The SQLSTATEs of `lg_refuse` (migrations/Migration20261130000000_RefusalsInStatements.ts) for a window and a quota. */
+const WINDOW_EXCEEDED = 'LGRLX';
+const QUOTA_EXCEEDED = 'LGQRX';
+
+/**
+ * The same count as `consumeRateLimit`, made by the statement of the change it admits: the change, and all the
+ * statement writes, happen only when the window (and the quota) admit it; otherwise `lg_refuse` ends the statement
+ * and nothing of it is written, the count included. No refund exists or is needed: a change that fails takes its
+ * count with it. One statement instead of two (docs/write-path.md).
+ */
+export function rateLimitInChange(rule: RateLimit, quota?: MonthlyQuota): CountedInChange {
+  const weight = rule.weight ?? 1;
+  const quotaCte = quota
+    ? {
+        sql: `, lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from lg_counted where lg_counted.admitted and ? <= ? ${QUOTA_CONFLICT})`,
+        values: [quota.bucket, periodOf(quota), quota.amount, quota.amount, quota.quota, quota.quota],
+      }
+    : { sql: '', values: [] };
+  const quotaUsed = quota ? '(select used from lg_quota)' : 'null::int';
+  let window: WindowRow | undefined;
+  return {
+    preamble: {
+      sql: `lg_counted as (select * from consume_rate_limit(?, ?, ?, ?))${quotaCte.sql},
+        lg_admitted as (select lg_counted.*, ${quotaUsed} as quota_used,
+          case when not lg_counted.admitted then lg_refuse('${WINDOW_EXCEEDED}', to_jsonb(lg_counted))
+               when ${quota ? `${quotaUsed} is null` : 'false'} then lg_refuse('${QUOTA_EXCEEDED}', '{}'::jsonb)
+               else true end as ok
+          from lg_counted)`,
+      values: [rule.bucket, rule.limit, rule.windowSeconds, weight, ...quotaCte.values],
+    },
+    admittedBy: 'lg_admitted',
+    writes: [{ sql: 'select * from lg_admitted', values: [], returned: (rows) => (window = rows[0] as unknown as WindowRow | undefined) }],
+    state() {
+      if (!window) throw new Error(`the ${rule.name} limit was read before its statement ran`);
+      return admittedState(rule, window);
+    },
+    refusal(error) {
+      const { code, detail } = error as { code?: unknown; detail?: unknown };
+      if (code === WINDOW_EXCEEDED) return windowExceeded(rule, JSON.parse(String(detail)) as WindowRow);
+      if (code === QUOTA_EXCEEDED && quota) return quotaReached(quota);
+      return undefined;
+    },
+  };
+}
+
+/** Seconds until the window has room again: from its oldest counted request (or the one whose leaving makes room). */
+function resetSecondsOf(rule: RateLimit, window: WindowRow): number {
+  return window.oldest
+    ? Math.max(1, Math.ceil((new Date(window.oldest).getTime() + rule.windowSeconds * 1000 - new Date(window.checked_at).getTime()) / 1000))
+    : rule.windowSeconds;
+}
+
+function admittedState(rule: RateLimit, window: WindowRow): RateLimitState {
+  const weight = rule.weight ?? 1;
+  return { name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds, resetSeconds: resetSecondsOf(rule, window), remaining: rule.limit - window.counted - weight };
+}
+
+function windowExceeded(rule: RateLimit, window: WindowRow): DomainError {
+  const resetSeconds = resetSecondsOf(rule, window);
+  return new DomainError('RATE_LIMIT_EXCEEDED', `Rate limit of ${rule.limit} per ${rule.windowSeconds} s exceeded`, {
+    payload: { allowed: false, limit: rule.limit, remaining: 0, retryAfter: resetSeconds },
+    rateLimit: { name: rule.name, limit: rule.limit, windowSeconds: rule.windowSeconds, resetSeconds, remaining: 0 },
+    retryAfterSeconds: resetSeconds,
+  });
+}
+
+function periodOf(quota: MonthlyQuota): string {
+  return startOfMonth(quota.now).toISOString().slice(0, 10);
 }
 
 /** The counter row of a bucket and month, added to only while the total stays within the quota. */

@@ -2,7 +2,7 @@ import { requirePrincipal } from '../access/guards';
 import type { Config } from '../config';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import { consumeRateLimit, type Counted } from './rate-limiter';
+import { consumeRateLimit, rateLimitInChange, type Counted, type CountedInChange, type MonthlyQuota, type RateLimit } from './rate-limiter';
 import type { Metrics } from '../observability/metrics';
 
 export type LimitDeps = { config: Pick<Config, 'limits'>; metrics: Metrics | undefined };
@@ -39,11 +39,34 @@ export interface Limited<T> {
  * uses that many of the organization's monthly post quota in the same statement (QUOTA_REACHED over it). Returns
  * the limit's state, for the transports' headers, and a refund for a request that then fails for another reason.
  */
-export function countRequest(
-  scope: RequestScope<LimitDeps>,
-  name: RateLimitName,
-  target: { accountId?: string; weight?: number; monthlyPosts?: { amount: number; now: Date } } = {},
-): Promise<Counted<RateLimitState>> {
+export function countRequest(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget = {}): Promise<Counted<RateLimitState>> {
+  const { rule, quota } = limitOf(scope, name, target);
+  return consumeRateLimit(scope.em, rule, quota).catch(countedRefusal(scope, name));
+}
+
+/**
+ * `countRequest` made by the statement of the change it admits (src/db/change-statement.ts, `rateLimitInChange`): no
+ * statement of its own, and nothing to refund. The caller runs the change with it and passes the statement's error
+ * through `refusal`.
+ */
+export function countRequestInChange(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget = {}): CountedInChange {
+  const { rule, quota } = limitOf(scope, name, target);
+  const counted = rateLimitInChange(rule, quota);
+  return {
+    ...counted,
+    refusal(error) {
+      const refusal = counted.refusal(error);
+      if (refusal) noteRefusal(scope, name, refusal);
+      return refusal;
+    },
+  };
+}
+
+/** What a request is counted against: the account it acts on, its weight, the monthly posts it uses. */
+type LimitTarget = { accountId?: string; weight?: number; monthlyPosts?: { amount: number; now: Date } };
+
+/** The window (and quota) a request of `name` counts against, with its bucket. */
+function limitOf(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget): { rule: RateLimit; quota: MonthlyQuota | undefined } {
   const principal = requirePrincipal(scope);
   const rule = RATE_LIMITS[name];
   const key =
@@ -51,20 +74,21 @@ export function countRequest(
   if (!key) throw new Error(`the ${name} limit counts per account: the request's account is needed`);
   const { limits } = scope.runtime.config;
   const quota = target.monthlyPosts && { bucket: `posts:${principal.organizationId}`, quota: limits.postsPerMonth, ...target.monthlyPosts };
-  return consumeRateLimit(
-    scope.em,
-    { name, bucket: `${name}:${key}`, limit: rule.limit(limits), windowSeconds: rule.windowSeconds, weight: target.weight ?? 1 },
-    quota,
-  ).catch(countedRefusal(scope, name));
+  return { rule: { name, bucket: `${name}:${key}`, limit: rule.limit(limits), windowSeconds: rule.windowSeconds, weight: target.weight ?? 1 }, quota };
 }
 
 /** Passes a failure on, counting a refusal by a limit (metrics) on its way. */
 function countedRefusal(scope: RequestScope<LimitDeps>, limit: string): (error: unknown) => never {
   return (error) => {
-    if (error instanceof DomainError && error.code === 'RATE_LIMIT_EXCEEDED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
-    if (error instanceof DomainError && error.code === 'QUOTA_REACHED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit: 'posts-per-month' });
+    noteRefusal(scope, limit, error);
     throw error;
   };
+}
+
+/** Counts a refusal by a limit or the monthly quota (metrics); any other error is not one. */
+function noteRefusal(scope: RequestScope<LimitDeps>, limit: string, error: unknown): void {
+  if (error instanceof DomainError && error.code === 'RATE_LIMIT_EXCEEDED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit });
+  if (error instanceof DomainError && error.code === 'QUOTA_REACHED') scope.runtime.metrics?.rateLimitRefusals.inc({ limit: 'posts-per-month' });
 }
 
 /**

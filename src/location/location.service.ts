@@ -5,7 +5,9 @@ import type { Page } from '../shared/page';
 import { accountScopeFilter, resolveAccountScope } from '../account/account.access';
 import { Account } from '../account/account.entity';
 import { DomainError } from '../errors/domain-error';
-import { countRequest, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
+import { countRequest, countRequestInChange, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
+import type { CountedInChange } from '../limits/rate-limiter';
+import type { RateLimitState } from '../errors/domain-error';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount, findPlainWithinBytes, type BoundedPage } from '../db/prepared-reads';
@@ -171,18 +173,19 @@ export async function updateLocation(
   const principal = requirePrincipal(scope);
   const { accountId, location: stored } = await findLocationInScope(scope, args.accountId, args.locationId);
   const { fields, changes } = prepareLocationUpdate(stored, args.input, { combineServiceItems: args.serviceItemsCombination === true });
-  const counted = await countRequest(scope, 'location-updates', { accountId });
   const now = scope.runtime.clock.now();
+  // A connected location never goes back (its account's disconnect deletes it): its update is queued at once.
+  if (stored.connected) {
+    const queued = scope.em.create(
+      LocationUpdateJob,
+      { organization: scope.em.getReference(Organization, principal.organizationId), account: stored.account, location: stored, fields, changes, createdAt: now },
+      { persist: false },
+    );
+    const rateLimit = await insertUpdateJobWithJob(scope, queued, countRequestInChange(scope, 'location-updates', { accountId }));
+    return { result: { job: queued, message: QUEUED_MESSAGE }, rateLimit };
+  }
+  const counted = await countRequest(scope, 'location-updates', { accountId });
   const job = await withCountedRequest(counted, async () => {
-    // A connected location never goes back (its account's disconnect deletes it): its update is queued at once.
-    if (stored.connected) {
-      const queued = scope.em.create(
-        LocationUpdateJob,
-        { organization: scope.em.getReference(Organization, principal.organizationId), account: stored.account, location: stored, fields, changes, createdAt: now },
-        { persist: false },
-      );
-      return insertUpdateJobWithJob(scope, queued);
-    }
     try {
       // Under the location's row lock (its update and publish jobs write it too); gone meanwhile: as unknown.
       const accepted = await changeLocked(scope.em, Location, { id: stored.id }, async (location, em) => {
@@ -211,37 +214,35 @@ export async function updateLocation(
       throw error;
     }
   });
-  const message =
-    job.status === LocationUpdateStatus.QUEUED
-      ? 'The update was added to the update queue'
-      : 'The location is not connected to the alpha provider: the update was applied at once';
+  const message = job.status === LocationUpdateStatus.QUEUED ? QUEUED_MESSAGE : 'The location is not connected to the alpha provider: the update was applied at once';
   return { result: { job, message }, rateLimit: counted.state };
 }
+
+const QUEUED_MESSAGE = 'The update was added to the update queue';
 
 /** One unfinished update per location at a time: the unique index that says so (migrations). */
 const IN_PROGRESS = () => new DomainError('LOCATION_UPDATE_IN_PROGRESS', 'Another update of this location is in progress; try again when it has finished');
 
 /**
- * A queued update job, its activity event, its job and the job's unit of work, in one statement
- * (docs/write-path.md); their news once it has run. The unique index on unfinished jobs refuses a second one.
+ * A queued update job, its activity event, its job and the job's unit of work, in one statement that also counts
+ * the update against its rate limit (docs/write-path.md); their news once it has run. The unique index on
+ * unfinished jobs refuses a second one. Answers the rate limit's state.
  */
-async function insertUpdateJobWithJob(scope: RequestScope<LocationServiceDeps>, queued: LocationUpdateJob): Promise<LocationUpdateJob> {
-  const { runtime } = scope;
+async function insertUpdateJobWithJob(scope: RequestScope<LocationServiceDeps>, queued: LocationUpdateJob, counted: CountedInChange): Promise<RateLimitState> {
+  const { runtime, em } = scope;
   const job = await runtime.jobs.enqueueWrites(locationUpdateQueue, { jobId: queued.id });
+  const change = { ...insertChange(em.getMetadata(), em.getPlatform(), LocationUpdateJob, queued, { admittedBy: counted.admittedBy }), locks: counted.preamble };
   try {
-    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), scope.em.getPlatform(), LocationUpdateJob, queued), [
-      ...updateJobChangeWrites(runtime, queued, null),
-      ...job.writes,
-    ]);
+    await runChange(statementsApart(em), change, [...counted.writes, ...updateJobChangeWrites(runtime, queued, null), ...job.writes]);
   } catch (error) {
     job.abandon(error);
     // A raw statement's error is the driver's: PostgreSQL's unique_violation.
     if ((error as { code?: unknown }).code === '23505') throw IN_PROGRESS();
-    throw error;
+    throw counted.refusal(error) ?? error;
   }
   await job.sent();
   await Promise.all([announceUpdateJobChanged(runtime, queued), ...job.announce()]);
-  return queued;
+  return counted.state();
 }
 
 /** Updates of the account's locations, newest first, by page (GET /location/updates). */

@@ -8,7 +8,8 @@ import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
 import type { Counted } from '../limits/rate-limiter';
-import { countRequest, withCountedRequest, type LimitDeps } from '../limits/request-limits';
+import { countRequest, countRequestInChange, withCountedRequest, type LimitDeps } from '../limits/request-limits';
+import type { CountedInChange } from '../limits/rate-limiter';
 import type { Location } from '../location/location.entity';
 import { findLocationInScope, findLocationOfAccount } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
@@ -131,11 +132,11 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
     ({ accountId, location } = await findLocationInScope(scope, args.accountId, args.input.locationId));
   }
   const post = preparePost(scope, principal, location, args.input, now, null);
-  const counted = await countPostLimits(scope, accountId, 1, now);
   if (!key) {
-    await withCountedRequest(counted, () => insertPostWithJob(scope, post));
-    return { post, replayed: false, rateLimit: counted.state };
+    const rateLimit = await insertPostWithJob(scope, post, countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }));
+    return { post, replayed: false, rateLimit };
   }
+  const counted = await countPostLimits(scope, accountId, 1, now);
 
   const outcome = await withCountedRequest(counted, () =>
     scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
@@ -160,21 +161,24 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
 }
 
 /**
- * A new post, its activity event, its publish job and the job's unit of work, in one statement
- * (docs/write-path.md); their news once it has run.
+ * A new post, its activity event, its publish job and the job's unit of work, in one statement that also counts the
+ * post against its rate limit and monthly quota (docs/write-path.md); their news once it has run. Answers the rate
+ * limit's state.
  */
-async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Post): Promise<void> {
-  const { runtime } = scope;
+async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Post, counted: CountedInChange): Promise<RateLimitState> {
+  const { runtime, em } = scope;
   const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
+  const change = { ...insertChange(em.getMetadata(), em.getPlatform(), Post, post, { admittedBy: counted.admittedBy }), locks: counted.preamble };
   try {
-    await runChange(statementsApart(scope.em), insertChange(scope.em.getMetadata(), scope.em.getPlatform(), Post, post), [...postChangeWrites(runtime, post, null), ...job.writes]);
+    await runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes]);
   } catch (error) {
     job.abandon(error);
-    throw error;
+    throw counted.refusal(error) ?? error;
   }
   await job.sent();
   // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
   await Promise.all([announcePostChanged(runtime, post), ...job.announce()]);
+  return counted.state();
 }
 
 /**
