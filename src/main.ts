@@ -11,7 +11,7 @@ export type ExtensionFor = (config: Config) => Promise<ServerExtension | undefin
 
 /**
  * The service's process: configuration -> tracing -> database -> migrations -> server; a clean stop on
- * SIGINT/SIGTERM. `extensionFor` is the development entry's (dev/main.ts, what `npm start` runs): what it mounts
+ * SIGINT, SIGTERM or SIGHUP. `extensionFor` is the development entry's (dev/main.ts, what `npm start` runs): what it mounts
  * beside the product. The stack's modules are loaded only after tracing has started: its instrumentations patch
  * http, Fastify, pg and graphql as they are required (nothing is loaded for it when tracing is off).
  */
@@ -45,6 +45,9 @@ async function main(extensionFor: ExtensionFor): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Closing the terminal: Node's default for SIGHUP is to end at once, leaving the embedded PostgreSQL (a process
+  // of its own, started detached) running and holding its port. It stops like a Ctrl-C instead.
+  process.on('SIGHUP', onSignal);
   stack = await startStack(config, { extension });
   // The banner says the service is ready to use: the demo it prints is too (a bounded wait; the log says why not).
   await stack.demoReady();

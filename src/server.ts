@@ -13,15 +13,19 @@ import { httpMetricsPlugin } from './http/metrics-route';
 import { requestIdOf } from './http/request-id';
 import { RequestLogController } from './http/request-log';
 import { clientErrorHandler, frameworkErrorHandler } from './http/transport-errors';
+import { frontDoorLinks } from './home/front-door';
+import { frontDoorPlugin } from './home/home.routes';
 import { idePlugin } from './ide/ide.routes';
+import { buildOpenApi } from './rest/openapi';
 import { restPlugin } from './rest/plugin';
+import { routeTable } from './rest/routes';
 import type { Runtime } from './runtime';
 import { gatewaySchema } from './schema';
 
 export interface ServerOptions {
   runtime: Runtime;
   log: FastifyBaseLogger;
-  /** The token the IDE and the dashboard pre-fill in development (the demo token, when this data directory has one). */
+  /** The token the front door shows and the IDE, the reference page and the dashboard pre-fill in development (the demo token, when this data directory has one). */
   demoToken?: () => string | undefined;
   /** The dashboard's built bundle, when not where the build puts it beside the server (tests run the sources). */
   dashboardDir?: string;
@@ -37,8 +41,8 @@ export interface GatewayServer {
 
 /**
  * One Fastify app, composed of a plugin per concern, each with the dependencies it uses and its own stop: the edge
- * (request ids, refusals, the stop's 503) and CORS first, so their hooks cover every answer; then metrics, health,
- * the pages, GraphQL over HTTP, SSE and WebSocket, and REST. `app.close()` runs the plugins' stops.
+ * (request ids, refusals, the stop's 503) and CORS first, so their hooks cover every answer; then metrics, the front door
+ * (GET /), health, the pages, GraphQL over HTTP, SSE and WebSocket, and REST. `app.close()` runs the plugins' stops.
  */
 export async function buildServer(options: ServerOptions): Promise<GatewayServer> {
   const { runtime } = options;
@@ -70,9 +74,12 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
       route: config.metrics.mode === 'on' ? { token: config.metricsToken, loopbackOnly: production } : undefined,
     });
   }
+  await app.register(frontDoorPlugin, { links: frontDoorLinks(config), demoToken: options.demoToken });
   await app.register(idePlugin, { demoToken: options.demoToken });
   await app.register(healthPlugin, { database: runtime.database });
-  await app.register(apiReferencePlugin);
+  // Built once: /openapi.json answers it, and the reference page shows it.
+  const openApi = buildOpenApi(routeTable, schema, config.publicUrl);
+  await app.register(apiReferencePlugin, { document: openApi, demoToken: options.demoToken, log: app.log });
   await app.register(graphqlSsePlugin, { schema, runtime, hideSuggestions: production, createContext: contextFor('app'), trusted });
   await app.register(dashboardPlugin, { dir: options.dashboardDir, demoToken: options.demoToken, log: app.log });
   await app.register(graphqlHttpPlugin, {
@@ -83,7 +90,7 @@ export async function buildServer(options: ServerOptions): Promise<GatewayServer
     publicUrl: () => runtime.publicUrl(),
     metrics,
   });
-  await app.register(restPlugin, { schema, runtime, publicUrl: config.publicUrl });
+  await app.register(restPlugin, { schema, runtime, openApi });
   await options.mount?.(app);
   await app.register(graphqlWebSocketPlugin, {
     schema,

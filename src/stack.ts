@@ -24,6 +24,7 @@ import { createBetaOAuthClient } from './providers/beta/beta.oauth';
 import { baseUrlNow, type BaseUrl } from './providers/shared/http';
 import { restEventPresenter } from './rest/event-presenter';
 import type { Runtime } from './runtime';
+import { frontDoorLinks } from './home/front-door';
 import { gatewaySchema } from './schema';
 import { buildServer, type GatewayServer } from './server';
 import { systemClock, type Clock } from './shared/clock';
@@ -102,6 +103,34 @@ async function runStopSteps(steps: StopStep[], log: FastifyBaseLogger): Promise<
   if (failures.length > 0) throw new AggregateError(failures, `${failures.length} parts did not stop cleanly`);
 }
 
+/** The setting that names each provider's base URL. */
+const PROVIDER_URL_SETTINGS = { alpha: 'ALPHA_API_URL', beta: 'BETA_API_URL' } as const;
+
+/**
+ * A process that runs the workers needs every provider its queues call (`provider` in their definitions): set by
+ * its URL, or mounted beside this process's server. Checked before anything starts, so a split deployment that
+ * forgot one refuses to start, naming the setting, instead of failing each of those jobs later (docs/operations.md,
+ * "Checked at start"). Whether the provider answers is not asked: a provider down for a moment is what the jobs'
+ * retries are for, and must not keep the workers from starting.
+ */
+function refuseWorkersWithoutProviders(config: Config, extension: ServerExtension | undefined): void {
+  if (config.role === 'api' || extension) return;
+  const configured = { alpha: config.alphaApiUrl, beta: config.betaApiUrl };
+  const missing = new Map<keyof typeof PROVIDER_URL_SETTINGS, string[]>();
+  for (const queue of composition.queues) {
+    if (queue.provider && !configured[queue.provider]) missing.set(queue.provider, [...(missing.get(queue.provider) ?? []), queue.name]);
+  }
+  if (missing.size === 0) return;
+  const lines = [...missing].map(
+    ([provider, queues]) => `  ${PROVIDER_URL_SETTINGS[provider]} is not set: the ${provider} provider's base URL, which the jobs of ${queues.join(', ')} call`,
+  );
+  const mounted =
+    config.role === 'worker'
+      ? 'a ROLE=worker process mounts no provider (the sandboxes `npm start` mounts answer on that server\'s port, e.g. BETA_API_URL=http://127.0.0.1:4000/sandbox/beta)'
+      : 'no provider is mounted beside this server';
+  throw new ConfigError(`Invalid configuration: this process runs the job workers (ROLE=${config.role}) and ${mounted}:\n${lines.join('\n')}`);
+}
+
 /**
  * Brings the service up: database (embedded or DATABASE_URL), migrations, event bus, job engine, then per ROLE the
  * HTTP server (api), the workers (worker), or both (all). The stop is the start reversed, one step at a time: the
@@ -109,9 +138,7 @@ async function runStopSteps(steps: StopStep[], log: FastifyBaseLogger): Promise<
  */
 export async function startStack(config: Config, options: StackOptions = {}): Promise<Stack> {
   const extension = config.role === 'worker' ? undefined : options.extension;
-  if (config.role === 'worker' && !config.alphaApiUrl) {
-    throw new ConfigError('ROLE=worker needs ALPHA_API_URL: a provider mounted beside a server (npm start in development) is that process\'s');
-  }
+  refuseWorkersWithoutProviders(config, extension);
   const log = createLogger(config, options.log);
   const clock = options.clock ?? systemClock;
   const steps: StopStep[] = [];
@@ -279,16 +306,17 @@ function bannerText(
     const traces = config.otlpEndpoint ? [`  Traces (OTLP): ${config.otlpEndpoint}`] : [];
     return ['', `Listings Gateway worker is up (ROLE=worker), alpha provider at ${alphaUrl}.`, ...traces, database].join('\n');
   }
+  // The front door's links (GET / lists the same), aligned after the longest title.
+  const column = (title: string) => `${title}:`.padEnd(51);
+  const links = frontDoorLinks(config);
   const lines = [
     '',
     `Listings Gateway is up (ROLE=${config.role}).`,
-    `  GraphQL (HTTP, WebSocket and the IDE in a browser): ${url}/graphql`,
-    `  Operations dashboard (in a browser):                 ${url}/dashboard`,
-    `  REST (the documented paths):                         ${url}/   e.g. ${url}/organization`,
-    `  OpenAPI of the REST paths:                           ${url}/openapi.json`,
-    `  Health:                                              ${url}/healthz   ${url}/readyz`,
-    `  Alpha provider:                                      ${alphaUrl}${mounted && !config.alphaApiUrl ? ` (${mounted})` : ''}`,
-    ...(config.otlpEndpoint ? [`  Traces (OTLP):                                       ${config.otlpEndpoint}`] : []),
+    `  ${column('Front door (in a browser, or JSON)')} ${url}/`,
+    ...links.map((link) => `  ${column(link.title)} ${url}${link.path}`),
+    `  ${column('REST (the documented paths)')} ${url}/organization, …`,
+    `  ${column('Alpha provider')} ${alphaUrl}${mounted && !config.alphaApiUrl ? ` (${mounted})` : ''}`,
+    ...(config.otlpEndpoint ? [`  ${column('Traces (OTLP)')} ${config.otlpEndpoint}`] : []),
     database,
     '',
     'Tokens: `npm run cli -- org create --name "My org"` prints an organization and its token;',

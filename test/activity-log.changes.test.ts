@@ -474,7 +474,7 @@ describe('the retention sweep', () => {
     const sweepClock = new TestClock();
     sweepClock.hold(new Date(start + RETENTION_DAYS * DAY_MS + 60 * 60 * 1000));
     const worker = await startTestStack(
-      { ROLE: 'worker', EVENT_RETENTION_DAYS: String(RETENTION_DAYS), ALPHA_API_URL: `${t.url}/sandbox/alpha`, SANDBOX: 'off' },
+      { ROLE: 'worker', EVENT_RETENTION_DAYS: String(RETENTION_DAYS), ALPHA_API_URL: `${t.url}/sandbox/alpha`, BETA_API_URL: `${t.url}/sandbox/beta`, SANDBOX: 'off' },
       { clock: sweepClock, sharedDatabaseUrl: t.databaseUrl },
     );
     await worker.close();

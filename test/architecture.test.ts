@@ -9,10 +9,10 @@ import ts from 'typescript';
 const SRC = path.resolve(__dirname, '../src');
 
 /**
- * Folders that are transports (or generated for them): GraphQL, REST, the HTTP edge, the IDE, the dashboard, the REST
+ * Folders that are transports (or generated for them): GraphQL, REST, the HTTP edge, the front door, the IDE, the dashboard, the REST
  * reference page, the simulators, the CLI.
  */
-const TRANSPORTS = new Set(['graphql', 'rest', 'http', 'ide', 'dashboard', 'docs', 'sandbox', 'cli', 'generated']);
+const TRANSPORTS = new Set(['graphql', 'rest', 'http', 'home', 'ide', 'dashboard', 'docs', 'sandbox', 'cli', 'generated']);
 
 /** Files of a resource folder that are GraphQL's by role: resolvers, their inputs, and the GraphQL types. */
 const GRAPHQL_ROLE = /\.(resolver|inputs|types)\.ts$|\.enums\.ts$/;

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildSchema, NoDeprecatedCustomRule, parse, specifiedRules, validate } from 'graphql';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -52,6 +53,12 @@ describe('GET /graphql from a browser', () => {
   test('answers the IDE page with the root it mounts into', () => {
     expect(html).toContain('<div id="ruru-root">');
     expect(ruruConfig()).toMatchObject({ endpoint: '/graphql', staticPath: '/graphql-ide/' });
+  });
+
+  test('opens with a document of current fields only: valid against the schema, nothing @deprecated', () => {
+    const schema = buildSchema(readFileSync(path.join(__dirname, '..', 'schema.graphql'), 'utf8'));
+    const document = parse(String(ruruConfig().initialQuery));
+    expect(validate(schema, document, [...specifiedRules, NoDeprecatedCustomRule]).map((error) => error.message)).toEqual([]);
   });
 
   test('points every script, stylesheet, worker and config URL at this server', () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { startBetaSandbox, type BetaSandboxServer } from '../sandboxes/beta/main';
 import { waitUntilConnected } from './support/locations';
 import { http } from './support/http';
 import { eventually, pollPost } from './support/posts';
@@ -18,6 +19,8 @@ import { createTestDatabase } from './support/stack';
 let database: { url: string; drop(): Promise<void> };
 let dataDir: string;
 let sandbox: AlphaSandboxServer;
+/** Not called by these tests, but a process that runs the workers needs every provider its queues call. */
+let betaSandbox: BetaSandboxServer;
 let control: AlphaSandboxControl;
 let demo: { organization_id: string; token: string; accounts: { id: string; location_ids: string[] }[] };
 const servers: ServerProcess[] = [];
@@ -28,6 +31,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   dataDir = mkdtempSync(path.join(tmpdir(), 'lg-lifecycle-'));
   sandbox = await startAlphaSandbox({ port: 0 });
+  betaSandbox = await startBetaSandbox({ port: 0 });
   control = createAlphaSandboxControl(sandbox.url);
   demo = JSON.parse((await runCli(['demo'], { DATABASE_URL: database.url })).stdout);
 });
@@ -40,6 +44,7 @@ afterAll(async () => {
     }
   }
   await sandbox?.close();
+  await betaSandbox?.close();
   await database?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -50,6 +55,7 @@ async function startServer(extra: Record<string, string> = {}): Promise<{ server
     DATA_DIR: dataDir,
     PORT: '0',
     ALPHA_API_URL: sandbox.url,
+    BETA_API_URL: betaSandbox.url,
     POST_RATE_LIMIT_PER_MINUTE: '100000',
     // A job whose process died is retried once it expires: short, so the test does not wait long.
     JOB_EXPIRE_SECONDS: '3',

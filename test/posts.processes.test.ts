@@ -41,6 +41,7 @@ async function startWorker(): Promise<ServerProcess> {
     ...common(),
     ROLE: 'worker',
     ALPHA_API_URL: `${apiUrl}/sandbox/alpha`,
+    BETA_API_URL: `${apiUrl}/sandbox/beta`,
   });
   workers.push(worker);
   await worker.waitFor(/worker is up/, 60000);

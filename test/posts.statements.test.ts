@@ -50,7 +50,7 @@ describe('SQL statements per post', () => {
     const queued = 20;
     for (let i = 0; i < queued - 7; i += 1) expect((await createPost(`more ${i}`)).status).toBe(202);
     worker = await startTestStack(
-      { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha`, SANDBOX: 'off' },
+      { ROLE: 'worker', ALPHA_API_URL: `${api.url}/sandbox/alpha`, BETA_API_URL: `${api.url}/sandbox/beta`, SANDBOX: 'off' },
       { sharedDatabaseUrl: api.databaseUrl },
     );
     const started = worker.statementCount();

@@ -1,13 +1,26 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { http } from './support/http';
 import { freePort } from './support/ports';
-import { childEnv, entryScript, ROOT, startServerProcess, type ServerProcess } from './support/process';
+import { childEnv, entryScript, errorLines, ROOT, startServerProcess, type ServerProcess } from './support/process';
 import { createTestDatabase } from './support/stack';
 
 const UP = /GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/;
+
+/** The log lines (pino's JSON) at warn (40) or above in a process's output. */
+const warningsIn = (output: string): string[] => output.split('\n').filter((line) => /^\{"level":([4-9]\d)\b/.test(line));
+
+/** Whether nothing listens on the port (a listener of ours can take it). */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
 
 /** What `npm start` does after building: the whole stack in one process, as a user runs it. */
 describe('npm start', () => {
@@ -20,13 +33,30 @@ describe('npm start', () => {
     }
   });
 
-  it('brings up the embedded PostgreSQL, seeds the demo once, serves, stops cleanly and keeps the data', async () => {
+  it('refuses to run workers without a provider their queues call, naming the setting', async () => {
+    // The README's split deployment as it was: a worker given the alpha provider only.
+    const worker = startServerProcess({ NODE_ENV: 'development', ROLE: 'worker', ALPHA_API_URL: 'http://127.0.0.1:4000/sandbox/alpha' });
+    expect(await worker.exited()).toBe(78);
+    expect(worker.output()).toContain('BETA_API_URL is not set');
+    expect(worker.output()).toContain('beta-brand-sync');
+    expect(worker.output()).not.toContain('ALPHA_API_URL is not set');
+    // The product alone, nothing mounted beside it: both are named, each once.
+    const production = startServerProcess({ NODE_ENV: 'production', TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, { entry: 'production' });
+    expect(await production.exited()).toBe(78);
+    expect(production.output().match(/(ALPHA|BETA)_API_URL is not set/g)).toEqual(['ALPHA_API_URL is not set', 'BETA_API_URL is not set']);
+    expect(errorLines(production.output())).toEqual([]);
+  });
+
+  it('brings up the embedded PostgreSQL, seeds the demo once, serves, stops cleanly (also on SIGHUP) and keeps the data', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'lg-start-'));
+    const pgPort = await freePort();
     const env = {
       DATA_DIR: dataDir,
       PORT: '0',
       NODE_ENV: 'development',
-      EMBEDDED_PG_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(pgPort),
+      // What a first start logs at its default level: a warning or an error there means something is wrong.
+      LOG_LEVEL: 'info',
     };
     const servers: ServerProcess[] = [];
     try {
@@ -35,6 +65,10 @@ describe('npm start', () => {
       const [, url] = await first.waitFor(/GraphQL \(HTTP, WebSocket and the IDE in a browser\): (http:\/\/\S+)\/graphql/, 90000);
       const [, token] = await first.waitFor(/its token \(also in .*demo\.json\):\n\s+(lgo_\S+)/);
       expect(first.output()).toContain('migrations applied now: Migration');
+      // The demo's two deliberate refusals (a post, a location update) are one info line each, and nothing warns.
+      await first.waitFor(/job refused at the provider, as its origin expected[\s\S]*job refused at the provider, as its origin expected/);
+      expect(warningsIn(first.output())).toEqual([]);
+      expect(errorLines(first.output())).toEqual([]);
 
       expect((await http(url!, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
       expect((await http(url!, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
@@ -44,7 +78,13 @@ describe('npm start', () => {
       const demoFile = JSON.parse(readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));
       expect(demoFile.token).toBe(token);
       // The dashboard's bundle is found beside the compiled server, and in development the page fills in the demo token.
-      expect(first.output()).toContain(`Operations dashboard (in a browser):                 ${url}/dashboard`);
+      expect(first.output()).toContain(`Operations dashboard (in a browser):                ${url}/dashboard`);
+      expect(first.output()).toContain(`REST reference (in a browser):                      ${url}/docs`);
+      // The front door, in development, shows the demo token in both its forms; the reference page fills it in.
+      const home = await http(url!, 'GET', '/');
+      expect(home.body).toMatchObject({ links: { docs: { href: '/docs' } }, demo_token: token });
+      expect(await (await fetch(url!, { headers: { accept: 'text/html' } })).text()).toContain(token);
+      expect(await (await fetch(`${url}/docs`)).text()).toContain(`data-demo-token="${token}"`);
       const dashboard = await fetch(`${url}/dashboard`);
       expect(dashboard.status).toBe(200);
       const page = await dashboard.text();
@@ -64,8 +104,12 @@ describe('npm start', () => {
       expect(second.output()).toContain(token);
       const again = await http(url2!, 'GET', '/organization', { token });
       expect(again.body.payload.id).toBe(organization.body.payload.id);
-      second.child.kill('SIGTERM');
+      // Closing the terminal: SIGHUP stops as Ctrl-C does, the embedded PostgreSQL with it.
+      second.child.kill('SIGHUP');
       expect(await second.exited()).toBe(0);
+      expect(second.output()).toContain('SIGHUP: stopping');
+      expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+      expect(await portIsFree(pgPort)).toBe(true);
     } finally {
       // A failed wait must not leave a server (and its PostgreSQL) running: SIGTERM stops both cleanly.
       for (const server of servers) {

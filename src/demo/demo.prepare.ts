@@ -8,6 +8,7 @@ import { BetaBrand } from '../beta-brand/beta-brand.entity';
 import { BetaSyncStatus } from '../beta-brand/beta-brand.enums';
 import { updateBetaBrand } from '../beta-brand/beta-brand.service';
 import { RequestLoaders } from '../db/request-loaders';
+import { runWithOrigin } from '../observability/origin';
 import { LocationUpdateJob } from '../location/location-update-job.entity';
 import { Location } from '../location/location.entity';
 import { LocationUpdateStatus } from '../location/location.enums';
@@ -76,6 +77,14 @@ export async function demoWorkMissing(em: EntityManager, organizationId: string)
     ...(updating > 0 ? [`${updating} location update(s) to finish`] : []),
     ...(pushing > 0 ? [`${pushing} beta brand(s) to reach the beta provider`] : []),
   ];
+}
+
+/**
+ * Runs a step whose work the provider refuses on purpose: its jobs carry an origin saying so (its name is their log
+ * lines' reqId), and the job engine logs that refusal as one info line, not a warning with a stack (docs/jobs.md).
+ */
+function expectingRefusal<T>(name: string, run: () => Promise<T>): Promise<T> {
+  return runWithOrigin({ requestId: name, refusalExpected: true }, run);
 }
 
 export interface PrepareDemoOptions {
@@ -168,9 +177,9 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
       await step('the rejected post', () => post('demo-rejected', downtown.account.id, springfield.id, {
         params: { summary: `Leave us five stars and your next coffee is free! ${provider.rejectMarker}` },
       }));
-      await step('the refused post', () => post('demo-refused', downtown.account.id, springfield.id, {
+      await step('the refused post', () => expectingRefusal('demo-refused-post', () => post('demo-refused', downtown.account.id, springfield.id, {
         params: { summary: `Ten oat-milk drinks, one price. ${provider.refusalMarker}` },
-      }));
+      })));
     }
     await step('the location update', () => updateLocation(scope(), {
       accountId: downtown.account.id,
@@ -178,11 +187,11 @@ export async function prepareDemo(runtime: Runtime, organizationId: string, opti
       input: { description: 'Espresso bar and bakery in the heart of Springfield, roasting our own beans since 2012.' },
     }));
     if (provider) {
-      await step('the refused location update', () => updateLocation(scope(), {
+      await step('the refused location update', () => expectingRefusal('demo-refused-location-update', () => updateLocation(scope(), {
         accountId: downtown.account.id,
         locationId: shelbyville.id,
         input: { description: `Shelbyville's coffee corner. ${provider.refusalMarker}` },
-      }));
+      })));
     }
     // A post that was live, then deleted: the provider removes it.
     await step('the deleted post', async () => {

@@ -36,3 +36,7 @@ export function asPage(reply: FastifyReply, options: { policy: string; cacheCont
     .header('cache-control', options.cacheControl)
     .header('referrer-policy', 'no-referrer');
 }
+
+/** Text from outside, safe inside an element or a quoted attribute of a page. */
+export const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (character) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[character]!);

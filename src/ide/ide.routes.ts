@@ -38,6 +38,29 @@ function wantsIde(accept: string | undefined, hasQuery: boolean): boolean {
   return !hasQuery && typeof accept === 'string' && accept.includes('text/html');
 }
 
+/** The document the IDE opens with: current fields only (none @deprecated; test/ide.test.ts checks it against the schema). */
+const IDE_INITIAL_QUERY = `# Listings Gateway. Your organization and its first accounts (the REST reference is at /docs):
+{
+  organization {
+    id
+    name
+    accountsConnection(first: 20) {
+      edges {
+        node {
+          id
+          name
+          numberOfLocations
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+}
+`;
+
 function ideHtml(token: string | undefined): string {
   return ruruHTML({
     endpoint: '/graphql',
@@ -46,7 +69,7 @@ function ideHtml(token: string | undefined): string {
     clientConfig: {
       initialHeaders: JSON.stringify({ Authorization: `Bearer ${token ?? '<token from `npm run cli -- demo`>'}` }, null, 2),
       isHeadersEditorEnabled: true,
-      initialQuery: `# Listings Gateway. Your organization and its accounts:\n{\n  organization {\n    id\n    name\n    accounts {\n      id\n      name\n      numberOfLocations\n    }\n  }\n}\n`,
+      initialQuery: IDE_INITIAL_QUERY,
     } as RuruClientConfig,
   });
 }

@@ -37,12 +37,13 @@ function toKnexBindings(text: string, values: unknown[]): { sql: string; binding
 }
 
 /**
- * A job's data: its payload; the request (or job) that caused it, whose id goes on the job's log lines, and the
+ * A job's data: its payload; the request (or job) that caused it, whose id goes on the job's log lines (and whether
+ * it expects a refusal), and the
  * span enqueuing it (a request's, or a job's), which the job's own span continues; and its unit of work's id.
  */
 function jobData<P extends object>(payload: P, workId: string | undefined): P & { origin?: object; workId?: string } {
   const cause = currentOrigin();
-  const origin = cause && { requestId: cause.requestId, ...activeTraceContext() };
+  const origin = cause && { requestId: cause.requestId, ...(cause.refusalExpected ? { refusalExpected: true } : {}), ...activeTraceContext() };
   return { ...payload, ...(origin ? { origin } : {}), ...(workId ? { workId } : {}) };
 }
 

@@ -24,6 +24,8 @@ export interface FailureJudgement {
   fromProvider: boolean;
   /** complete: the record holds the final outcome; fail: pg-boss retries the job, or dead-letters it. */
   settle: 'complete' | 'fail';
+  /** The provider answered and refused: no retry could change it (not a failure to reach it, nor an error of ours). */
+  refusal: boolean;
 }
 
 export const INTERNAL_REASON = 'INTERNAL';
@@ -37,12 +39,14 @@ export function judgeFailure(error: unknown, lastAttempt: boolean): FailureJudge
       failure: { status: error.status, reason: error.reason, message: error.message, details: Array.isArray(details) ? details : [], final },
       fromProvider: true,
       settle: error.retryable ? 'fail' : 'complete',
+      refusal: !error.retryable && error.status > 0,
     };
   }
   return {
     failure: { status: 0, reason: INTERNAL_REASON, message: UNEXPECTED_FAILURE_MESSAGE, details: [], final: lastAttempt },
     fromProvider: false,
     settle: 'fail',
+    refusal: false,
   };
 }
 

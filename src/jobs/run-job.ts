@@ -72,7 +72,10 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
     const { failure } = judgement;
     failActiveSpan(error);
     const what = failure.final ? 'final' : 'will be retried';
-    if (judgement.fromProvider) log.warn({ err: error, reason: failure.reason, status: failure.status }, `job failed at the provider (${what})`);
+    if (judgement.refusal && origin?.refusalExpected) {
+      // What the work was made for (the demo's deliberate refusals): an outcome, not a problem; no stack to read.
+      log.info({ reason: failure.reason, status: failure.status }, `job refused at the provider, as its origin expected: ${failure.message}`);
+    } else if (judgement.fromProvider) log.warn({ err: error, reason: failure.reason, status: failure.status }, `job failed at the provider (${what})`);
     else log.error({ err: error }, `job failed unexpectedly (${what})`);
     let outcome = judgement.settle;
     try {

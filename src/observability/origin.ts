@@ -9,6 +9,11 @@ import { traceContextIn, type TraceContext } from './trace-context';
  */
 export interface Origin extends Partial<TraceContext> {
   requestId: string;
+  /**
+   * The work is meant to be refused by the provider (the demo's deliberate refusals): such a refusal is its
+   * expected outcome, logged at info, not a warning (src/jobs/run-job.ts, docs/jobs.md). Carried on like the rest.
+   */
+  refusalExpected?: true;
 }
 
 const storage = new AsyncLocalStorage<Origin>();
@@ -26,5 +31,7 @@ export function originIn(data: unknown): Origin | undefined {
   if (typeof data !== 'object' || data === null || !('origin' in data)) return undefined;
   const { origin } = data;
   if (typeof origin !== 'object' || origin === null || !('requestId' in origin)) return undefined;
-  return typeof origin.requestId === 'string' ? { requestId: origin.requestId, ...traceContextIn(origin) } : undefined;
+  if (typeof origin.requestId !== 'string') return undefined;
+  const refusalExpected = 'refusalExpected' in origin && origin.refusalExpected === true;
+  return { requestId: origin.requestId, ...(refusalExpected ? { refusalExpected } : {}), ...traceContextIn(origin) };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { completeAlphaConsent, type AlphaCallbackDeps, type CallbackOutcome } from '../../oauth/alpha-consent.service';
 import { completeBetaConsent, type BetaCallbackDeps } from '../../oauth/beta-connection.service';
-import { asPage, pagePolicy } from '../../http/browser-page';
+import { asPage, escapeHtml, pagePolicy } from '../../http/browser-page';
 import { restErrorBody } from '../../http/error-body';
 
 /**
@@ -100,9 +100,6 @@ const STYLE =
 
 /** Nothing loads, runs, frames or submits the page: its one style is allowed by its hash. */
 const PAGE_POLICY = pagePolicy({ style: `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'` });
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (character) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[character]!);
 
 /** What the page tells the person, by status: what happened, and what to do. */
 function wordsFor(status: number): { title: string; todo: string } {
