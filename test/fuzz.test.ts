@@ -247,7 +247,7 @@ function graphQLOnlyNames(route: RestRoute): RegExp | undefined {
   for (const definition of operation.variableDefinitions ?? []) {
     const name = definition.variable.name.value;
     graphQLNames.add(name);
-    const source = route.variables[name] as ValueSource | undefined;
+    const source: ValueSource | undefined = route.variables[name];
     const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
     if (!source || !type) continue;
     const input = getNamedType(type);
