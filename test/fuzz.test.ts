@@ -117,11 +117,22 @@ const GRAPHQL_WORDS = /\\?"[A-Z][A-Za-z]*\\?"|\$[A-Za-z]|\w(Input|Args)\b|cannot
 /** Neither kind of answer may carry internals. */
 const LEAKS = /\b(select|insert into|update \S+ set|delete from)\b|node_modules|at \S+ \(\/|pgboss|mikro-orm/i;
 
-/**
- * `graphQLNames`: for a REST route, the names its operation has that the route does not (GraphQL variables, input
- * fields and argument paths: `locationId`, `input.params`): its refusals must name the route's own fields instead.
- */
-async function check(what: string, send: () => Promise<{ status: number; text: string }>, graphQLShape: boolean, graphQLNames?: RegExp): Promise<void> {
+/** What a REST route's answers are held to beyond the shapes every route shares. */
+interface RouteRules {
+  /** The names its operation has that the route does not (`locationId`, `input.params`): refusals name the route's own. */
+  graphQLNames?: RegExp;
+  /** Its success envelope: the account-connection flows answer `{url, external_api: true}`, without `success`. */
+  envelope?: RestRoute['envelope'];
+}
+
+/** A success body in the route's envelope. */
+function isDocumentedSuccess(body: unknown, envelope: RestRoute['envelope']): boolean {
+  const members = body as Record<string, unknown> | undefined;
+  if (typeof envelope === 'object') return Object.entries(envelope.bare).every(([name, value]) => members?.[name] === value);
+  return members?.success === true;
+}
+
+async function check(what: string, send: () => Promise<{ status: number; text: string }>, graphQLShape: boolean, route: RouteRules = {}): Promise<void> {
   stats.tried += 1;
   eventLoop.reset();
   const started = performance.now();
@@ -149,11 +160,11 @@ async function check(what: string, send: () => Promise<{ status: number; text: s
   const documented = graphQLShape
     ? isDocumentedGraphQLBody(body)
     : success
-      ? (body as { success?: unknown })?.success === true
+      ? isDocumentedSuccess(body, route.envelope)
       : isDocumentedRestError(answer.status, body);
   if (answer.status >= 500) stats.serverErrors += 1;
   const message = (body as { message?: unknown; msg?: unknown } | undefined)?.message ?? (body as { msg?: unknown } | undefined)?.msg;
-  const graphQLWords = !graphQLShape && !success && (GRAPHQL_WORDS.test(answer.text) || (typeof message === 'string' && graphQLNames?.test(message) === true));
+  const graphQLWords = !graphQLShape && !success && (GRAPHQL_WORDS.test(answer.text) || (typeof message === 'string' && route.graphQLNames?.test(message) === true));
   if (answer.status >= 500 || !documented || ms > ANSWER_BOUND_MS || LEAKS.test(answer.text) || graphQLWords) {
     findings.push({ what: `${what} (${ms} ms)`, status: answer.status, body: answer.text.slice(0, 300) });
   }
@@ -297,24 +308,24 @@ describe('fuzzing every REST route', () => {
     '%s: every bad value answers below 500, in a documented shape, in time',
     async (label, route) => {
       const good = baseline(route);
-      const names = graphQLOnlyNames(route);
+      const rules: RouteRules = { graphQLNames: graphQLOnlyNames(route), envelope: route.envelope };
       for (const { source, name } of restNames(route)) {
         if (source.from === 'path' || source.from === 'query') {
           for (const bad of BAD_URL_TEXT) {
             const from = source.from;
-            await check(`${label} ${name}=${bad.kind}`, () => sendRest(route, { ...good, [from]: { ...good[from], [name]: bad.text } }), false, names);
+            await check(`${label} ${name}=${bad.kind}`, () => sendRest(route, { ...good, [from]: { ...good[from], [name]: bad.text } }), false, rules);
           }
           if (source.from === 'query') {
-            await check(`${label} ${name} repeated`, () => sendRest(route, good, `&${name}=a&${name}=b`), false, names);
-            await check(`${label} ${name}[] array syntax`, () => sendRest(route, good, `&${name}[]=a&${name}[x]=b`), false, names);
+            await check(`${label} ${name} repeated`, () => sendRest(route, good, `&${name}=a&${name}=b`), false, rules);
+            await check(`${label} ${name}[] array syntax`, () => sendRest(route, good, `&${name}[]=a&${name}[x]=b`), false, rules);
           }
         } else if (source.from === 'header') {
           for (const value of ['x'.repeat(300), '   ', 'Ã©Ã¨', 'a'.repeat(8000), '{a}']) {
-            await check(`${label} header ${name}=${value.slice(0, 10)}…`, () => sendRest(route, { ...good, headers: { ...good.headers, [name]: value } }), false, names);
+            await check(`${label} header ${name}=${value.slice(0, 10)}…`, () => sendRest(route, { ...good, headers: { ...good.headers, [name]: value } }), false, rules);
           }
         } else {
           for (const bad of BAD_JSON_VALUES) {
-            await check(`${label} body ${name}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: bad.json } }), false, names);
+            await check(`${label} body ${name}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: bad.json } }), false, rules);
           }
           // One level down into objects (params.summary, params.callToAction, …).
           const value = goodRestValue(name);
@@ -322,7 +333,7 @@ describe('fuzzing every REST route', () => {
             for (const field of nestedFieldsOf(name)) {
               for (const bad of BAD_JSON_VALUES.filter((b) => !b.heavy)) {
                 const nested = JSON.stringify({ ...(value), [field]: '__FUZZ_VALUE__' }).replace(MARKER, bad.json);
-                await check(`${label} body ${name}.${field}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: nested } }), false, names);
+                await check(`${label} body ${name}.${field}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: nested } }), false, rules);
               }
             }
           }
@@ -334,22 +345,22 @@ describe('fuzzing every REST route', () => {
           await check(`${label} whole body ${bad.kind}`, () => send(route.method, `${path}?account_id=${ids.accountId}`, {
             headers: { 'content-type': bad.contentType ?? 'application/json' },
             body: bad.body,
-          }), false, names);
+          }), false, rules);
         }
         if (restNames(route).some(({ name }) => name === 'parameterMask')) {
           await check(`${label} the doubling parameterMask`, () =>
-            sendRest(route, { ...good, body: { ...good.body, parameterMask: JSON.stringify(EXPANDING_MASK.parameterMask), parameters: JSON.stringify(EXPANDING_MASK.parameters), params: JSON.stringify({ summary: '{a}' }) } }), false, names);
+            sendRest(route, { ...good, body: { ...good.body, parameterMask: JSON.stringify(EXPANDING_MASK.parameterMask), parameters: JSON.stringify(EXPANDING_MASK.parameters), params: JSON.stringify({ summary: '{a}' }) } }), false, rules);
         }
       }
       for (const authorization of [undefined, 'Basic abc', `Bearer ${'a'.repeat(8000)}`, 'Bearer a b', 'Bearer']) {
         await check(`${label} authorization ${String(authorization).slice(0, 12)}`, () => {
           const path = route.path.replace(/:(\w+)/g, (_m, n: string) => good.path[n] ?? 'x');
           return fetch(`${t.url}${path}`, { method: route.method, headers: authorization ? { authorization } : {} }).then(async (r) => ({ status: r.status, text: await r.text() }));
-        }, false, names);
+        }, false, rules);
       }
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
         if (method === route.method) continue;
-        await check(`${method} ${route.path}`, () => send(method, route.path.replace(/:(\w+)/g, 'x')), false, names);
+        await check(`${method} ${route.path}`, () => send(method, route.path.replace(/:(\w+)/g, 'x')), false, rules);
       }
       expect(findings).toEqual([]);
     },
