@@ -95,7 +95,7 @@ describe('the beta consent', () => {
     expect(accountToken.status).toBe(403);
     const plain = await http(t.url, 'POST', '/oauth/beta/generate-url', { token: org.token, body: { redirect_url: 'http://app.example/r' } });
     expect(plain.status).toBe(400);
-    expect(plain.body).toEqual({ error: 400, message: 'redirect_url must use https' });
+    expect(plain.body).toEqual({ error: 400, message: 'redirect_url scheme must be https, not http' });
   });
 });
 
@@ -189,7 +189,7 @@ describe('beta brands', () => {
     await refused({ beta_company_id: 'company-2002' }, 'beta_company_id cannot be changed');
     await refused({ segment_id: 'brand-other' }, 'segment_id cannot be changed');
     await refused({ ownership_type: 'OWNER' }, 'ownership_type must be one of BRAND_OWNER, FRANCHISEE');
-    await refused({ website_url: 'ftp://acme.example' }, 'website_url must be an http(s) URL');
+    await refused({ website_url: 'ftp://acme.example' }, 'website_url scheme must be http or https, not ftp');
     const missing = await patch('brand-00000000-0000-4000-8000-000000000000', { brand_name: 'Nobody' });
     expect(missing.status).toBe(404);
     const disabled = await patch(segmentId, { brand_name: 'Nope' }, noBeta.token);

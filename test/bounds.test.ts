@@ -331,7 +331,7 @@ describe('consent sessions an organization can open, and the size of what they k
       }
       const long = await http(t.url, 'POST', path, { token: org.token, body: { redirect_url: `${REDIRECT}?q=${'x'.repeat(2049 - REDIRECT.length - 3)}` } });
       expect(long.status).toBe(400);
-      expect(long.body).toEqual({ error: 400, message: 'redirect_url must be 1 to 2048 characters' });
+      expect(long.body).toEqual({ error: 400, message: 'redirect_url must be at most 2048 characters' });
       // Under 2048 as typed, but each é is six characters once written as a URL.
       const encoded = await http(t.url, 'POST', path, { token: org.token, body: { redirect_url: `${REDIRECT}?q=${'é'.repeat(400)}` } });
       expect(encoded.status).toBe(400);

@@ -155,6 +155,9 @@ describe('a competitor scan', () => {
     });
     // B's primary type is cafe, not the coffee shop searched for.
     expect(scan.competitors[1].gac).toBe(false);
+    // What is not known is null, never left out: the document lists every key, and clients generated from it expect them.
+    expect(scan.competitors[1]).toMatchObject({ placeId: 'place-b', website: null });
+    expect(scan.client).toMatchObject({ description: null, postDate: null });
 
     expect(scan.client).toMatchObject({
       rank: 4,
@@ -247,6 +250,18 @@ describe('a competitor scan', () => {
     ]);
     // Already in the top 3 and 5; one review more than A's 200 for the top 1.
     expect(answer.body.payload.strategy).toMatchObject({ reviews_to_top1: 199, reviews_to_top3: 0, reviews_to_top5: 0 });
+  });
+
+  it('is documented with every key of its parts required, the unknown ones nullable', async () => {
+    const document = (await http(t.url, 'GET', '/openapi.json')).body;
+    const resolve = (schema: any): any => (schema?.$ref ? resolve(document.components.schemas[schema.$ref.split('/').pop()]) : schema);
+    const payload = resolve(resolve(document.paths['/competitor-scan'].get.responses['200'].content['application/json'].schema).properties.payload);
+    const client = resolve(payload.properties.client);
+    const competitor = resolve(resolve(payload.properties.competitors).items);
+    for (const [part, field] of [[client, 'website'], [client, 'description'], [client, 'postDate'], [competitor, 'website']] as const) {
+      expect([field, part.required]).toEqual([field, expect.arrayContaining([field])]);
+      expect([field, JSON.stringify(part.properties[field])]).toEqual([field, expect.stringContaining('null')]);
+    }
   });
 
   it('answers the latest scan of the location, 404 when there is none, and refuses bad requests', async () => {

@@ -10,6 +10,8 @@ import {
   isListType,
   isNonNullType,
   isScalarType,
+  Kind,
+  typeFromAST,
   type GraphQLField,
   type GraphQLInputType,
   type GraphQLObjectType,
@@ -18,6 +20,7 @@ import {
 } from 'graphql';
 import WebSocket from 'ws';
 import { errorCatalogue } from '../src/errors/domain-error';
+import { isVerbatim, restFieldName, type RestNaming } from '../src/rest/names';
 import { routeTable } from '../src/rest/routes';
 import type { RestRoute, ValueSource } from '../src/rest/route';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
@@ -114,7 +117,22 @@ const GRAPHQL_WORDS = /\\?"[A-Z][A-Za-z]*\\?"|\$[A-Za-z]|\w(Input|Args)\b|cannot
 /** Neither kind of answer may carry internals. */
 const LEAKS = /\b(select|insert into|update \S+ set|delete from)\b|node_modules|at \S+ \(\/|pgboss|mikro-orm/i;
 
-async function check(what: string, send: () => Promise<{ status: number; text: string }>, graphQLShape: boolean): Promise<void> {
+/** What a REST route's answers are held to beyond the shapes every route shares. */
+interface RouteRules {
+  /** The names its operation has that the route does not (`locationId`, `input.params`): refusals name the route's own. */
+  graphQLNames?: RegExp;
+  /** Its success envelope: the account-connection flows answer `{url, external_api: true}`, without `success`. */
+  envelope?: RestRoute['envelope'];
+}
+
+/** A success body in the route's envelope. */
+function isDocumentedSuccess(body: unknown, envelope: RestRoute['envelope']): boolean {
+  const members = body as Record<string, unknown> | undefined;
+  if (typeof envelope === 'object') return Object.entries(envelope.bare).every(([name, value]) => members?.[name] === value);
+  return members?.success === true;
+}
+
+async function check(what: string, send: () => Promise<{ status: number; text: string }>, graphQLShape: boolean, route: RouteRules = {}): Promise<void> {
   stats.tried += 1;
   eventLoop.reset();
   const started = performance.now();
@@ -142,10 +160,11 @@ async function check(what: string, send: () => Promise<{ status: number; text: s
   const documented = graphQLShape
     ? isDocumentedGraphQLBody(body)
     : success
-      ? (body as { success?: unknown })?.success === true
+      ? isDocumentedSuccess(body, route.envelope)
       : isDocumentedRestError(answer.status, body);
   if (answer.status >= 500) stats.serverErrors += 1;
-  const graphQLWords = !graphQLShape && !success && GRAPHQL_WORDS.test(answer.text);
+  const message = (body as { message?: unknown; msg?: unknown } | undefined)?.message ?? (body as { msg?: unknown } | undefined)?.msg;
+  const graphQLWords = !graphQLShape && !success && (GRAPHQL_WORDS.test(answer.text) || (typeof message === 'string' && route.graphQLNames?.test(message) === true));
   if (answer.status >= 500 || !documented || ms > ANSWER_BOUND_MS || LEAKS.test(answer.text) || graphQLWords) {
     findings.push({ what: `${what} (${ms} ms)`, status: answer.status, body: answer.text.slice(0, 300) });
   }
@@ -190,6 +209,9 @@ function goodRestValue(name: string): unknown {
     parameterMask: 'a',
     parameters: { a: 'b' },
     name: 'Fuzzed name',
+    url: 'https://hooks.example.com/in',
+    event_types: ['*'],
+    redirect_url: 'https://app.example/return',
   };
   return values[name];
 }
@@ -206,6 +228,55 @@ function restNames(route: RestRoute): { source: ValueSource; name: string }[] {
   return (Object.values(route.variables) as ValueSource[]).flatMap((source): { source: ValueSource; name: string }[] =>
     source.from === 'bodyFields' ? Object.values(source.fields).map((name) => ({ source, name })) : [{ source, name: source.name }],
   );
+}
+
+/**
+ * What a REST refusal of this route must not say: the GraphQL names of its operation (variables, root arguments, the
+ * fields of its input types) that are not also a name the route reads (its sources, their fields in the route's
+ * naming, and the names kept below verbatim fields). camelCase names anywhere; lowercase ones as a path's head
+ * (`input.params.summary`), where they cannot be an English word.
+ */
+function graphQLOnlyNames(route: RestRoute): RegExp | undefined {
+  const operation = route.operation.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  if (!operation || operation.kind !== Kind.OPERATION_DEFINITION) return undefined;
+  const graphQLNames = new Set<string>();
+  const rest = new Set(restNames(route).map(({ name }) => name));
+  // `naming` undefined: names are kept as they are below this point (a verbatim field, or a body read by one name).
+  const walk = (type: GraphQLInputType, naming: RestNaming | undefined, seen: ReadonlySet<string>) => {
+    const input = getNamedType(type);
+    if (!isInputObjectType(input) || seen.has(input.name)) return;
+    for (const field of Object.values(input.getFields())) {
+      const kept = naming === undefined || isVerbatim(naming, input.name, field.name);
+      graphQLNames.add(field.name);
+      rest.add(kept ? field.name : restFieldName(naming, input.name, field.name));
+      walk(field.type, kept ? undefined : naming, new Set([...seen, input.name]));
+    }
+  };
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) for (const argument of selection.arguments ?? []) graphQLNames.add(argument.name.value);
+  }
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    graphQLNames.add(name);
+    const source: ValueSource | undefined = route.variables[name];
+    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    if (!source || !type) continue;
+    const input = getNamedType(type);
+    if (source.from !== 'bodyFields' || !isInputObjectType(input)) {
+      walk(type, undefined, new Set());
+      continue;
+    }
+    const naming = source.naming ?? {};
+    for (const field of Object.values(input.getFields())) {
+      graphQLNames.add(field.name);
+      if (field.name in source.fields) walk(field.type, isVerbatim(naming, input.name, field.name) ? undefined : naming, new Set([input.name]));
+    }
+  }
+  const only = [...graphQLNames].filter((name) => !rest.has(name));
+  const camel = only.filter((name) => /[A-Z]/.test(name));
+  const lower = only.filter((name) => !/[A-Z]/.test(name));
+  const patterns = [...(camel.length ? [`\\b(${camel.join('|')})\\b`] : []), ...(lower.length ? [`\\b(${lower.join('|')})[.[]`] : [])];
+  return patterns.length ? new RegExp(patterns.join('|')) : undefined;
 }
 
 function baseline(route: RestRoute): RestRequest {
@@ -237,23 +308,24 @@ describe('fuzzing every REST route', () => {
     '%s: every bad value answers below 500, in a documented shape, in time',
     async (label, route) => {
       const good = baseline(route);
+      const rules: RouteRules = { graphQLNames: graphQLOnlyNames(route), envelope: route.envelope };
       for (const { source, name } of restNames(route)) {
         if (source.from === 'path' || source.from === 'query') {
           for (const bad of BAD_URL_TEXT) {
             const from = source.from;
-            await check(`${label} ${name}=${bad.kind}`, () => sendRest(route, { ...good, [from]: { ...good[from], [name]: bad.text } }), false);
+            await check(`${label} ${name}=${bad.kind}`, () => sendRest(route, { ...good, [from]: { ...good[from], [name]: bad.text } }), false, rules);
           }
           if (source.from === 'query') {
-            await check(`${label} ${name} repeated`, () => sendRest(route, good, `&${name}=a&${name}=b`), false);
-            await check(`${label} ${name}[] array syntax`, () => sendRest(route, good, `&${name}[]=a&${name}[x]=b`), false);
+            await check(`${label} ${name} repeated`, () => sendRest(route, good, `&${name}=a&${name}=b`), false, rules);
+            await check(`${label} ${name}[] array syntax`, () => sendRest(route, good, `&${name}[]=a&${name}[x]=b`), false, rules);
           }
         } else if (source.from === 'header') {
           for (const value of ['x'.repeat(300), '   ', 'Ã©Ã¨', 'a'.repeat(8000), '{a}']) {
-            await check(`${label} header ${name}=${value.slice(0, 10)}…`, () => sendRest(route, { ...good, headers: { ...good.headers, [name]: value } }), false);
+            await check(`${label} header ${name}=${value.slice(0, 10)}…`, () => sendRest(route, { ...good, headers: { ...good.headers, [name]: value } }), false, rules);
           }
         } else {
           for (const bad of BAD_JSON_VALUES) {
-            await check(`${label} body ${name}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: bad.json } }), false);
+            await check(`${label} body ${name}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: bad.json } }), false, rules);
           }
           // One level down into objects (params.summary, params.callToAction, …).
           const value = goodRestValue(name);
@@ -261,7 +333,7 @@ describe('fuzzing every REST route', () => {
             for (const field of nestedFieldsOf(name)) {
               for (const bad of BAD_JSON_VALUES.filter((b) => !b.heavy)) {
                 const nested = JSON.stringify({ ...(value), [field]: '__FUZZ_VALUE__' }).replace(MARKER, bad.json);
-                await check(`${label} body ${name}.${field}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: nested } }), false);
+                await check(`${label} body ${name}.${field}=${bad.kind}`, () => sendRest(route, { ...good, body: { ...good.body, [name]: nested } }), false, rules);
               }
             }
           }
@@ -273,22 +345,22 @@ describe('fuzzing every REST route', () => {
           await check(`${label} whole body ${bad.kind}`, () => send(route.method, `${path}?account_id=${ids.accountId}`, {
             headers: { 'content-type': bad.contentType ?? 'application/json' },
             body: bad.body,
-          }), false);
+          }), false, rules);
         }
         if (restNames(route).some(({ name }) => name === 'parameterMask')) {
           await check(`${label} the doubling parameterMask`, () =>
-            sendRest(route, { ...good, body: { ...good.body, parameterMask: JSON.stringify(EXPANDING_MASK.parameterMask), parameters: JSON.stringify(EXPANDING_MASK.parameters), params: JSON.stringify({ summary: '{a}' }) } }), false);
+            sendRest(route, { ...good, body: { ...good.body, parameterMask: JSON.stringify(EXPANDING_MASK.parameterMask), parameters: JSON.stringify(EXPANDING_MASK.parameters), params: JSON.stringify({ summary: '{a}' }) } }), false, rules);
         }
       }
       for (const authorization of [undefined, 'Basic abc', `Bearer ${'a'.repeat(8000)}`, 'Bearer a b', 'Bearer']) {
         await check(`${label} authorization ${String(authorization).slice(0, 12)}`, () => {
           const path = route.path.replace(/:(\w+)/g, (_m, n: string) => good.path[n] ?? 'x');
           return fetch(`${t.url}${path}`, { method: route.method, headers: authorization ? { authorization } : {} }).then(async (r) => ({ status: r.status, text: await r.text() }));
-        }, false);
+        }, false, rules);
       }
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
         if (method === route.method) continue;
-        await check(`${method} ${route.path}`, () => send(method, route.path.replace(/:(\w+)/g, 'x')), false);
+        await check(`${method} ${route.path}`, () => send(method, route.path.replace(/:(\w+)/g, 'x')), false, rules);
       }
       expect(findings).toEqual([]);
     },

@@ -495,8 +495,8 @@ describe('the connections and node(nodeId:)', () => {
     };
     for (const [field, document] of Object.entries(documents)) {
       for (const [variables, message] of [
-        [{ f: 101 }, /first must not be greater than 100/],
-        [{ f: 0 }, /first must not be less than 1/],
+        [{ f: 101 }, /first must be between 1 and 100/],
+        [{ f: 0 }, /first must be between 1 and 100/],
         [{ a: 'bm90IGEgY3Vyc29y' }, /not a cursor/],
       ] as const) {
         const answer = await graphql(t.url, document, { token: org.token, variables });

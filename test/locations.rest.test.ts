@@ -321,7 +321,7 @@ describe('POST /location', () => {
       [
         'a website that is not http(s)',
         minimalLocationBody({ website_uri: 'ftp://files.example/' }),
-        'website_uri must be an http(s) URL of at most 2048 characters',
+        'website_uri scheme must be http or https, not ftp',
       ],
       ['a latitude without a longitude', minimalLocationBody({ latitude: 40.7 }), 'latitude and longitude go together'],
       [
@@ -622,6 +622,6 @@ describe('GraphQL twins', () => {
       token: listing.token,
       variables: { a: accountId },
     });
-    expect(tooMany.body.errors?.[0]).toMatchObject({ message: 'per_page must be between 1 and 250', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(tooMany.body.errors?.[0]).toMatchObject({ message: 'perPage must be between 1 and 250', extensions: { code: 'BAD_USER_INPUT' } });
   });
 });

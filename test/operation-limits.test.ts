@@ -304,7 +304,7 @@ describe('list sizes', () => {
     expect(post.body.data).toBeNull();
     expect(post.body.errors).toEqual([
       expect.objectContaining({
-        message: expect.stringMatching(/first must not be greater than 100/),
+        message: expect.stringMatching(/first must be between 1 and 100/),
         path: ['locations'],
         extensions: { code: 'BAD_USER_INPUT' },
       }),

@@ -430,7 +430,7 @@ describe('GET /post', () => {
       `mutation ($a: ID) { createPostCampaign(accountId: $a, input: { locationIds: [], params: { summary: "x" } }) { campaignId } }`,
       { token: listToken, variables: { a: listAccount } },
     );
-    expect(created.body.errors?.[0]?.message).toBe('locationIds must name at least one location');
+    expect(created.body.errors?.[0]?.message).toBe('input.locationIds must name at least one location');
   });
 
   it('pages the posts cursor backwards in time, newest first, each post once', async () => {

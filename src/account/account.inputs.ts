@@ -7,7 +7,7 @@ export interface AccountLookup {
   referenceId?: string | null;
 }
 
-const accountLookupRules = { referenceId: text({ max: 255 }, 'reference_id must be at most 255 characters') };
+const accountLookupRules = { referenceId: text({ max: 255 }) };
 
 @ArgsType()
 @ArgumentRules(accountLookupRules)

@@ -7,7 +7,7 @@ import { EVENT_IDS_PER_READ } from '../activity/event-presentation';
 
 /** The filters of the activity log, the same for its cursor list and its page-numbered twin (GET /events). */
 @ArgsType()
-@ArgumentRules({ ids: list(undefined, { max: EVENT_IDS_PER_READ }, { max: `ids must name at most ${EVENT_IDS_PER_READ} events` }) })
+@ArgumentRules({ ids: list(undefined, { max: EVENT_IDS_PER_READ }, 'events') })
 export class EventFilterArgs {
   @Field(() => [ID], { nullable: true, description: `Only these events (at most ${EVENT_IDS_PER_READ}); ids of no event of the caller’s match nothing.` })
   ids?: string[] | null;

@@ -24,7 +24,7 @@ export class CreatedApiToken {
 }
 
 @ArgsType()
-@ArgumentRules({ label: text({ max: 100 }, 'label must be at most 100 characters') })
+@ArgumentRules({ label: text({ max: 100 }) })
 export class CreateAccountTokenArgs {
   @Field(() => ID)
   accountId!: string;

@@ -36,5 +36,5 @@ export function additionalCategories(values: string[]): string[] {
 
 /** An http(s) URL (trimmed; null or blank clears it). */
 export function url(value: string | null | undefined, field: string): string | null {
-  return ruled(optionalHttpUrl(`${field} must be an http(s) URL`), value);
+  return ruled(optionalHttpUrl(field), value);
 }

@@ -89,8 +89,30 @@ export interface RateLimitState {
   resetSeconds: number;
 }
 
+/**
+ * One refused input field: where it is, as the GraphQL arguments name it (`['input', 'params', 'summary']`), and what
+ * is wrong with it, without its name (`must be at most 1500 characters`). Each transport names the place in its own
+ * words: GraphQL by this path, REST by the route's field names (src/rest/field-names.ts).
+ */
+export interface FieldProblem {
+  path: readonly (string | number)[];
+  problem: string;
+}
+
+/** `input.params.media[0].sourceUrl`: a path as GraphQL's own errors write one. */
+export function pathText(path: readonly (string | number)[]): string {
+  return path.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
+}
+
+/** The message of refused fields, each named by `nameOf` (default: its GraphQL path). */
+export function fieldProblemsMessage(fields: readonly FieldProblem[], nameOf: (path: readonly (string | number)[]) => string = pathText): string {
+  return fields.map((field) => `${nameOf(field.path)} ${field.problem}`).join('; ');
+}
+
 /** What some errors carry besides their code and message. */
 export interface DomainErrorData {
+  /** The input fields refused (BAD_USER_INPUT), for a transport to name in its own words. */
+  fields?: readonly FieldProblem[];
   /** The documented REST payload of the shape (rate limit figures, the quota's retryAfter, …). */
   payload?: Record<string, unknown>;
   missingFields?: string[];
@@ -118,6 +140,11 @@ export class DomainError extends Error {
 
   static badInput(message: string): DomainError {
     return new DomainError('BAD_USER_INPUT', message);
+  }
+
+  /** BAD_USER_INPUT naming each refused field by its GraphQL path; REST renames them (src/rest/field-names.ts). */
+  static badFields(fields: readonly FieldProblem[]): DomainError {
+    return new DomainError('BAD_USER_INPUT', fieldProblemsMessage(fields), { fields });
   }
 
   static notFound(what: string): DomainError {

@@ -12,11 +12,10 @@ export type { Page } from '../shared/page';
 /** Adds `page` and `perPage` to an args class of filters; `perPage` 1 to `max` (more is refused, never cut). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function withPageArgs<TBase extends new (...args: any[]) => object>(Base: TBase, perPage: { default: number; max: number }) {
-  const range = `per_page must be between 1 and ${perPage.max}`;
   @ArgsType()
   @ArgumentRules({
-    page: integer({ min: 1 }, 'page must be at least 1'),
-    perPage: integer({ min: 1, max: perPage.max }, range),
+    page: integer({ min: 1 }),
+    perPage: integer({ min: 1, max: perPage.max }),
   })
   class WithPageArgs extends Base {
     @Field(() => Int, { defaultValue: 1, description: '1-based.' })

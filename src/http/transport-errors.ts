@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDependencyUnavailable, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/dependency-unavailable';
 import { errorCodeForStatus, INTERNAL_ERROR_MESSAGE, type ErrorCode, type RestErrorShape } from '../errors/domain-error';
+import { bodyRefusalMessage } from './body-refusals';
 import { restErrorBody } from './error-body';
 import { limitHeaders } from './limit-headers';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
@@ -62,7 +63,8 @@ export function handleFastifyError(
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   if (status === 500) request.log.error({ err: error }, 'unexpected error');
-  return sendHttpError(request, reply, status, messageForFastifyError(error, status), {}, shapeOf(status));
+  const message = (status < 500 ? bodyRefusalMessage(error, request) : undefined) ?? messageForFastifyError(error, status);
+  return sendHttpError(request, reply, status, message, {}, shapeOf(status));
 }
 
 /** Fastify's router refusals (bad percent-encoding, over-long path parameter), in the documented shape. */

@@ -134,7 +134,7 @@ export class UpdateLocationInput implements LocationPatch {
 
 /** The filters of GET /location and the `locations` queries. */
 @ArgsType()
-@ArgumentRules({ storeCode: text({ max: 255 }, 'store_code must be at most 255 characters') })
+@ArgumentRules({ storeCode: text({ max: 255 }) })
 export class LocationFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;
@@ -147,7 +147,7 @@ export class LocationFilterArgs {
 export class LocationsArgs extends withConnectionArgs(LocationFilterArgs) {}
 
 @ArgsType()
-@ArgumentRules({ skip: integer({ min: 0 }, 'skip must be at least 0') })
+@ArgumentRules({ skip: integer({ min: 0 }) })
 export class LocationsPageArgs extends withPageArgs(LocationFilterArgs, { default: 10, max: 250 }) {
   @Field(() => Int, {
     defaultValue: 0,

@@ -6,7 +6,7 @@ import type { Categories, HoursPeriod, MoreHours, SpecialHours, TimeOfDay } from
 import type { Location } from './location.entity';
 import { LocationUpdateField } from './location.enums';
 import { isIsoDate } from '../shared/calendar';
-import { countryCode as countryCodeRule, optionalHttpUrl, ruled, URL_MAX } from '../shared/value-rules';
+import { countryCode as countryCodeRule, optionalHttpUrl, ruled } from '../shared/value-rules';
 
 /**
  * The rules of a location's fields, for a create and for an update alike: the document's limits (description 750
@@ -66,7 +66,7 @@ function countryCode(value: string): string {
 }
 
 function httpUrl(value: string | null | undefined, field: string): string | null {
-  return ruled(optionalHttpUrl(`${field} must be an http(s) URL of at most ${URL_MAX} characters`), value);
+  return ruled(optionalHttpUrl(field), value);
 }
 
 function description(value: string | null | undefined): string | null {

@@ -55,7 +55,7 @@ export class PostEvent {
 @InputType('PostOfferInput')
 @ArgumentRules({
   couponCode: text({ min: 1, max: 58 }),
-  redeemOnlineUrl: httpUrl('$property must be a URL address').nullish(),
+  redeemOnlineUrl: httpUrl().nullish(),
   termsConditions: text({ min: 1, max: 5000 }),
 })
 export class PostOffer {
@@ -66,7 +66,7 @@ export class PostOffer {
 
 @ObjectType('PostCallToAction', { simpleResolvers: true })
 @InputType('PostCallToActionInput')
-@ArgumentRules({ url: httpUrl('callToAction.url must be an http(s) URL').nullish() })
+@ArgumentRules({ url: httpUrl().nullish() })
 export class PostCallToAction {
   @Field(() => ActionType) actionType!: ActionType;
   @Field(() => String, { nullable: true }) url?: string | null;
@@ -76,7 +76,7 @@ export class PostCallToAction {
 @InputType('PostMediaInput')
 @ArgumentRules({
   mediaFormat: z.enum(['PHOTO', 'VIDEO'], { message: 'media.mediaFormat must be PHOTO or VIDEO' }).nullish(),
-  sourceUrl: httpUrl('media.sourceUrl must be an http(s) URL').nullish(),
+  sourceUrl: httpUrl().nullish(),
 })
 export class PostMedia {
   @Field() mediaFormat!: string;
@@ -87,7 +87,7 @@ export class PostMedia {
 @InputType('PostParamsInput')
 @ArgumentRules({
   languageCode: text({ min: 2, max: 10 }),
-  summary: text({ max: 1500 }, 'summary must be at most 1500 characters'),
+  summary: text({ max: 1500 }),
   callToAction: nested(PostCallToAction),
   media: list(nested(PostMedia), { max: 10 }),
   event: nested(PostEvent),

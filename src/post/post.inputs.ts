@@ -10,9 +10,9 @@ import { PostSource, PostState } from './post.enums';
 @InputType('PostContentInput')
 @ArgumentRules({
   params: nested(PostParams),
-  parameterMask: text({ max: 2000 }, 'parameterMask must be at most 2000 characters', {
+  parameterMask: text({ max: 2000 }, {
     regex: /^\s*[A-Za-z0-9_]+(\s*,\s*[A-Za-z0-9_]+)*\s*$/,
-    message: 'parameterMask must be comma-separated placeholder names',
+    message: 'must be comma-separated placeholder names',
   }),
 })
 abstract class PostContentInput {
@@ -37,7 +37,7 @@ export class CreatePostInput extends PostContentInput {
 
 @InputType()
 @ArgumentRules({
-  locationIds: list(undefined, { min: 1, max: 100 }, { min: 'locationIds must name at least one location', max: 'locationIds may name at most 100 locations' }),
+  locationIds: list(undefined, { min: 1, max: 100 }, 'locations'),
 })
 export class CreatePostCampaignInput extends PostContentInput {
   @Field(() => [ID])
@@ -46,7 +46,7 @@ export class CreatePostCampaignInput extends PostContentInput {
 
 @ArgsType()
 @ArgumentRules({
-  idempotencyKey: text({ max: 255 }, 'Idempotency-Key must be at most 255 characters'),
+  idempotencyKey: text({ max: 255 }),
   input: nested(CreatePostInput),
 })
 export class CreatePostArgs {
@@ -71,7 +71,7 @@ export class PostRefArgs {
 
 /** The filters of GET /post and the `posts` query. */
 @ArgsType()
-@ArgumentRules({ q: text({ max: 200 }, 'q must be at most 200 characters') })
+@ArgumentRules({ q: text({ max: 200 }) })
 export class PostFilterArgs {
   @Field(() => ID, { nullable: true, description: 'Required with an organization token; ignored with an account token.' })
   accountId?: string | null;

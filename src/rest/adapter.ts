@@ -10,6 +10,7 @@ import { compileOperation, type CompiledOperation } from '../graphql/compiled-op
 import { classifyError, logMasked } from '../graphql/format-error';
 import { guardRequestInput } from '../http/input-guard';
 import { limitHeaders } from '../http/limit-headers';
+import { restFieldNamer, restMessage } from './field-names';
 import { compileRecord, REST_LEAF_SERIALIZERS, successSerializerSchema, type CompiledRecord } from './record';
 import type { RestRoute } from './route';
 import { prepareVariables } from './variables';
@@ -60,6 +61,7 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
   for (const route of routes) {
     const { operation, compiled, record } = compileRoute(deps.schema, route);
     const readVariables = prepareVariables(deps.schema, route, operation);
+    const restNameOf = restFieldNamer(deps.schema, route, operation);
     const selectFields = fieldSelector(route, record);
     // The success body is written by a serializer compiled once from its documented schema; a route whose schema
     // cannot be compiled to JSON.stringify's bytes keeps JSON.stringify (src/rest/record.ts).
@@ -110,7 +112,8 @@ export function registerRestRoutes(app: FastifyInstance, deps: RestDependencies,
             ? 'BAD_USER_INPUT'
             : classified.code;
           errorCode = code;
-          const rendered = restErrorBody(code, classified.message, classified.data, route.errorShapes?.[catalogueEntry(code).status]);
+          const message = restMessage(classified.message, classified.data, restNameOf);
+          const rendered = restErrorBody(code, message, classified.data, route.errorShapes?.[catalogueEntry(code).status]);
           return send(reply, rendered.status, rendered.body, new Map([...(ctx?.responseHeaders ?? []), ...limitHeaders(classified.data)]));
         } finally {
           deps.runtime.metrics?.countOperation({ name: operationName, type: operation.operation, transport: 'rest', errorCode, started });

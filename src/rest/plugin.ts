@@ -14,7 +14,12 @@ export interface RestOptions {
 /** The documented REST paths (the route table, each running its GraphQL operation), the consent callbacks, and /openapi.json. */
 export const restPlugin = fp<RestOptions>(
   async (app, { schema, runtime, openApi }) => {
-    registerRestRoutes(app, { runtime, schema }, routeTable);
+    // The documented bodies are JSON: text/plain (Fastify reads it as a string) is refused 415 like any other type,
+    // with the one accepted type named, rather than parsed and then refused as "not a JSON object" (docs/decisions.md).
+    await app.register(async (rest) => {
+      rest.removeContentTypeParser('text/plain');
+      registerRestRoutes(rest, { runtime, schema }, routeTable);
+    });
     registerOAuthCallbacks(app, runtime);
     app.get('/openapi.json', (_request, reply) => reply.send(openApi));
   },

@@ -64,18 +64,19 @@ class RecordCompiler {
     private readonly where: string,
   ) {}
 
-  shape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean): Shape {
+  /** `verbatim`: below a verbatim field; `nullsWritten`: below one of `writesNulls` (its unset fields written as null). */
+  shape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean, nullsWritten = false): Shape {
     if (!isNonNullType(type)) {
-      const inner = this.nonNullShape(type, selectionSet, coordinate, verbatim);
+      const inner = this.nonNullShape(type, selectionSet, coordinate, verbatim, nullsWritten);
       return { present: (value) => (value === null || value === undefined ? null : inner.present(value)), schema: orNull(inner.schema) };
     }
-    return this.nonNullShape(type.ofType, selectionSet, coordinate, verbatim);
+    return this.nonNullShape(type.ofType, selectionSet, coordinate, verbatim, nullsWritten);
   }
 
-  private nonNullShape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean): Shape {
+  private nonNullShape(type: GraphQLOutputType, selectionSet: SelectionSetNode | undefined, coordinate: string, verbatim: boolean, nullsWritten: boolean): Shape {
     const nullable = getNullableType(type);
     if (isListType(nullable)) {
-      const item = this.shape(nullable.ofType, selectionSet, coordinate, verbatim);
+      const item = this.shape(nullable.ofType, selectionSet, coordinate, verbatim, nullsWritten);
       return { present: (value) => (value as unknown[]).map((member) => item.present(member)), schema: { type: 'array', items: item.schema } };
     }
     if (isEnumType(nullable)) {
@@ -95,11 +96,11 @@ class RecordCompiler {
     }
     if (isObjectType(nullable)) {
       if (!selectionSet) throw new Error(`${this.where}: ${coordinate} is an object without a selection`);
-      return this.objectShape(nullable, selectionSet, verbatim);
+      return this.objectShape(nullable, selectionSet, verbatim, nullsWritten);
     }
     if (isUnionType(nullable)) {
       if (!selectionSet) throw new Error(`${this.where}: ${coordinate} is a union without a selection`);
-      return this.unionShape(nullable, selectionSet, coordinate, verbatim);
+      return this.unionShape(nullable, selectionSet, coordinate, verbatim, nullsWritten);
     }
     throw new Error(`${this.where}: ${coordinate} has a type REST records do not support (${String(nullable)})`);
   }
@@ -110,13 +111,13 @@ class RecordCompiler {
    * value of a member not selected here is NOT_SELECTED: GraphQL validation wants differing records of one union
    * under different aliases (`post: record { ... on Post {…} }`), which objectShape writes back as one field.
    */
-  private unionShape(type: GraphQLUnionType, selectionSet: SelectionSetNode, coordinate: string, verbatim: boolean): Shape {
+  private unionShape(type: GraphQLUnionType, selectionSet: SelectionSetNode, coordinate: string, verbatim: boolean, nullsWritten: boolean): Shape {
     const typeConditionOf = (selection: SelectionSetNode['selections'][number]) =>
       selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : selection.kind === Kind.FRAGMENT_SPREAD ? this.selections.fragment(selection.name.value)?.typeCondition.name.value : undefined;
     const members = new Map(
       type.getTypes().flatMap((member) => {
         const selections = selectionSet.selections.filter((selection) => typeConditionOf(selection) === member.name);
-        return selections.length === 0 ? [] : [[member.name, this.objectShape(member, { kind: Kind.SELECTION_SET, selections }, verbatim)] as const];
+        return selections.length === 0 ? [] : [[member.name, this.objectShape(member, { kind: Kind.SELECTION_SET, selections }, verbatim, nullsWritten)] as const];
       }),
     );
     return {
@@ -129,16 +130,18 @@ class RecordCompiler {
     };
   }
 
-  private objectShape(type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean): Shape {
+  private objectShape(type: GraphQLObjectType, selectionSet: SelectionSetNode, verbatim: boolean, nullsWritten: boolean): Shape {
     const fields = this.selections.fieldsOf(selectionSet).map((node) => {
       const definition = type.getFields()[node.name.value];
       if (!definition) throw new Error(`${this.where}: ${type.name}.${node.name.value} is not a field`);
       const coordinate = `${type.name}.${definition.name}`;
       const key = (node.alias ?? node.name).value;
       const fieldVerbatim = verbatim || isVerbatim(this.rules, type.name, definition.name);
-      // The provider's body leaves unset fields out; so does the document for the fields it marks optional.
-      const absentWhenNull = verbatim || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
-      const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim);
+      const fieldNullsWritten = nullsWritten || (this.rules.writesNulls?.includes(coordinate) ?? false);
+      // The provider's body leaves unset fields out; so does the document for the fields it marks optional. A verbatim
+      // part whose keys the document lists (a scan's client) writes them as null instead.
+      const absentWhenNull = (verbatim && !nullsWritten) || (this.rules.absentWhenNull?.includes(coordinate) ?? false);
+      const shape = this.shape(definition.type, node.selectionSet, coordinate, fieldVerbatim, fieldNullsWritten);
       const union = isUnionType(getNullableType(definition.type));
       return { key, restName: recordFieldName(this.rules, type, node, definition, verbatim), absentWhenNull, shape, union };
     });

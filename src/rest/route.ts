@@ -91,6 +91,11 @@ export interface RestRecord extends RestNaming {
   timesOf?: Readonly<Record<string, 'epochMs' | 'iso'>>;
   /** `Type.field`s that are absent from the record when unset, rather than null. */
   absentWhenNull?: readonly string[];
+  /**
+   * Verbatim `Type.field`s whose parts the document lists key by key (a scan's `client`): their unset fields are
+   * written as null, where a verbatim provider body (`Post.params`) leaves them out.
+   */
+  writesNulls?: readonly string[];
   /** The document answers an empty list with this error. */
   emptyList?: { code: ErrorCode; message: string };
   /**

@@ -22,7 +22,7 @@ import type { RestRoute, ValueSource } from './route';
  * from the problem's structured path and the schema's type there: never a GraphQL type or variable name.
  */
 
-interface PreparedVariable {
+export interface PreparedVariable {
   name: string;
   source: ValueSource;
   type: GraphQLInputType;
@@ -189,7 +189,7 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
 }
 
 /** The REST name of a place in a variable: the source's own name, then the REST names of the fields below it. */
-function restName(variable: PreparedVariable, path: readonly (string | number)[]): string {
+export function restName(variable: PreparedVariable, path: readonly (string | number)[]): string {
   const { source } = variable;
   const naming = source.from === 'bodyFields' ? (source.naming ?? {}) : {};
   let type: GraphQLInputType | undefined = variable.type;
@@ -295,8 +295,8 @@ function missingFields(variables: readonly PreparedVariable[], values: Record<st
   });
 }
 
-/** Prepared once per route at start-up: the variable types of its operation, and where each is read from. */
-export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operation: OperationDefinitionNode): VariableReader {
+/** The variables a route reads: their types in its operation, and where each is read from. */
+export function preparedVariables(schema: GraphQLSchema, route: RestRoute, operation: OperationDefinitionNode): PreparedVariable[] {
   const variables: PreparedVariable[] = (operation.variableDefinitions ?? []).flatMap((definition) => {
     const name = definition.variable.name.value;
     const source = route.variables[name];
@@ -309,6 +309,12 @@ export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operat
   for (const name of Object.keys(route.variables)) {
     if (!variables.some((variable) => variable.name === name)) throw new Error(`Route ${route.method} ${route.path}: $${name} is not a variable of its operation`);
   }
+  return variables;
+}
+
+/** Prepared once per route at start-up: the variable types of its operation, and where each is read from. */
+export function prepareVariables(schema: GraphQLSchema, route: RestRoute, operation: OperationDefinitionNode): VariableReader {
+  const variables = preparedVariables(schema, route, operation);
 
   // Every query parameter the route reads, its field selection's too: each is sent once, under its own name.
   const queryNames = new Set([

@@ -1,40 +1,34 @@
 import { z } from 'zod';
 import { DomainError } from '../errors/domain-error';
+import { urlProblem } from './url-rule';
 
 /**
- * The rules of single values that several resources take (a country code, a URL): each defined once, here, as a
- * zod schema. A resource names the field and keeps the refusal wording its route documents; the rule itself (what
- * is accepted, how it is normalised, its limits) is the same everywhere.
+ * The rules of single values that several resources take (a country code, a URL): each defined once, as a zod
+ * schema here (the URL rule itself is src/shared/url-rule.ts). A resource names the field and keeps the refusal
+ * wording its route documents; the rule itself (what is accepted, how it is normalised, its limits) is the same
+ * everywhere.
  */
-
-/** Longer URLs are refused by browsers and by the providers alike. */
-export const URL_MAX = 2048;
 
 const COUNTRY_CODE = /^[A-Z]{2}$/;
 
-/** An http or https URL as the WHATWG parser reads it, at most URL_MAX characters, without surrounding spaces. */
-export function isHttpUrl(text: string): boolean {
-  if (text.length > URL_MAX || text !== text.trim()) return false;
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+/** A URL as sent, by the URL rule (http or https): the refusal is `$property` and what is wrong with it. */
+export function httpUrl() {
+  return z.string().superRefine((url, context) => {
+    const problem = urlProblem(url);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
 }
 
-/** A URL that must be an http(s) URL exactly as sent. */
-export function httpUrl(message: string) {
-  return z.string().refine(isHttpUrl, { message });
-}
-
-/** An optional URL as a caller sends it: trimmed; null, absent or blank is none (null). */
-export function optionalHttpUrl(message: string) {
+/** An optional URL as a caller sends it: trimmed; null, absent or blank is none (null). Refused as `<field> <problem>`. */
+export function optionalHttpUrl(field: string) {
   return z
     .string()
     .nullish()
     .transform((value) => value?.trim() || null)
-    .refine((url) => url === null || isHttpUrl(url), { message });
+    .superRefine((url, context) => {
+      const problem = url === null ? undefined : urlProblem(url);
+      if (problem) context.addIssue({ code: 'custom', message: `${field} ${problem}` });
+    });
 }
 
 /** ISO 3166-1 alpha-2, stored upper case: two letters once trimmed. */

@@ -10,9 +10,9 @@ import { MAX_URL_CHARACTERS } from './webhook.rules';
 const MAX_EVENT_TYPES = 100;
 // Messages name fields in their REST spelling, as the page rules do (per_page): one message for both transports.
 const endpointRules = {
-  url: text({ max: MAX_URL_CHARACTERS }, `url must be at most ${MAX_URL_CHARACTERS} characters`),
-  description: text({ max: 500 }, 'description must be at most 500 characters'),
-  eventTypes: list(undefined, { min: 1, max: MAX_EVENT_TYPES }, { min: 'event_types must name at least one event type' }),
+  url: text({ max: MAX_URL_CHARACTERS }),
+  description: text({ max: 500 }),
+  eventTypes: list(undefined, { min: 1, max: MAX_EVENT_TYPES }, 'event types'),
 };
 
 @InputType({ description: 'A new endpoint: an https URL and the event types sent to it.' })

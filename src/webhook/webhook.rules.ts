@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
+import { urlProblem, URL_MAX } from '../shared/url-rule';
 import { ALL_EVENT_TYPES, type EventTypeName, type SubscribedEventTypeName } from '../activity/activity.enums';
 
 /** The pure rules of webhooks (docs/webhooks.md): secrets, the retry schedule, which addresses may be called. */
@@ -43,78 +43,18 @@ export function subscribedTypes(types: readonly SubscribedEventTypeName[]): Subs
 }
 
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
-export const MAX_URL_CHARACTERS = 2048;
+export const MAX_URL_CHARACTERS = URL_MAX;
 /** The first bytes of an answer kept in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
-/** Addresses never called outside development and tests: loopback, private, link-local, metadata, reserved. */
-const forbidden = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) forbidden.addSubnet(network, prefix, 'ipv4');
-// IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) addresses carry an IPv4 address a host or translator
-// may reach: reserved, never a receiver's, so refused whole, as NAT64's prefixes are; so is deprecated site-local fec0::/10.
-for (const [network, prefix] of [
-  ['::', 96], ['::1', 128], ['::ffff:0:0:0', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
-  ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
-] as const) forbidden.addSubnet(network, prefix, 'ipv6');
-
-/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted IPv4 as two groups, zone dropped). */
-function ipv6Groups(address: string): number[] {
-  const [text] = address.split('%');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text!);
-  const hex = dotted ? text!.slice(0, dotted.index) + [0, 2].map((i) => ((Number(dotted[i + 1]) << 8) | Number(dotted[i + 2])).toString(16)).join(':') : text!;
-  const [head, tail] = hex.split('::') as [string, string | undefined];
-  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
-  const [left, right] = [parse(head), parse(tail)];
-  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
-
-/** The IPv4 address a 6to4 address (2002:AABB:CCDD::/48) embeds, as text; undefined for any other IPv6 address. */
-function sixToFourIpv4(address: string): string | undefined {
-  const [prefix, high, low] = ipv6Groups(address);
-  if (prefix !== 0x2002) return undefined;
-  return [high! >> 8, high! & 0xff, low! >> 8, low! & 0xff].join('.');
-}
+export { isForbiddenAddress } from '../shared/url-rule';
 
 /**
- * True for an address no delivery may reach. An IPv4-mapped IPv6 address (::ffff:127.0.0.1, also written
- * ::ffff:7f00:1) is judged as its IPv4 address (BlockList does so for the hex form), and so is the IPv4 address a
- * 6to4 address embeds.
- */
-export function isForbiddenAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isIP(mapped[1]!) !== 4 || forbidden.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  if (family === 4) return forbidden.check(address, 'ipv4');
-  const embedded = sixToFourIpv4(address);
-  return forbidden.check(address, 'ipv6') || (embedded !== undefined && forbidden.check(embedded, 'ipv4'));
-}
-
-/**
- * Why `text` cannot be an endpoint's URL, or undefined when it can: an absolute https URL (http too when private
- * targets are allowed) without credentials, whose host is not a forbidden address or a local name. Names are
- * resolved and checked again at every send (src/webhook/webhook-sender.ts).
+ * Why `text` cannot be an endpoint's URL, or undefined when it can: the URL rule (src/shared/url-rule.ts) with https
+ * and a public host, both waived when private targets are allowed. Names are resolved and checked again at every
+ * send (src/webhook/webhook-sender.ts).
  */
 export function urlRefusal(text: string, allowPrivateTargets: boolean): string | undefined {
-  if ([...text].length > MAX_URL_CHARACTERS) return `url must be at most ${MAX_URL_CHARACTERS} characters`;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'url must be an absolute URL';
-  }
-  const schemes = allowPrivateTargets ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) return 'url must be an https URL';
-  if (url.username || url.password) return 'url must not carry credentials';
-  if (allowPrivateTargets) return undefined;
-  // A fully qualified name's trailing dot (`localhost.`) names the same host.
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || !host.includes('.')) {
-    return 'url must not name a loopback, private, link-local or metadata address';
-  }
-  return undefined;
+  const problem = urlProblem(text, { httpsOnly: !allowPrivateTargets, publicHostOnly: !allowPrivateTargets });
+  return problem && `url ${problem}`;
 }

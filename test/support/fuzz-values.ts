@@ -45,6 +45,10 @@ export const BAD_JSON_VALUES: BadValue[] = [
   json('SQL-like text', "' OR 1=1; drop table post; --"),
   json('markup', '<script>alert(1)</script>'),
   json('not a UUID', 'not-an-id'),
+  // Not a URL at all, spaces and all: a URL field says so, not that it has spaces.
+  json('text that is no URL', 'not a url'),
+  // Over every length limit of a field (a summary's 1500 characters), light enough for nested fields too.
+  json('string of 5,000 characters', 'w'.repeat(5000)),
   json('prototype keys', JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}')),
   json('key with NUL', { 'a\u0000': 1 }),
   json('key with lone surrogate', { '\ud800': 1 }),

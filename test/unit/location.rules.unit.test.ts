@@ -156,8 +156,13 @@ describe('a new location', () => {
       expect(prepareNewLocation(draft({ [property]: longest }))[property]).toBe(longest);
       expect(prepareNewLocation(draft({ [property]: 'http://bakery.example' }))[property]).toBe('http://bakery.example');
       expect(prepareNewLocation(draft({ [property]: '' }))[property]).toBeNull();
-      for (const bad of [`${longest}x`, 'ftp://bakery.example/', 'bakery.example', 'javascript:alert(1)']) {
-        expect(() => prepareNewLocation(draft({ [property]: bad }))).toThrow(badInput(`${field} must be an http(s) URL of at most 2048 characters`));
+      for (const [bad, problem] of [
+        [`${longest}x`, 'must be at most 2048 characters'],
+        ['ftp://bakery.example/', 'scheme must be http or https, not ftp'],
+        ['bakery.example', 'must be an absolute http(s) URL, such as https://example.com/path'],
+        ['javascript:alert(1)', 'must be an absolute http(s) URL, such as https://example.com/path'],
+      ]) {
+        expect(() => prepareNewLocation(draft({ [property]: bad }))).toThrow(badInput(`${field} ${problem}`));
       }
     });
   });
@@ -346,7 +351,7 @@ describe('an update', () => {
   it('checks each field by the same rules as a create', () => {
     expect(() => update({ name: text(101) })).toThrow(badInput('name must be at most 100 characters'));
     expect(() => update({ description: text(751) })).toThrow(badInput('description must be at most 750 characters'));
-    expect(() => update({ websiteUri: 'ftp://bakery.example' })).toThrow(badInput('website_uri must be an http(s) URL of at most 2048 characters'));
+    expect(() => update({ websiteUri: 'ftp://bakery.example' })).toThrow(badInput('website_uri scheme must be http or https, not ftp'));
     expect(() => update({ regularHours: [period({ hours: '09' }, { hours: '25' })] })).toThrow(badInput('regular_hours[0].close_time.hours must be 00 to 24'));
   });
 

@@ -1,11 +1,17 @@
 import { RestCompetitorScanDocument } from '../../generated/graphql';
 import { accountIdQuery, defineRoute, query, type RestRecord } from '../route';
 
-/** The document's competitor scan: its mixed names keep their camelCase; the parts below them are written as they are. */
+const scanParts = ['CompetitorScan.competitors', 'CompetitorScan.client', 'CompetitorScan.dots', 'CompetitorScan.center', 'CompetitorScan.finishedAt'] as const;
+
+/**
+ * The document's competitor scan: its mixed names keep their camelCase; the parts below them are written as they
+ * are, every key the document lists present (an unknown `website`, `description` or `postDate` is null).
+ */
 export const scanRecord = {
   times: 'epochMs',
   names: { 'CompetitorScan.placeId': 'placeId', 'CompetitorScan.createdAt': 'createdAt', 'CompetitorScan.finishedAt': 'finishedAt' },
-  verbatim: ['CompetitorScan.competitors', 'CompetitorScan.client', 'CompetitorScan.dots', 'CompetitorScan.center', 'CompetitorScan.finishedAt'],
+  verbatim: scanParts,
+  writesNulls: scanParts,
 } as const satisfies Omit<RestRecord, 'at'>;
 
 export const competitorScanRoutes = [

@@ -16,6 +16,7 @@ const eventRecord = {
   names: { ...postRecord.names, ...locationRecord.names, ...updateJobRecord.names, ...scanRecord.names },
   verbatim: [...postRecord.verbatim, ...locationRecord.verbatim, ...scanRecord.verbatim],
   absentWhenNull: [...organizationAccountRecord.absentWhenNull],
+  writesNulls: [...scanRecord.writesNulls],
 } as const satisfies Omit<RestRecord, 'at'>;
 
 /** GET /events: also what presents every webhook body (src/rest/event-presenter.ts). */
