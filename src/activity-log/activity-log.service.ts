@@ -1,7 +1,10 @@
-import type { FilterQuery } from '@mikro-orm/core';
+import { LockMode, type FilterQuery } from '@mikro-orm/core';
 import { ActivityEvent } from '../activity/activity-event.entity';
+import { eventTypeNamed } from '../activity/activity.enums';
 import { retainedSince, type RetentionDeps } from '../activity/event-retention';
-import { requirePrincipal } from '../access/guards';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { requireOrganizationToken, requirePrincipal } from '../access/guards';
+import { DomainError } from '../errors/domain-error';
 import { accountsWithinReach } from '../access/reach';
 import type { RequestScope } from '../request-scope';
 import { findPlainAndCount } from '../db/prepared-reads';
@@ -69,4 +72,31 @@ export async function listEventsPage(
     offset: (args.page - 1) * args.perPage,
   });
   return { found, page: args.page, perPage: args.perPage, events };
+}
+
+/**
+ * A test event of `type` (docs/webhooks.md, "Developing locally"): a real event of the activity log about the
+ * organization's record of that kind with the latest event, carrying the record as it is now. So it is listed, sent to
+ * the webhook endpoints wanting its type and to event streams exactly as any other; only the record did not change
+ * (its `sequence` goes on). Recorded under the record's row lock, as every event of a record is, to keep their order.
+ */
+export async function triggerTestEvent(scope: RequestScope<EventLogDeps & EventRecordDeps>, typeName: string): Promise<ActivityEvent> {
+  const { organizationId } = requireOrganizationToken(scope);
+  const type = eventTypeNamed(typeName);
+  if (!type) throw DomainError.badInput(`type must be an event type, not ${typeName}`);
+  const nothingToTest = () =>
+    new DomainError('NOT_FOUND', `No ${type.record.name} of the organization to make a test ${type.name} event about: a test event repeats a record's current state, so make one first`);
+  const latest = await scope.em.findOne(
+    ActivityEvent,
+    { organizationId, recordType: type.record.name, occurredAt: { $gte: retainedSince(scope.runtime) } },
+    { orderBy: { id: 'desc' }, disableIdentityMap: true },
+  );
+  if (!latest) throw nothingToTest();
+  const id = await scope.em.fork().transactional(async (tx) => {
+    const record = await tx.findOne(type.record.entity, latest.recordId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    // Gone since its last event (a disconnected account).
+    if (!record) throw nothingToTest();
+    return recordEvent(tx, scope.runtime, type, record as object & { id: string });
+  });
+  return scope.em.findOneOrFail(ActivityEvent, id, { disableIdentityMap: true });
 }
