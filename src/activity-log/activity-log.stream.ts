@@ -3,6 +3,7 @@ import type { EventBus } from '../events/event-bus';
 import type { TopicPayloads } from '../events/topics';
 import { requireOrganizationToken } from '../access/guards';
 import type { RequestScope } from '../request-scope';
+import { HandWrittenGenerator } from '../shared/hand-written-generator';
 
 /**
  * `eventStream`: an organization's activity events as they are committed (docs/webhooks.md, "Developing locally").
@@ -36,12 +37,14 @@ function markListening(database: Database, organizationId: string): Promise<unkn
  * Hand-written rather than an async generator: a generator waiting for the next event cannot be returned until one
  * comes, and a client leaving must end the stream (and its refreshes) at once.
  */
-class EventStreamSource implements AsyncGenerator<EventStreamRoot> {
+class EventStreamSource extends HandWrittenGenerator<EventStreamRoot> {
   private readonly queue: EventStreamRoot[] = [];
   private waiting: ((result: IteratorResult<EventStreamRoot>) => void) | undefined;
   private ended = false;
 
-  constructor(private readonly stop: () => void) {}
+  constructor(private readonly stop: () => void) {
+    super();
+  }
 
   push(message: EventStreamRoot): void {
     if (this.ended) return;
@@ -51,14 +54,14 @@ class EventStreamSource implements AsyncGenerator<EventStreamRoot> {
     else this.queue.push(message);
   }
 
-  next(): Promise<IteratorResult<EventStreamRoot>> {
+  override next(): Promise<IteratorResult<EventStreamRoot>> {
     const message = this.queue.shift();
     if (message) return Promise.resolve({ value: message, done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => (this.waiting = resolve));
   }
 
-  return(): Promise<IteratorResult<EventStreamRoot>> {
+  override return(): Promise<IteratorResult<EventStreamRoot>> {
     if (!this.ended) {
       this.ended = true;
       this.queue.length = 0;
@@ -67,19 +70,6 @@ class EventStreamSource implements AsyncGenerator<EventStreamRoot> {
       this.waiting = undefined;
     }
     return Promise.resolve({ value: undefined, done: true });
-  }
-
-  async throw(error: unknown): Promise<IteratorResult<EventStreamRoot>> {
-    await this.return();
-    return Promise.reject(error);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.return();
   }
 }
 

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { newId } from '../shared/ids';
 import { sendWebhook } from '../webhook/webhook-sender';
 import { deliveryHeaders } from '../webhook/webhook-signature';
+import { newWebhookSecret } from '../webhook/webhook.rules';
 import { CommandFailed } from './cli-errors';
 import type { Service } from './service';
 
@@ -20,7 +21,8 @@ export interface ListenOptions {
   types: string[] | null;
   /** What the printed line says is forwarded. */
   typesLabel: string;
-  secret: string;
+  /** The secret to sign with (--secret); default a new one, printed. */
+  secret: string | undefined;
   timeoutMs: number;
   /** Where the lines go (stdout), and where problems go (stderr). */
   out(line: string): void;
@@ -43,6 +45,7 @@ function reasonOf(error: unknown, service: Service): string {
 
 /** Runs until `stop` is aborted (Ctrl-C, SIGTERM): 0; or until the service ends the stream for good: a CommandFailed. */
 export async function listen(service: Service, options: ListenOptions, stop: AbortSignal): Promise<number> {
+  const secret = options.secret ?? newWebhookSecret();
   let connectedOnce = false;
   let listening = false;
   let ready = false;
@@ -72,7 +75,7 @@ export async function listen(service: Service, options: ListenOptions, stop: Abo
     return sendWebhook({
       url: options.forwardTo,
       body,
-      headers: deliveryHeaders({ eventId: id, eventType: type, deliveryId: newId() }, body, [options.secret], sentAt),
+      headers: deliveryHeaders({ eventId: id, eventType: type, deliveryId: newId() }, body, [secret], sentAt),
       timeoutMs: options.timeoutMs,
       allowPrivateTargets: true,
       signal: stop,
@@ -98,7 +101,7 @@ export async function listen(service: Service, options: ListenOptions, stop: Abo
             if (!event) {
               // The stream listens: at the start, and again after a reconnection.
               if (ready) options.out('Listening again.');
-              else options.out(`Ready! Your webhook signing secret is ${options.secret} (^C to quit)\nForwarding ${options.typesLabel} to ${options.forwardTo}`);
+              else options.out(`Ready! Your webhook signing secret is ${secret} (^C to quit)\nForwarding ${options.typesLabel} to ${options.forwardTo}`);
               ready = true;
               listening = true;
               return;

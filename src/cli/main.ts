@@ -16,7 +16,6 @@ import { systemClock } from '../shared/clock';
 import { createOrganization, createToken } from '../auth/bootstrap';
 import { composition } from '../modules';
 import { allEventTypes, eventTypeNamed } from '../activity/activity.enums';
-import { newWebhookSecret } from '../webhook/webhook.rules';
 import { CommandFailed, UsageError } from './cli-errors';
 import { listen } from './listen';
 import { graphqlRequest, serviceOf } from './service';
@@ -134,7 +133,7 @@ const apiCommands: Record<string, (config: Config, args: string[]) => Promise<nu
         forwardTo,
         types,
         typesLabel: names.length ? `${names.join(', ')} events` : 'every event',
-        secret: values.secret ?? newWebhookSecret(),
+        secret: values.secret,
         timeoutMs: config.webhooks.timeoutMs,
         out: (line) => process.stdout.write(`${line}\n`),
         err: (line) => process.stderr.write(`${line}\n`),
