@@ -39,7 +39,7 @@ const sources = Math.max(
 const built = modifiedAt(main) === -Infinity ? -Infinity : Math.max(modifiedAt(main), modifiedAt(stamp));
 if (built < sources) {
   const began = new Date();
-  process.stderr.write('Building the CLI (the sources changed since the last build)…\n');
+  process.stderr.write('Building the CLI (no build yet, or its sources changed since)…\n');
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   writeFileSync(stamp, '');
