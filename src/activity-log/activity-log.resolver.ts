@@ -1,12 +1,15 @@
-import { Args, createUnionType, Ctx, FieldResolver, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, createUnionType, Ctx, Field, FieldResolver, Mutation, ObjectType, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { ActivityEvent } from '../activity/activity-event.entity';
-import { allRecordTypes, recordTypeNamed } from '../activity/activity.enums';
+import { allRecordTypes, EventTypeEnum, recordTypeNamed, type EventTypeName } from '../activity/activity.enums';
+import { requireOrganizationToken } from '../access/guards';
+import { DomainError } from '../errors/domain-error';
 import type { Context } from '../graphql/context';
 import { PageType, type Page } from '../graphql/page';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { codecOf } from '../db/entity-codec';
 import { EventsConnectionArgs, EventsPageArgs } from './activity-log.inputs';
-import { listEventSlice, listEventsPage } from './activity-log.service';
+import { listEventSlice, listEventsPage, triggerTestEvent } from './activity-log.service';
+import { openEventStream, type EventStreamRoot } from './activity-log.stream';
 
 /** The record types' entities, which are also their GraphQL object types. */
 const recordEntities = () => allRecordTypes().map((type) => type.entity as new () => object);
@@ -21,6 +24,12 @@ export const EventRecord = createUnionType({
 
 export const EventPage = PageType(ActivityEvent, 'EventPage', 'events');
 export const EventConnection = ConnectionType(ActivityEvent, 'Event');
+
+@ObjectType({ description: 'A message of `eventStream`: the first has no event and says the stream listens; each later one carries an event.' })
+export class EventStreamMessage {
+  @Field(() => ActivityEvent, { nullable: true, description: 'Null in the first message, sent once the stream listens: every event committed after it is sent.' })
+  event!: ActivityEvent | null;
+}
 
 /**
  * Each event's record, decoded once per read: REST's operation selects `record` once per kind of record, under an
@@ -38,6 +47,43 @@ export class ActivityLogResolver {
   @Query(() => EventPage, { description: 'The activity log by page number, newest first (the GET /events list).' })
   eventsPage(@Args() args: EventsPageArgs, @Ctx() ctx: Context): Promise<Page<'events', ActivityEvent>> {
     return listEventsPage(ctx, args);
+  }
+
+  @Mutation(() => ActivityEvent, {
+    description:
+      'Records a test event of this type about the organization’s record of its kind with the latest event, as that record is now: listed, sent to webhook endpoints and event streams as any event (docs/webhooks.md, “Developing locally”). Organization tokens only.',
+  })
+  triggerTestEvent(@Arg('type', () => EventTypeEnum.type) type: EventTypeName, @Ctx() ctx: Context): Promise<ActivityEvent> {
+    return triggerTestEvent(ctx, type);
+  }
+
+  @Subscription(() => EventStreamMessage, {
+    description:
+      'The organization’s activity events as they are committed (of these types, when given): what `npm run cli -- webhooks listen` forwards. Organization tokens only. The first message has no event: it says the stream listens.',
+    subscribe: ({ args, context }) => openEventStream(context as Context, (args as { types?: EventTypeName[] | null }).types),
+  })
+  async eventStream(
+    @Root() message: EventStreamRoot,
+    @Arg('types', () => [EventTypeEnum.type], { nullable: true }) _types: EventTypeName[] | null,
+    @Ctx() ctx: Context,
+  ): Promise<EventStreamMessage> {
+    if (message.eventId === null) return { event: null };
+    const { organizationId } = requireOrganizationToken(ctx);
+    const event = await ctx.em.findOne(ActivityEvent, { id: message.eventId, organizationId }, { disableIdentityMap: true });
+    // Committed a moment ago: gone only if a retention sweep took it meanwhile.
+    if (!event) throw DomainError.notFound('Event');
+    return { event };
+  }
+
+  @FieldResolver(() => String, {
+    description:
+      'The event as the body of its webhook deliveries: its `GET /events` item, as JSON text, to the byte (docs/webhooks.md, “Bodies”). Organization tokens only.',
+  })
+  async webhookBody(@Root() event: ActivityEvent, @Ctx() ctx: Context): Promise<string> {
+    requireOrganizationToken(ctx);
+    const body = (await ctx.runtime.presentEvents(ctx.em, event.organizationId, [event.id])).get(event.id);
+    if (body === undefined) throw DomainError.notFound('Event');
+    return body;
   }
 
   /**

@@ -1,7 +1,10 @@
-import type { FilterQuery } from '@mikro-orm/core';
+import { LockMode, type EntityClass, type FilterQuery } from '@mikro-orm/core';
 import { ActivityEvent } from '../activity/activity-event.entity';
+import { eventTypeNamed } from '../activity/activity.enums';
 import { retainedSince, type RetentionDeps } from '../activity/event-retention';
-import { requirePrincipal } from '../access/guards';
+import { recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { requireOrganizationToken, requirePrincipal } from '../access/guards';
+import { DomainError } from '../errors/domain-error';
 import { accountsWithinReach } from '../access/reach';
 import type { RequestScope } from '../request-scope';
 import { findPlainAndCount } from '../db/prepared-reads';
@@ -69,4 +72,37 @@ export async function listEventsPage(
     offset: (args.page - 1) * args.perPage,
   });
   return { found, page: args.page, perPage: args.perPage, events };
+}
+
+/** A record an event may be about: of the organization, or of one of its accounts. */
+interface OwnedRecord {
+  id: string;
+  organization?: { id: string };
+  account?: { id: string; organization: { id: string } };
+}
+
+/**
+ * A test event of `type` (docs/webhooks.md, "Developing locally"): a real event of the activity log about the
+ * organization's newest record of that kind, carrying the record as it is now. So it is listed, sent to the webhook
+ * endpoints wanting its type and to event streams exactly as any other; only the record did not change (its
+ * `sequence` goes on). Recorded under the record's row lock, as every event of a record is, to keep their order.
+ */
+export async function triggerTestEvent(scope: RequestScope<EventLogDeps & EventRecordDeps>, typeName: string): Promise<ActivityEvent> {
+  const { organizationId } = requireOrganizationToken(scope);
+  const type = eventTypeNamed(typeName);
+  if (!type) throw DomainError.badInput(`type must be an event type, not ${typeName}`);
+  const entity = type.record.entity as EntityClass<OwnedRecord>;
+  // Whose a record is, read from its relations: the organization's own, or its accounts'.
+  const properties: Record<string, unknown> = scope.em.getMetadata().get(entity).properties;
+  const owned: FilterQuery<OwnedRecord> = properties.organization ? { organization: organizationId } : { account: { organization: organizationId } };
+  if (!properties.organization && !properties.account) throw new Error(`record type ${type.record.name} has neither an organization nor an account`);
+  const newest = await scope.em.findOne(entity, owned, { orderBy: { id: 'desc' }, fields: ['id'], disableIdentityMap: true });
+  if (!newest) {
+    throw new DomainError('NOT_FOUND', `No ${type.record.name} of the organization to make a test ${type.name} event about: a test event repeats a record's current state, so make one first`);
+  }
+  const id = await scope.em.fork().transactional(async (tx) => {
+    const record = await tx.findOneOrFail(entity, newest.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    return recordEvent(tx, scope.runtime, type, record);
+  });
+  return scope.em.findOneOrFail(ActivityEvent, id, { disableIdentityMap: true });
 }

@@ -70,6 +70,15 @@ export function addEventTypes(records: readonly RecordTypeDefinition[], events: 
   }
 }
 
+export function eventTypeNamed(name: string): EventTypeDefinition | undefined {
+  return eventTypes.get(name);
+}
+
+/** Every event type, in the modules' order. */
+export function allEventTypes(): EventTypeDefinition[] {
+  return [...eventTypes.values()];
+}
+
 export function recordTypeNamed(name: string): RecordTypeDefinition | undefined {
   return recordTypes.get(name);
 }

@@ -96,8 +96,8 @@ function watch(eventManager: EventManager): void {
   });
 }
 
-/** Records that `record` changed (`type`), in the transaction of `em`, which must be the one making the change. */
-export function recordEvent<E extends object>(em: EntityManager, runtime: EventRecordDeps, type: EventTypeDefinition<E>, record: E & RecordedEntity): void {
+/** Records that `record` changed (`type`), in the transaction of `em`, which must be the one making the change; answers the event's id. */
+export function recordEvent<E extends object>(em: EntityManager, runtime: EventRecordDeps, type: EventTypeDefinition<E>, record: E & RecordedEntity): string {
   const transaction = em.getTransactionContext<Knex.Transaction>();
   if (!transaction) throw new Error(`recordEvent(${type.name}) must run inside the transaction of the change`);
   watch(em.getEventManager());
@@ -106,5 +106,7 @@ export function recordEvent<E extends object>(em: EntityManager, runtime: EventR
   if (!pending) pendingByTransaction.set(root, (pending = []));
   const occurredAt = runtime.clock.now();
   // The id by real time, not the clock: ids order lists, and a moved test clock must not reorder them.
-  pending.push({ id: newId(), type: type, occurredAt, record });
+  const id = newId();
+  pending.push({ id, type: type, occurredAt, record });
+  return id;
 }

@@ -15,13 +15,17 @@ import { createLogger } from '../logger';
 import { systemClock } from '../shared/clock';
 import { createOrganization, createToken } from '../auth/bootstrap';
 import { composition } from '../modules';
+import { allEventTypes, eventTypeNamed } from '../activity/activity.enums';
+import { CommandFailed, UsageError } from './cli-errors';
+import { listen } from './listen';
+import { graphqlRequest, serviceOf } from './service';
 
 const USAGE = `Usage:
   npm run cli -- org create --name <name> [--beta-api] [--citations-api]
   npm run cli -- token create --org <organization id> [--account <account id>]
-  npm run cli -- demo`;
-
-class UsageError extends Error {}
+  npm run cli -- demo
+  npm run cli -- webhooks listen --forward-to <url> [--events <type>,…] [--secret <whsec_…>] [--token <organization token>] [--url <service url>]
+  npm run cli -- webhooks trigger <event type> [--token <organization token>] [--url <service url>]`;
 
 /** What a command may use: the database (its own entity manager), and the settings for what else it starts. */
 interface CommandContext {
@@ -94,8 +98,68 @@ const commands: Record<string, Command> = {
   },
 };
 
+/** The event types as REST writes them, each the GraphQL key its name has; a name not among them is a usage error. */
+function eventTypeKeys(names: readonly string[]): string[] {
+  return names.map((name) => {
+    const type = eventTypeNamed(name);
+    if (!type) throw new UsageError(`${name} is not an event type; the types: ${allEventTypes().map((known) => known.name).join(', ')}`);
+    return type.key;
+  });
+}
+
+const serviceOptions = { token: { type: 'string' }, url: { type: 'string' } } as const;
+
+/** Commands that talk to the running service as a client (its API), not to the database. */
+const apiCommands: Record<string, (config: Config, args: string[]) => Promise<number>> = {
+  'webhooks listen': async (config, args) => {
+    const { values } = parseArgs({
+      args,
+      options: { ...serviceOptions, 'forward-to': { type: 'string' }, events: { type: 'string' }, secret: { type: 'string' } },
+      strict: true,
+    });
+    const forwardTo = values['forward-to'];
+    if (!forwardTo || !URL.canParse(forwardTo) || !/^https?:$/.test(new URL(forwardTo).protocol)) {
+      throw new UsageError('webhooks listen needs --forward-to <http:// or https:// URL>, where your receiver listens');
+    }
+    const names = values.events?.split(',').map((name) => name.trim()).filter(Boolean) ?? [];
+    const types = names.length ? eventTypeKeys(names) : null;
+    const service = serviceOf(config, values);
+    const stop = new AbortController();
+    // Ctrl-C, a closed terminal or a kill: the stream ends, the request under way is abandoned.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop.abort());
+    return listen(
+      service,
+      {
+        forwardTo,
+        types,
+        typesLabel: names.length ? `${names.join(', ')} events` : 'every event',
+        secret: values.secret,
+        timeoutMs: config.webhooks.timeoutMs,
+        out: (line) => process.stdout.write(`${line}\n`),
+        err: (line) => process.stderr.write(`${line}\n`),
+      },
+      stop.signal,
+    );
+  },
+  'webhooks trigger': async (config, args) => {
+    const { values, positionals } = parseArgs({ args, options: serviceOptions, allowPositionals: true, strict: true });
+    if (positionals.length !== 1) throw new UsageError('webhooks trigger needs one event type, e.g. post.state_changed');
+    const [type] = eventTypeKeys(positionals);
+    const data = await graphqlRequest<{ triggerTestEvent: { webhookBody: string } }>(
+      serviceOf(config, values),
+      'mutation WebhooksTrigger($type: EventType!) { triggerTestEvent(type: $type) { webhookBody } }',
+      { type },
+    );
+    // The event as GET /events lists it, and as deliveries carry it.
+    process.stdout.write(`${JSON.stringify(JSON.parse(data.triggerTestEvent.webhookBody), null, 2)}\n`);
+    return 0;
+  },
+};
+
 async function main(argv: string[]): Promise<number> {
   const name = argv[0] === 'demo' ? 'demo' : argv.slice(0, 2).join(' ');
+  const apiCommand = apiCommands[name];
+  if (apiCommand) return apiCommand(loadConfig(), argv.slice(2));
   const command = commands[name];
   if (!command) {
     console.error(USAGE);
@@ -122,7 +186,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError || (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const code = (error as { code?: string }).code;
+    if (error instanceof UsageError || code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       console.error(`${(error as Error).message}\n${USAGE}`);
       process.exit(2);
     }
@@ -131,7 +196,7 @@ main(process.argv.slice(2)).then(
       console.error(error.message);
       process.exit(78);
     }
-    console.error(error instanceof DomainError ? error.message : error);
+    console.error(error instanceof DomainError || error instanceof CommandFailed ? error.message : error);
     process.exit(1);
   },
 );

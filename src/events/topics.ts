@@ -18,11 +18,16 @@ export interface TopicPayloads {
   'token.revoked': { tokenId: string };
   /** Webhook work waits: activity events were committed (a database trigger sends it), a ping or redelivery was asked for, or a delivery ended and its record's next may go. The dispatcher looks now instead of at its next poll. */
   'webhooks.pending': Record<string, never>;
+  /**
+   * An activity event was committed, while a stream of its organization listens (`eventStream`): sent by a database
+   * trigger on `activity_event` (migrations/…_EventStreams.ts), the event's ids and type only.
+   */
+  'activity.recorded': { id: string; organizationId: string; accountId: string | null; type: string };
 }
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked', 'webhooks.pending'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked', 'webhooks.pending', 'activity.recorded'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

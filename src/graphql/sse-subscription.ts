@@ -1,5 +1,6 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { internalError, unauthenticatedError } from './operation-checks';
+import { HandWrittenGenerator } from '../shared/hand-written-generator';
 
 /**
  * One stream's subscription as graphql-sse's handler runs it: its group member's results (subscription-groups.ts)
@@ -7,7 +8,7 @@ import { internalError, unauthenticatedError } from './operation-checks';
  * is its last result, so graphql-sse formats it through onNext and then sends `complete`. graphql-sse returns it
  * when the stream ends however it ends (complete, client gone, stop): that leaves the group, once.
  */
-export class StreamSubscription implements AsyncGenerator<ExecutionResult> {
+export class StreamSubscription extends HandWrittenGenerator<ExecutionResult> {
   /** Set when the token was revoked, also before the member was started (the set-up then refuses it). */
   revoked = false;
   private member: AsyncGenerator<ExecutionResult> | undefined;
@@ -29,7 +30,7 @@ export class StreamSubscription implements AsyncGenerator<ExecutionResult> {
     this.wake?.();
   }
 
-  async next(): Promise<IteratorResult<ExecutionResult>> {
+  override async next(): Promise<IteratorResult<ExecutionResult>> {
     if (!this.ended && !this.last && this.member) {
       try {
         const step = await Promise.race([this.member.next(), new Promise<undefined>((resolve) => (this.wake = () => resolve(undefined)))]);
@@ -44,7 +45,7 @@ export class StreamSubscription implements AsyncGenerator<ExecutionResult> {
     return last ? { value: last, done: false } : { value: undefined, done: true };
   }
 
-  async return(): Promise<IteratorResult<ExecutionResult>> {
+  override async return(): Promise<IteratorResult<ExecutionResult>> {
     if (!this.ended) {
       this.ended = true;
       this.wake?.();
@@ -54,18 +55,5 @@ export class StreamSubscription implements AsyncGenerator<ExecutionResult> {
       await member?.return(undefined);
     }
     return { value: undefined, done: true };
-  }
-
-  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
-    await this.return();
-    return Promise.reject(error);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.return();
   }
 }

@@ -25,3 +25,27 @@ export function verifySignature(header: string, body: string, secret: string, no
     .filter(([key, value]) => key === 'v1' && value !== undefined && /^[0-9a-f]{64}$/.test(value))
     .some(([, value]) => timingSafeEqual(Buffer.from(value!, 'hex'), expected));
 }
+
+const USER_AGENT = 'ListingsGateway-Webhooks/1';
+
+/** What a delivery request says of itself besides its body. */
+export interface DeliveryRequestOf {
+  eventId: string;
+  eventType: string;
+  deliveryId: string;
+}
+
+/**
+ * The headers of one request carrying `body` (docs/webhooks.md, "Bodies"), signed at `sentAt` with each of `secrets`:
+ * the one writer of them, for the service's deliveries and for what `webhooks listen` forwards (src/cli/listen.ts).
+ */
+export function deliveryHeaders(delivery: DeliveryRequestOf, body: string, secrets: readonly string[], sentAt: Date): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': USER_AGENT,
+    [EVENT_ID_HEADER]: delivery.eventId,
+    'Listings-Event-Type': delivery.eventType,
+    'Listings-Delivery-Id': delivery.deliveryId,
+    [SIGNATURE_HEADER]: signatureHeader(secrets, Math.floor(sentAt.getTime() / 1000), body),
+  };
+}

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
 import type { JobFailure } from '../jobs/failure-policy';
 import { sendWebhook, type WebhookOutcome } from './webhook-sender';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
+import { deliveryHeaders } from './webhook-signature';
 import { PING_EVENT_TYPE, WebhookDeliveryStatus } from './webhook.enums';
 import { nextAttemptAfterFailure, RETRY_WINDOW_MS } from './webhook.rules';
 import { deliverQueue } from './webhook.queues';
@@ -33,8 +33,6 @@ interface DeliveryRow {
   failing_since: Date | null;
 }
 
-const USER_AGENT = 'ListingsGateway-Webhooks/1';
-
 /** The secrets that sign now: the current one, and the one before a rotation during its grace period. */
 function signingSecrets(runtime: WebhookWorkerDeps, row: DeliveryRow, now: Date): string[] {
   const secrets = [runtime.secrets.open(row.secret)];
@@ -58,18 +56,10 @@ async function deliver(runtime: WebhookWorkerDeps, deliveryId: string, job: JobC
   // Gone with its endpoint, or already sent by an earlier run of this job.
   if (!row || row.status !== WebhookDeliveryStatus.SENDING) return;
   const sentAt = runtime.clock.now();
-  const timestamp = Math.floor(sentAt.getTime() / 1000);
   const outcome = await sendWebhook({
     url: row.url,
     body: row.body,
-    headers: {
-      'Content-Type': 'application/json',
-      'User-Agent': USER_AGENT,
-      [EVENT_ID_HEADER]: row.event_id,
-      'Listings-Event-Type': row.event_type,
-      'Listings-Delivery-Id': row.id,
-      [SIGNATURE_HEADER]: signatureHeader(signingSecrets(runtime, row, sentAt), timestamp, row.body),
-    },
+    headers: deliveryHeaders({ eventId: row.event_id, eventType: row.event_type, deliveryId: row.id }, row.body, signingSecrets(runtime, row, sentAt), sentAt),
     timeoutMs: runtime.config.webhooks.timeoutMs,
     allowPrivateTargets: runtime.config.webhooks.allowPrivateTargets,
     signal: job.signal,

@@ -94,6 +94,7 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
   'jobs.enqueued': (n) => ({ queue: `queue-${n}` }),
   'token.revoked': (n) => ({ tokenId: `token-${n}` }),
   'webhooks.pending': () => ({}),
+  'activity.recorded': (n) => ({ id: `event-${n}`, organizationId: 'org-1', accountId: n % 2 ? null : 'account-1', type: 'post.state_changed' }),
 };
 
 export function sample<T extends Topic>(topic: T, n: number): TopicPayloads[T] {

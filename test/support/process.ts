@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -75,6 +75,16 @@ export function startServerProcess(env: Record<string, string>, options: Process
     env: childEnv(env),
     detached: options.detached ?? false,
   });
+  return watchedProcess(child);
+}
+
+/** Starts a CLI command that runs until stopped (`webhooks listen`), from the build runCli runs, its output watched. */
+export function startCliProcess(args: string[], env: Record<string, string>): ServerProcess {
+  return watchedProcess(spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/main.js'), ...args], { cwd: ROOT, env: childEnv(env) }));
+}
+
+/** A child's output (stdout and stderr together), waited on by pattern. */
+function watchedProcess(child: ChildProcessWithoutNullStreams): ServerProcess {
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
