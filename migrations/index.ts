@@ -14,6 +14,7 @@ import { Migration20261127000000_ActivityEvents } from './Migration2026112700000
 import { Migration20261127025111_Webhooks } from './Migration20261127025111_Webhooks';
 import { Migration20261128000000_ModuleKinds } from './Migration20261128000000_ModuleKinds';
 import { Migration20261129000000_WebhookAllEventTypes } from './Migration20261129000000_WebhookAllEventTypes';
+import { Migration20261130000000_WorkHistory } from './Migration20261130000000_WorkHistory';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261127025111_Webhooks', class: Migration20261127025111_Webhooks },
   { name: 'Migration20261128000000_ModuleKinds', class: Migration20261128000000_ModuleKinds },
   { name: 'Migration20261129000000_WebhookAllEventTypes', class: Migration20261129000000_WebhookAllEventTypes },
+  { name: 'Migration20261130000000_WorkHistory', class: Migration20261130000000_WorkHistory },
 ];
