@@ -65,9 +65,9 @@ export class Migration20261130000000_WorkHistory extends Migration {
                  "ended_at" = now()
            where "work_id" = new."id" and "number" = new."attempts" and "outcome" = 'RUNNING';
         elsif new."status" = 'DEAD_LETTERED' and old."status" <> 'DEAD_LETTERED' then
-          -- The last attempt's failure, now known to be the last.
+          -- The last attempt's failure (RETRIED, or FAILED as the last of its run), now known to end the run.
           update "async_work_attempt" set "outcome" = 'DEAD_LETTERED', "ended_at" = coalesce("ended_at", now()), "error" = coalesce("error", new."error")
-           where "work_id" = new."id" and "number" = new."attempts" and "outcome" in ('RUNNING', 'RETRIED');
+           where "work_id" = new."id" and "number" = new."attempts" and "outcome" in ('RUNNING', 'RETRIED', 'FAILED');
         end if;
         return null;
       end $$;`);
