@@ -8,7 +8,11 @@ export const workAttempts = defineLoader(
     new DataLoader<string, AsyncWorkAttempt[]>(async (workIds) => {
       const attempts = await em.find(AsyncWorkAttempt, { work: { $in: [...workIds] } }, { orderBy: { number: 'asc' } });
       const byWork = new Map<string, AsyncWorkAttempt[]>();
-      for (const attempt of attempts) byWork.set(attempt.work.id, [...(byWork.get(attempt.work.id) ?? []), attempt]);
+      for (const attempt of attempts) {
+        const list = byWork.get(attempt.work.id);
+        if (list) list.push(attempt);
+        else byWork.set(attempt.work.id, [attempt]);
+      }
       return workIds.map((id) => byWork.get(id) ?? []);
     }),
 );

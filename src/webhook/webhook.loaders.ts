@@ -47,7 +47,11 @@ export const webhookDeliveryAttempts = defineLoader(
     new DataLoader<string, WebhookDeliveryAttempt[]>(async (deliveryIds) => {
       const attempts = await em.find(WebhookDeliveryAttempt, { delivery: { $in: [...deliveryIds] } }, { orderBy: { number: 'asc' } });
       const byDelivery = new Map<string, WebhookDeliveryAttempt[]>();
-      for (const attempt of attempts) byDelivery.set(attempt.delivery.id, [...(byDelivery.get(attempt.delivery.id) ?? []), attempt]);
+      for (const attempt of attempts) {
+        const list = byDelivery.get(attempt.delivery.id);
+        if (list) list.push(attempt);
+        else byDelivery.set(attempt.delivery.id, [attempt]);
+      }
       return deliveryIds.map((id) => byDelivery.get(id) ?? []);
     }),
 );
