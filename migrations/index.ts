@@ -16,6 +16,7 @@ import { Migration20261128000000_ModuleKinds } from './Migration20261128000000_M
 import { Migration20261129000000_WebhookAllEventTypes } from './Migration20261129000000_WebhookAllEventTypes';
 import { Migration20261130000000_RefusalsInStatements } from './Migration20261130000000_RefusalsInStatements';
 import { Migration20261130000100_EventStreams } from './Migration20261130000100_EventStreams';
+import { Migration20261130000200_WorkHistory } from './Migration20261130000200_WorkHistory';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261129000000_WebhookAllEventTypes', class: Migration20261129000000_WebhookAllEventTypes },
   { name: 'Migration20261130000000_RefusalsInStatements', class: Migration20261130000000_RefusalsInStatements },
   { name: 'Migration20261130000100_EventStreams', class: Migration20261130000100_EventStreams },
+  { name: 'Migration20261130000200_WorkHistory', class: Migration20261130000200_WorkHistory },
 ];

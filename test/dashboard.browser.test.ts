@@ -11,6 +11,7 @@ import { minimalLocationBody } from './support/locations';
 import { eventually, pollPost, providerIdOf, sandboxOf } from './support/posts';
 import { ROOT } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 /**
  * The operations dashboard (/dashboard) in a real browser: Debian's Chromium, driven by playwright-core, against
@@ -26,6 +27,8 @@ const SHOWN_WITHIN_MS = 2000;
 /** How long a provider call is held, so that a job is seen RUNNING. */
 const HELD_MS = 3000;
 const RETRY_LIMIT = 1;
+/** A record's detail is read again this often (dashboard/src/record.tsx). */
+const RECORD_READ_MS = 3000;
 
 /**
  * Runs in the page (text: the tests compile without the DOM's types): the paint timings, once the first contentful
@@ -366,4 +369,179 @@ describe('the dashboard in Chromium', () => {
     await deadRow.filter({ hasText: 'https://hooks.example.com/gone' }).filter({ hasText: reason }).waitFor();
     await deadRow.locator('td.bad').waitFor();
   });
+});
+
+describe('acting from the dashboard', () => {
+  /** An organization of its own, with two accounts: its lists hold only what these tests make. */
+  let acting: OrganizationFixture;
+  let hooks: WebhookReceiver;
+  /** Every time the page writes: the one format (docs/operations.md). */
+  const ONE_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+  beforeAll(async () => {
+    acting = await createOrganizationFixture(t.em(), { name: 'Acting Org', accounts: 2, locationsEach: 1, connected: true });
+    hooks = new WebhookReceiver();
+    await hooks.start();
+  });
+  afterAll(() => hooks?.close());
+
+  const accountOf = (index: number) => acting.accounts[index]!;
+
+  async function post(index: number, summary: string): Promise<string> {
+    const created = await http(t.url, 'POST', `/post?account_id=${accountOf(index).account.id}`, {
+      token: acting.token,
+      body: { location_id: accountOf(index).locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
+    });
+    expect(created.status).toBe(202);
+    return created.body.payload.id as string;
+  }
+
+  async function gql(query: string, variables: Record<string, unknown> = {}): Promise<any> {
+    const answer = await graphql(t.url, query, { token: acting.token, variables });
+    expect(answer.body.errors).toBeUndefined();
+    return answer.body.data;
+  }
+
+  async function signedIn(): Promise<Page> {
+    const { page } = await openDashboard();
+    await signIn(page, acting.token, 'Organization: Acting Org');
+    return page;
+  }
+
+  /** Types an id into the search and opens what it finds. */
+  async function find(page: Page, id: string): Promise<Locator> {
+    await page.getByLabel('Find a record or work by its id').fill(id);
+    await page.getByRole('button', { name: 'Find' }).click();
+    return page.locator('.record');
+  }
+
+  browserTest('filters the latest work by kind, status and account, and finds a record or a unit of work by its id', async () => {
+    const first = await post(0, 'Of the first account');
+    const second = await post(1, 'Of the second account');
+    for (const [index, id] of [[0, first], [1, second]] as const) await pollPost(t.url, acting.token, accountOf(index).account.id, id, (found) => found.state === 'LIVE');
+    const page = await signedIn();
+    const rowOf = (id: string) => page.locator(`.latest tr[data-kind="POST_PUBLISH"][data-subject-id="${id}"]`);
+    await rowOf(first).waitFor();
+    await rowOf(second).waitFor();
+
+    await page.locator('select[name="account"]').selectOption({ label: accountOf(1).account.name });
+    await rowOf(first).waitFor({ state: 'detached' });
+    await rowOf(second).waitFor();
+    await page.locator('select[name="kind"]').selectOption('POST_PUBLISH');
+    await page.locator('select[name="status"]').selectOption('FAILED');
+    await page.locator('.latest .empty').filter({ hasText: 'No work matches the filters.' }).waitFor();
+    await page.locator('select[name="status"]').selectOption('SUCCEEDED');
+    await rowOf(second).waitFor();
+    await page.locator('select[name="account"]').selectOption('');
+    await rowOf(first).waitFor();
+
+    // A post's id: its detail, its state read now, its work with each attempt, its events, the records it belongs to.
+    const detail = await find(page, first);
+    await detail.and(page.locator(`[data-record-id="${first}"]`)).waitFor();
+    await detail.locator('dd[data-state="LIVE"]').waitFor();
+    await detail.locator('.work[data-kind="POST_PUBLISH"][data-status="SUCCEEDED"] tr[data-attempt="1"][data-outcome="SUCCEEDED"]').waitFor();
+    await detail.locator('tr[data-event-type="POST_STATE_CHANGED"]').first().waitFor();
+    expect(page.url()).toContain(`#record=${first}`);
+    // To its location, read directly (it has no work of its own), and on to its account.
+    await detail.locator('a.related[data-related="location"]').click();
+    await page.locator(`.record[data-record-id="${accountOf(0).locations[0]!.id}"]`).locator('dd').filter({ hasText: accountOf(0).locations[0]!.name }).waitFor();
+    await page.locator('.record a.related[data-related="account"]').click();
+    await page.locator(`.record[data-record-id="${accountOf(0).account.id}"]`).locator('dd').filter({ hasText: accountOf(0).account.name }).waitFor();
+    // Back returns to the post.
+    await page.goBack();
+    await page.goBack();
+    await page.locator(`.record[data-record-id="${first}"]`).waitFor();
+
+    // A unit of work's id opens its record; an id of nothing says so.
+    const work = await gql('query ($s: ID!) { asyncWork(subjectId: $s) { nodes { id } } }', { s: second });
+    const byWork = await find(page, work.asyncWork.nodes[0].id as string);
+    await byWork.and(page.locator(`[data-record-id="${second}"]`)).filter({ hasText: 'is a unit of work of this record' }).waitFor();
+    await (await find(page, '0195c0de-0000-7000-8000-000000000000')).locator('.not-found').waitFor();
+    // A row opens its record too.
+    await page.locator('.record a.close').click();
+    await page.locator('.record').waitFor({ state: 'detached' });
+    await rowOf(second).locator('td.attempts').click();
+    await page.locator(`.record[data-record-id="${second}"]`).waitFor();
+  }, 60_000);
+
+  browserTest('folds a record’s polling checks into one row that unfolds to each check', async () => {
+    const page = await signedIn();
+    // Under review at the provider for a day: checked again after 1, 2, 4 … s.
+    const reviewed = await post(0, 'Held for review [[review]]');
+    await eventually(async () => {
+      const checks = await gql('query ($s: ID!) { asyncWork(subjectId: $s, kinds: [POST_CHECK]) { totalCount } }', { s: reviewed });
+      return checks.asyncWork.totalCount >= 3 ? true : undefined;
+    }, 30_000, 'three checks of the post');
+    const group = page.locator(`.latest tr.check-group[data-kind="POST_CHECK"][data-subject-id="${reviewed}"]`);
+    await group.and(page.locator('[data-checks="3"], [data-checks="4"], [data-checks="5"], [data-checks="6"]')).waitFor({ timeout: SHOWN_WITHIN_MS });
+    expect(await group.count()).toBe(1);
+    expect(await page.locator(`.latest tr.check[data-subject-id="${reviewed}"]`).count()).toBe(0);
+    await group.getByRole('button', { name: /\d+ checks/ }).click();
+    const unfolded = page.locator(`.latest tr.check[data-kind="POST_CHECK"][data-subject-id="${reviewed}"]`);
+    await unfolded.nth(2).waitFor();
+    expect(await unfolded.count()).toBe(Number(await group.getAttribute('data-checks')));
+  }, 60_000);
+
+  browserTest('shows a failed record’s attempts with their errors, retries it from its detail, and counts attempts per run', async () => {
+    const location = accountOf(1).locations[0]!;
+    await sandboxOf(t.url).fail({ count: 1 + RETRY_LIMIT, status: 503, method: 'POST', pathContains: `/locations/${providerIdOf(location.alphaLocationName!)}/localPosts` });
+    const failing = await post(1, 'Meets an outage, retried from its detail');
+    await eventually(async () => {
+      const work = await gql('query ($s: ID!) { asyncWork(subjectId: $s, statuses: [DEAD_LETTERED]) { totalCount } }', { s: failing });
+      return work.asyncWork.totalCount === 1 ? true : undefined;
+    }, 20_000, 'the publish to be dead-lettered');
+    const page = await signedIn();
+    // The failures panel leads to the record.
+    await page.locator(`.failures tr[data-subject-id="${failing}"] a.record-link`).click();
+    const work = page.locator(`.record[data-record-id="${failing}"] .work[data-kind="POST_PUBLISH"]`);
+    await work.and(page.locator('[data-status="DEAD_LETTERED"]')).waitFor();
+    await work.locator('tr[data-attempt="1"][data-outcome="RETRIED"] td.error').filter({ hasText: /\S/ }).waitFor();
+    await work.locator('tr[data-attempt="2"][data-outcome="DEAD_LETTERED"] td.error').filter({ hasText: /\S/ }).waitFor();
+    await page.locator(`.record[data-record-id="${failing}"] dd[data-state="ERROR"]`).waitFor();
+
+    await work.getByRole('button', { name: 'Retry' }).click();
+    await pollPost(t.url, acting.token, accountOf(1).account.id, failing, (found) => found.state === 'LIVE');
+    await work.and(page.locator('[data-status="SUCCEEDED"][data-run="2"]')).waitFor({ timeout: RECORD_READ_MS + SHOWN_WITHIN_MS });
+    await work.locator('tr[data-attempt="3"][data-run="2"][data-outcome="SUCCEEDED"]').filter({ hasText: '1/2, run 2' }).waitFor();
+    // The list counts the attempts of the run, not 3/2.
+    await page.locator(`.latest tr[data-kind="POST_PUBLISH"][data-subject-id="${failing}"][data-status="SUCCEEDED"] td.attempts`).filter({ hasText: /^1\/2, run 2$/ }).waitFor();
+    await page.locator(`.record[data-record-id="${failing}"] dd[data-state="LIVE"]`).waitFor({ timeout: RECORD_READ_MS + SHOWN_WITHIN_MS });
+  }, 90_000);
+
+  browserTest('lists an endpoint’s deliveries with the request and each answer, redelivers one, and writes every time in one format', async () => {
+    hooks.answer = (_request, response) => response.writeHead(503, { 'content-type': 'text/plain' }).end('receiver down for maintenance');
+    const endpoint = (await gql('mutation ($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } } }', {
+      input: { url: hooks.url, eventTypes: ['POST_STATE_CHANGED'], description: 'Acting receiver' },
+    })).createWebhookEndpoint.endpoint.id as string;
+    const told = await post(0, 'Told to the receiver');
+    const sent = await hooks.nth((request) => request.json.record_id === told);
+    await eventually(async () => {
+      const data = await gql('query ($e: ID!, $id: ID!) { webhookDeliveries(endpointId: $e, eventId: $id) { nodes { attempts } } }', { e: endpoint, id: sent.json.id });
+      return data.webhookDeliveries.nodes[0]?.attempts === 1 ? true : undefined;
+    }, 20_000, 'the attempt to be recorded');
+    hooks.answer = (_request, response) => response.end('thanks, got it');
+
+    const page = await signedIn();
+    const row = page.locator(`.webhooks tr[data-endpoint-id="${endpoint}"]`);
+    await row.getByRole('button', { name: /Deliveries/ }).click();
+    const delivery = page.locator(`.deliveries[data-endpoint-id="${endpoint}"] details[data-event-id="${sent.json.id}"]`).first();
+    await delivery.locator('summary').click();
+    const attempt = delivery.locator('.attempt[data-attempt="1"][data-status-code="503"]');
+    await attempt.locator('.response-excerpt').filter({ hasText: 'receiver down for maintenance' }).waitFor();
+    await attempt.locator('.headers tr').filter({ hasText: 'Listings-Signature' }).filter({ hasText: sent.headers['listings-signature'] as string }).waitFor();
+    expect(await delivery.locator('.request-body').textContent()).toBe(sent.body);
+
+    await delivery.getByRole('button', { name: 'Redeliver' }).click();
+    const again = page.locator(`.deliveries[data-endpoint-id="${endpoint}"] details[data-event-id="${sent.json.id}"][data-delivery-status="SUCCEEDED"]`).filter({ hasText: 'a redelivery' });
+    await again.waitFor({ timeout: 20_000 });
+    await again.locator('summary').click();
+    await again.locator('.attempt[data-status-code="200"] .response-excerpt').filter({ hasText: 'thanks, got it' }).waitFor();
+
+    // Every panel's times, the webhooks' included, in the one format.
+    await page.locator('.latest time').first().waitFor();
+    const times = await page.locator('time').allTextContents();
+    expect(times.length).toBeGreaterThan(3);
+    expect(times.filter((text) => !ONE_FORMAT.test(text))).toEqual([]);
+    expect(await page.locator('.webhooks time').count()).toBeGreaterThan(0);
+  }, 90_000);
 });

@@ -1,17 +1,24 @@
 import { createClient, type Client } from 'graphql-ws';
 import {
+  DashboardAccountDocument,
   DashboardCountsDocument,
+  DashboardLocationDocument,
   DashboardProviderHealthDocument,
+  DashboardRecordDocument,
+  DashboardRedeliverDocument,
+  DashboardWebhookDeliveriesDocument,
   DashboardRetryDocument,
   DashboardSignInDocument,
   DashboardSnapshotDocument,
   DashboardUpdatesDocument,
   DashboardWebhookHealthDocument,
   type DashboardProviderHealthQuery,
+  type DashboardRecordQuery,
+  type DashboardWebhookDeliveriesQuery,
   type DashboardWebhookHealthQuery,
   type TypedDocumentString,
 } from './generated/graphql';
-import type { WorkCount, WorkItem } from './work';
+import { CHECK_KINDS, isCheck, type WorkCount, type WorkFilter, type WorkItem } from './work';
 
 /**
  * The service's GraphQL API as the dashboard uses it (docs/async-work.md; the operations are in operations.graphql):
@@ -66,13 +73,16 @@ export async function graphql<T, V>(token: string, document: TypedDocumentString
   return answer.data;
 }
 
-/** Who the token belongs to: an organization (named), or one account (its tokens may not read the organization). */
-export type Who = { kind: 'organization'; name: string } | { kind: 'account' };
+/**
+ * Who the token belongs to: an organization (named, with its accounts, which the filters offer), or one account (its
+ * tokens may not read the organization).
+ */
+export type Who = { kind: 'organization'; name: string; accounts: { id: string; name: string }[] } | { kind: 'account' };
 
 export async function signIn(token: string): Promise<Who> {
   try {
     const data = await graphql(token, DashboardSignInDocument, {});
-    return { kind: 'organization', name: data.organization.name };
+    return { kind: 'organization', name: data.organization.name, accounts: data.organization.accountsConnection.nodes };
   } catch (error) {
     if (error instanceof ApiError && (error.code === 'ORGANIZATION_TOKEN_REQUIRED' || error.code === 'FORBIDDEN')) return { kind: 'account' };
     throw error;
@@ -81,21 +91,82 @@ export async function signIn(token: string): Promise<Who> {
 
 export interface Snapshot {
   latest: WorkItem[];
+  checks: WorkItem[];
   failures: WorkItem[];
   counts: WorkCount[];
 }
 
-export async function readSnapshot(token: string, first: number): Promise<Snapshot> {
-  const data = await graphql(token, DashboardSnapshotDocument, { first });
+/** The latest work as `filter` chooses it, the polling checks apart, the failures and the counts. */
+export async function readSnapshot(token: string, limits: { latest: number; checks: number }, filter: WorkFilter): Promise<Snapshot> {
+  const checkKinds = filter.kind === null ? [...CHECK_KINDS] : isCheck(filter.kind) ? [filter.kind] : [];
+  const data = await graphql(token, DashboardSnapshotDocument, {
+    first: limits.latest,
+    checksFirst: limits.checks,
+    kinds: filter.kind === null ? null : [filter.kind],
+    exclude: [...CHECK_KINDS],
+    checkKinds,
+    withChecks: checkKinds.length > 0,
+    statuses: filter.status === null ? null : [filter.status],
+    accountId: filter.accountId,
+  });
   return {
     latest: data.latest.edges.map((edge) => edge.node),
+    checks: data.checks?.edges.map((edge) => edge.node) ?? [],
     failures: data.failures.edges.map((edge) => edge.node),
     counts: data.asyncWorkCounts,
   };
 }
 
-export async function readCounts(token: string): Promise<WorkCount[]> {
-  return (await graphql(token, DashboardCountsDocument, {})).asyncWorkCounts;
+export async function readCounts(token: string, accountId: string | null): Promise<WorkCount[]> {
+  return (await graphql(token, DashboardCountsDocument, { accountId })).asyncWorkCounts;
+}
+
+export type RecordDetail = DashboardRecordQuery;
+
+/** What a link says of the record it leads to: a location (of an account) or an account, read directly. */
+export type RecordHint = { as: 'location'; accountId: string | null } | { as: 'account' };
+
+export interface RecordRead {
+  recordId: string;
+  detail: RecordDetail;
+  /** The record itself, read directly when a link said what it is (null when it could not be read). */
+  direct: Record<string, unknown> | null;
+}
+
+/**
+ * A record's work (each attempt), events and state; `id` may be a work's id, whose record is then read. A record
+ * a link names is also read directly: a location or an account may have neither work nor events.
+ */
+export async function readRecord(token: string, id: string, hint: RecordHint | null): Promise<RecordRead> {
+  const direct = async (): Promise<Record<string, unknown> | null> => {
+    if (!hint) return null;
+    try {
+      return hint.as === 'location'
+        ? (await graphql(token, DashboardLocationDocument, { id, accountId: hint.accountId })).location
+        : (await graphql(token, DashboardAccountDocument, { id })).account;
+    } catch (error) {
+      // Out of reach or gone: the detail says what the work and the events say (a refused token is the page's).
+      if (error instanceof ApiError && error.tokenRefused) throw error;
+      return null;
+    }
+  };
+  const [detail, record] = await Promise.all([graphql(token, DashboardRecordDocument, { id }), direct()]);
+  if (detail.item && detail.item.subjectId !== id) {
+    const recordId = detail.item.subjectId;
+    return { recordId, detail: await graphql(token, DashboardRecordDocument, { id: recordId }), direct: null };
+  }
+  return { recordId: id, detail, direct: record };
+}
+
+export type WebhookDelivery = DashboardWebhookDeliveriesQuery['webhookDeliveries']['nodes'][number];
+
+export async function readWebhookDeliveries(token: string, endpointId: string): Promise<{ deliveries: WebhookDelivery[]; total: number }> {
+  const data = await graphql(token, DashboardWebhookDeliveriesDocument, { endpointId, first: 20 });
+  return { deliveries: data.webhookDeliveries.nodes, total: data.webhookDeliveries.totalCount };
+}
+
+export async function redeliver(token: string, endpointId: string, eventId: string): Promise<void> {
+  await graphql(token, DashboardRedeliverDocument, { endpointId, eventId });
 }
 
 export type ProviderHealth = DashboardProviderHealthQuery['providerHealth'][number];

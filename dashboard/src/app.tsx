@@ -2,6 +2,9 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, signIn, type Who } from './api';
 import { useLiveWork, useProviderHealth, useWebhookHealth } from './live';
 import { CountsPanel, FailuresPanel, HealthPanel, LatestPanel, WebhooksPanel } from './panels';
+import { openRecordOf, type OpenRecord } from './address';
+import { RecordPanel } from './record';
+import { NO_FILTER, type WorkFilter, type WorkKind } from './work';
 
 /** Kept for this browser tab only, as the token of a page that holds no data of its own. */
 const TOKEN_KEY = 'listings-gateway.dashboard.token';
@@ -83,15 +86,29 @@ function SignIn(props: { notice: string | null; initial: string | undefined; onS
 
 /** Its own component: an account token may not read endpoints, so it never polls them. */
 function Webhooks({ token, onTokenRefused }: { token: string; onTokenRefused: () => void }) {
-  return <WebhooksPanel health={useWebhookHealth(token, onTokenRefused)} />;
+  return <WebhooksPanel health={useWebhookHealth(token, onTokenRefused)} token={token} onTokenRefused={onTokenRefused} />;
+}
+
+/** The record whose detail is open, as the address names it (src/address.ts). */
+function useOpenRecord(): OpenRecord | null {
+  const [open, setOpen] = useState(() => openRecordOf(window.location.hash));
+  useEffect(() => {
+    const changed = () => setOpen(openRecordOf(window.location.hash));
+    window.addEventListener('hashchange', changed);
+    return () => window.removeEventListener('hashchange', changed);
+  }, []);
+  return open;
 }
 
 const CONNECTIVITY_TEXT = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' } as const;
 
 function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (message: string | null) => void }) {
   const refused = useCallback(() => onSignOut(REFUSED), [onSignOut]);
-  const live = useLiveWork(session.token, refused);
+  const [filter, setFilter] = useState<WorkFilter>(NO_FILTER);
+  const live = useLiveWork(session.token, refused, filter);
   const health = useProviderHealth(session.token, refused);
+  const openRecord = useOpenRecord();
+  const kinds = [...new Set(live.view.counts.map((count) => count.kind))] as WorkKind[];
   return (
     <>
       <header class="top">
@@ -110,11 +127,20 @@ function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (messa
         </p>
       )}
       <main class="panels">
+        {openRecord && <RecordPanel key={window.location.hash} open={openRecord} token={session.token} onTokenRefused={refused} retry={live.retry} />}
         <CountsPanel counts={live.view.counts} reading={live.reading} />
         <HealthPanel health={health} />
         {session.who.kind === 'organization' && <Webhooks token={session.token} onTokenRefused={refused} />}
         <FailuresPanel items={live.view.failures} counts={live.view.counts} reading={live.reading} retry={live.retry} />
-        <LatestPanel items={live.view.latest} reading={live.reading} />
+        <LatestPanel
+          items={live.view.latest}
+          checks={live.view.checks}
+          reading={live.reading}
+          filter={filter}
+          onFilter={setFilter}
+          kinds={kinds}
+          accounts={session.who.kind === 'organization' ? session.who.accounts : []}
+        />
       </main>
     </>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, followWork, readCounts, readProviderHealth, readSnapshot, readWebhookHealth, retryWork, type Connectivity, type ProviderHealth, type WebhookEndpointHealth } from './api';
-import { DEFAULT_LIMITS, WorkBoard, type BoardView, type WorkItem } from './work';
+import { DEFAULT_LIMITS, WorkBoard, type BoardView, type WorkFilter, type WorkItem } from './work';
 
 /** The counts are read again this often, besides being moved by every event. */
 const COUNTS_REFRESH_MS = 10_000;
@@ -31,8 +31,10 @@ export interface LiveWork {
  * acknowledged again (events may have been missed meanwhile), and every `asyncWorkUpdated` event applied to it as
  * it arrives. Events arriving while a snapshot is read are applied again on top of it (WorkBoard.reset).
  */
-export function useLiveWork(token: string, onTokenRefused: () => void): LiveWork {
-  const board = useMemo(() => new WorkBoard(), [token]);
+export function useLiveWork(token: string, onTokenRefused: () => void, filter: WorkFilter): LiveWork {
+  // A new filter is a new picture: read anew (the socket with it), as at the start.
+  const filterKey = `${filter.kind} ${filter.status} ${filter.accountId}`;
+  const board = useMemo(() => new WorkBoard(DEFAULT_LIMITS, filter), [token, filterKey]);
   const [view, setView] = useState<BoardView>(() => board.view());
   const [connectivity, setConnectivity] = useState<Connectivity>('connecting');
   const [loaded, setLoaded] = useState(false);
@@ -57,7 +59,7 @@ export function useLiveWork(token: string, onTokenRefused: () => void): LiveWork
       clearTimeout(countsTimer);
       countsTimer = undefined;
       try {
-        board.setCounts(await readCounts(token));
+        board.setCounts(await readCounts(token, filter.accountId));
         publish();
       } catch (error) {
         failed(error, 'Counts');
@@ -80,8 +82,8 @@ export function useLiveWork(token: string, onTokenRefused: () => void): LiveWork
       }
       received = [];
       try {
-        const snapshot = await readSnapshot(token, DEFAULT_LIMITS.latest);
-        board.reset(snapshot.latest, snapshot.failures, snapshot.counts);
+        const snapshot = await readSnapshot(token, DEFAULT_LIMITS, filter);
+        board.reset(snapshot.latest, snapshot.failures, snapshot.counts, snapshot.checks);
         for (const item of received) take(item);
         if (active) {
           setLoaded(true);
@@ -149,7 +151,7 @@ interface Polled<T> {
 }
 
 /** The one polling loop of the dashboard: a refused token goes to `onTokenRefused`, other failures keep the last value. */
-function usePolledRead<T>(token: string, onTokenRefused: () => void, read: (token: string) => Promise<T>, everyMs: number): Polled<T> {
+export function usePolledRead<T>(token: string, onTokenRefused: () => void, read: (token: string) => Promise<T>, everyMs: number, refresh = 0): Polled<T> {
   const [state, setState] = useState<Polled<T>>({ value: null, problem: null, readAt: null });
   const refusedRef = useRef(onTokenRefused);
   refusedRef.current = onTokenRefused;
@@ -172,7 +174,8 @@ function usePolledRead<T>(token: string, onTokenRefused: () => void, read: (toke
       active = false;
       clearTimeout(timer);
     };
-  }, [token, read, everyMs]);
+    // `refresh`: a change the page made itself (a retry, a redelivery) is read at once.
+  }, [token, read, everyMs, refresh]);
   return state;
 }
 

@@ -16,23 +16,76 @@ const _everyStatusListed: Exclude<WorkStatus, (typeof STATUSES)[number]> extends
 /** What the failures panel lists. */
 export const FAILURE_STATUSES: readonly WorkStatus[] = ['FAILED', 'DEAD_LETTERED'];
 
+/**
+ * The follow-ups that poll a provider (a post's or a reply's moderation): one a minute for as long as the provider
+ * has not decided. The latest list folds them under their record instead of listing each (docs/operations.md).
+ */
+export const CHECK_KINDS = ['POST_CHECK', 'REVIEW_REPLY_CHECK'] as const satisfies readonly WorkKind[];
+
+export const isCheck = (kind: WorkKind) => (CHECK_KINDS as readonly WorkKind[]).includes(kind);
+
+/** What the latest list shows: the work of these kinds, in these statuses, of this account (each unset: any). */
+export interface WorkFilter {
+  kind: WorkKind | null;
+  status: WorkStatus | null;
+  accountId: string | null;
+}
+
+export const NO_FILTER: WorkFilter = { kind: null, status: null, accountId: null };
+
+export function matchesFilter(item: WorkItem, filter: WorkFilter): boolean {
+  return (filter.kind === null || item.kind === filter.kind) && (filter.status === null || item.status === filter.status) && (filter.accountId === null || item.accountId === filter.accountId);
+}
+
+/** A unit of work of the latest list, or a record's polling checks folded into one row (newest first). */
+export type LatestRow = { type: 'work'; item: WorkItem } | { type: 'checks'; kind: WorkKind; subjectId: string; items: WorkItem[] };
+
+const newestOf = (row: LatestRow) => (row.type === 'work' ? row.item : row.items[0]!);
+
+/**
+ * The latest list as shown: the work that is not a check, and each record's checks as one row, placed by its newest
+ * check; both newest first.
+ */
+export function foldChecks(latest: readonly WorkItem[], checks: readonly WorkItem[]): LatestRow[] {
+  const groups = new Map<string, { type: 'checks'; kind: WorkKind; subjectId: string; items: WorkItem[] }>();
+  for (const check of [...checks].sort(newerFirst)) {
+    const key = `${check.kind} ${check.subjectId}`;
+    const group = groups.get(key);
+    if (group) group.items.push(check);
+    else groups.set(key, { type: 'checks', kind: check.kind, subjectId: check.subjectId, items: [check] });
+  }
+  const rows: LatestRow[] = [...latest.map((item) => ({ type: 'work' as const, item })), ...groups.values()];
+  return rows.sort((a, b) => newerFirst(newestOf(a), newestOf(b)));
+}
+
+/**
+ * How a unit's attempts read: those of its current run against what a run may take ("2/6"), and the run when a
+ * retry started another ("1/6, run 2"): a retried item's attempts are never "7/6" (docs/operations.md).
+ */
+export function attemptsLabel(item: Pick<WorkItem, 'runAttempts' | 'maxAttempts' | 'run'>): string {
+  return `${item.runAttempts}/${item.maxAttempts}${item.run > 1 ? `, run ${item.run}` : ''}`;
+}
+
 export type WorkItem = WorkFragment;
 export type WorkCount = DashboardCountsQuery['asyncWorkCounts'][number];
 
 export interface BoardView {
   latest: readonly WorkItem[];
+  /** The polling checks, apart (foldChecks puts them into the latest list). */
+  checks: readonly WorkItem[];
   failures: readonly WorkItem[];
   counts: readonly WorkCount[];
 }
 
 export interface BoardLimits {
   latest: number;
+  checks: number;
   failures: number;
   /** Items whose last status is remembered (to move a count from the old status to the new one). */
   remembered: number;
 }
 
-export const DEFAULT_LIMITS: BoardLimits = { latest: 50, failures: 50, remembered: 5000 };
+export const DEFAULT_LIMITS: BoardLimits = { latest: 50, checks: 100, failures: 50, remembered: 5000 };
 
 /** Newest first, as the API lists: by creation time, then by id for a stable order. */
 function newerFirst(a: WorkItem, b: WorkItem): number {
@@ -63,22 +116,31 @@ const countKey = (kind: WorkKind, status: WorkStatus) => `${kind} ${status}`;
  */
 export class WorkBoard {
   private latest: WorkItem[] = [];
+  private checks: WorkItem[] = [];
   private failures: WorkItem[] = [];
   private counts = new Map<string, WorkCount>();
   /** Last version and status of the items seen, oldest seen first (a Map keeps insertion order). */
   private seen = new Map<string, { version: number; status: WorkStatus }>();
 
-  constructor(private readonly limits: BoardLimits = DEFAULT_LIMITS) {}
+  /**
+   * `filter` chooses the latest list's work (and the checks'); the failures and the counts follow its account only
+   * (they are the account's whole picture).
+   */
+  constructor(
+    private readonly limits: BoardLimits = DEFAULT_LIMITS,
+    private readonly filter: WorkFilter = NO_FILTER,
+  ) {}
 
   /**
    * A fresh read (the API's snapshot) replaces everything: the lists, the counts, and what is remembered (only the
    * items listed). Events received while it was read are then applied again: those it already holds change nothing.
    */
-  reset(latest: readonly WorkItem[], failures: readonly WorkItem[], counts: readonly WorkCount[]): void {
+  reset(latest: readonly WorkItem[], failures: readonly WorkItem[], counts: readonly WorkCount[], checks: readonly WorkItem[] = []): void {
     this.latest = [...latest].sort(newerFirst).slice(0, this.limits.latest);
+    this.checks = [...checks].sort(newerFirst).slice(0, this.limits.checks);
     this.failures = [...failures].sort(newerFirst).slice(0, this.limits.failures);
     this.seen.clear();
-    for (const item of [...latest, ...failures]) this.remember(item);
+    for (const item of [...latest, ...checks, ...failures]) this.remember(item);
     this.setCounts(counts);
   }
 
@@ -92,23 +154,27 @@ export class WorkBoard {
     const before = this.seen.get(item.id);
     if (before && before.version >= item.version) return { countsExact: true };
     let countsExact = true;
-    if (before) {
+    // The counts are of the filter's account only: another account's work moves none of them.
+    const ofAccount = this.filter.accountId === null || item.accountId === this.filter.accountId;
+    if (ofAccount && before) {
       if (before.status !== item.status) countsExact = this.move(item.kind, before.status, -1) && this.move(item.kind, item.status, +1);
-    } else if (item.status === 'QUEUED' && item.attempts === 0) {
+    } else if (ofAccount && item.status === 'QUEUED' && item.attempts === 0) {
       // Brand-new work: no status to move from.
       this.move(item.kind, item.status, +1);
-    } else {
+    } else if (ofAccount) {
       countsExact = false;
     }
     this.remember(item);
-    this.latest = placeItem(this.latest, item, this.limits.latest, true);
-    this.failures = placeItem(this.failures, item, this.limits.failures, FAILURE_STATUSES.includes(item.status));
+    const listed = matchesFilter(item, this.filter);
+    this.latest = placeItem(this.latest, item, this.limits.latest, listed && !isCheck(item.kind));
+    this.checks = placeItem(this.checks, item, this.limits.checks, listed && isCheck(item.kind));
+    this.failures = placeItem(this.failures, item, this.limits.failures, ofAccount && FAILURE_STATUSES.includes(item.status));
     return { countsExact };
   }
 
   view(): BoardView {
     const counts = [...this.counts.values()].filter((count) => count.count > 0);
-    return { latest: this.latest, failures: this.failures, counts };
+    return { latest: this.latest, checks: this.checks, failures: this.failures, counts };
   }
 
   /** Adds `delta` to a count; false when a count would go below zero (the counts were not what was thought). */

@@ -13,8 +13,9 @@ interface Owner {
 @Entity({ tableName: 'async_work' })
 @Index({ properties: ['organization', 'id'] })
 @Index({ properties: ['account', 'id'] })
+@Index({ properties: ['subjectId'] })
 export class AsyncWorkRecord {
-  [OptionalProps]?: 'attempts' | 'error' | 'progress' | 'payload' | 'queue' | 'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt' | 'version';
+  [OptionalProps]?: 'attempts' | 'error' | 'progress' | 'payload' | 'queue' | 'createdAt' | 'startedAt' | 'endedAt' | 'updatedAt' | 'version' | 'run' | 'runAttempts';
 
   /** A UUID v7: ordered by creation, so the newest-first list is ordered by id. */
   @PrimaryKey({ type: 'uuid' })
@@ -49,6 +50,14 @@ export class AsyncWorkRecord {
 
   @Property({ type: 'integer' })
   maxAttempts!: number;
+
+  /** 1, then one more at each retry of dead-lettered work; kept by a trigger (docs/async-work.md, "Attempts"). */
+  @Property({ type: 'integer' })
+  run: number = 1;
+
+  /** The attempts of the current run (`attempts` counts every run's); kept by the same trigger. */
+  @Property({ type: 'integer' })
+  runAttempts: number = 0;
 
   /** The last failure's documented text. */
   @Property({ type: 'text', nullable: true })

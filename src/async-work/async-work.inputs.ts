@@ -13,6 +13,12 @@ class AsyncWorkFilters {
 
   @Field(() => [AsyncWorkStatus], { nullable: true, description: 'Only in these statuses.' })
   statuses?: AsyncWorkStatus[] | null;
+
+  @Field(() => [AsyncWorkKindEnum.type], { nullable: true, description: 'Leaves these kinds out.' })
+  excludeKinds?: AsyncWorkKind[] | null;
+
+  @Field(() => ID, { nullable: true, description: 'Only the work about this record (its id: a post, location, update job, account, scan, brand or review).' })
+  subjectId?: string | null;
 }
 
 @ArgsType()

@@ -1,4 +1,4 @@
-import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requirePrincipal } from '../access/guards';
 import type { TopicPayloads } from '../events/topics';
 import type { Context } from '../graphql/context';
@@ -9,6 +9,8 @@ import { AsyncWorkArgs, AsyncWorkCountsArgs, AsyncWorkUpdatedArgs } from './asyn
 import { countWork, findWork, listWork, retryWork, viewOfWork, type AsyncWorkView, type WorkCount } from './async-work.service';
 import { AsyncWork, AsyncWorkCount, ProviderHealth, typeOfWork } from './async-work.types';
 import { workTypes } from './work-kinds';
+import { AsyncWorkAttempt } from './async-work-attempt.entity';
+import { workAttempts } from './async-work.loaders';
 
 const AsyncWorkConnection = ConnectionType(AsyncWork, 'AsyncWork');
 
@@ -43,6 +45,11 @@ export class AsyncWorkResolver {
   providerHealth(@Ctx() ctx: Context): ProviderHealth[] {
     requirePrincipal(ctx);
     return ctx.runtime.providerHealth.figures();
+  }
+
+  @FieldResolver(() => [AsyncWorkAttempt], { description: 'Every attempt, oldest first, over all runs: when it ran, how it ended, why it failed.' })
+  attemptHistory(@Root() work: AsyncWorkView, @Ctx() ctx: Context): Promise<AsyncWorkAttempt[]> {
+    return workAttempts(ctx).load(work.id);
   }
 
   @Mutation(() => AsyncWork, {

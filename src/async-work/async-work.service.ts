@@ -22,6 +22,8 @@ export interface AsyncWorkView {
   status: AsyncWorkStatus;
   attempts: number;
   maxAttempts: number;
+  run: number;
+  runAttempts: number;
   error: string | null;
   progress: number | null;
   organizationId: string;
@@ -56,6 +58,8 @@ function viewOfRecord(record: AsyncWorkRecord): AsyncWorkView {
     status: record.status,
     attempts: record.attempts,
     maxAttempts: record.maxAttempts,
+    run: record.run,
+    runAttempts: record.runAttempts,
     error: record.error,
     progress: record.progress,
     organizationId: record.organization.id,
@@ -75,6 +79,10 @@ export interface WorkFilters {
   accountId?: string | null;
   kinds?: AsyncWorkKind[] | null;
   statuses?: AsyncWorkStatus[] | null;
+  /** Leaves these kinds out (the dashboard lists the polling checks apart). */
+  excludeKinds?: AsyncWorkKind[] | null;
+  /** Only the work about this record. */
+  subjectId?: string | null;
 }
 
 /**
@@ -96,6 +104,8 @@ export async function listWork(scope: RequestScope<AsyncWorkDeps>, filters: Work
       reachOf(principal, filters.accountId),
       filters.kinds?.length ? { kind: { $in: filters.kinds } } : {},
       filters.statuses?.length ? { status: { $in: filters.statuses } } : {},
+      filters.excludeKinds?.length ? { kind: { $nin: filters.excludeKinds } } : {},
+      filters.subjectId != null ? { subjectId: isId(filters.subjectId) ? filters.subjectId.toLowerCase() : NO_MATCH_ID } : {},
     ],
   };
   const [rows, totalCount] = await Promise.all([

@@ -27,11 +27,17 @@ export class AsyncWork implements AsyncWorkView {
   @Field(() => AsyncWorkStatus)
   status!: AsyncWorkStatus;
 
-  @Field(() => Int, { description: 'Attempts started so far.' })
+  @Field(() => Int, { description: 'Attempts started so far, in every run.' })
   attempts!: number;
 
-  @Field(() => Int, { description: 'Attempts it may take in all (1 + JOB_RETRY_LIMIT).' })
+  @Field(() => Int, { description: 'Attempts a run may take (1 + JOB_RETRY_LIMIT); a retry starts a new run.' })
   maxAttempts!: number;
+
+  @Field(() => Int, { description: '1, then one more at each retryAsyncWork.' })
+  run!: number;
+
+  @Field(() => Int, { description: 'Attempts started in the current run (compare with maxAttempts; `attempts` counts every run).' })
+  runAttempts!: number;
 
   @Field(() => String, { nullable: true, description: "The last failure's documented text." })
   error!: string | null;

@@ -31,6 +31,9 @@ export interface AsyncWorkSnapshot {
   subjectId: string;
   attempts: number;
   maxAttempts: number;
+  /** 1, then one more at each retry of dead-lettered work; `runAttempts` are the current run's (docs/async-work.md). */
+  run: number;
+  runAttempts: number;
   error: string | null;
   progress: number | null;
   createdAt: string;
@@ -46,7 +49,7 @@ export type Execute = (sql: string, values: unknown[]) => Promise<Record<string,
 /** Error texts are documented texts, but bounded anyway: a snapshot must fit an event (8000 bytes). */
 const MAX_ERROR_CHARS = 1000;
 
-const RETURNING = `returning id, organization_id, account_id, kind, status, subject_id, attempts, max_attempts, error, progress,
+const RETURNING = `returning id, organization_id, account_id, kind, status, subject_id, attempts, max_attempts, run, run_attempts, error, progress,
   created_at, started_at, ended_at, updated_at, version`;
 
 const iso = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(value as string | Date).toISOString());
@@ -61,6 +64,8 @@ function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
     subjectId: row.subject_id as string,
     attempts: Number(row.attempts),
     maxAttempts: Number(row.max_attempts),
+    run: Number(row.run),
+    runAttempts: Number(row.run_attempts),
     error: (row.error as string | null) ?? null,
     progress: row.progress === null || row.progress === undefined ? null : Number(row.progress),
     createdAt: iso(row.created_at)!,

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import { defineLoader } from '../db/request-loaders';
 import { WebhookDeliveryStatus } from './webhook.enums';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
 
 /**
  * An endpoint's health as the operations dashboard reads it (docs/operations.md): one query per request for every
@@ -37,5 +38,30 @@ export const lastWebhookDelivery = defineLoader(
       const deliveries = rows.length ? await em.find(WebhookDelivery, { id: { $in: rows.map((row) => row.id) } }) : [];
       const byEndpoint = new Map(deliveries.map((delivery) => [delivery.endpoint.id, delivery]));
       return endpointIds.map((id) => byEndpoint.get(id) ?? null);
+    }),
+);
+
+/** The attempts of each delivery listed, oldest first: one query for every delivery of the request. */
+export const webhookDeliveryAttempts = defineLoader(
+  (em) =>
+    new DataLoader<string, WebhookDeliveryAttempt[]>(async (deliveryIds) => {
+      const attempts = await em.find(WebhookDeliveryAttempt, { delivery: { $in: [...deliveryIds] } }, { orderBy: { number: 'asc' } });
+      const byDelivery = new Map<string, WebhookDeliveryAttempt[]>();
+      for (const attempt of attempts) {
+        const list = byDelivery.get(attempt.delivery.id);
+        if (list) list.push(attempt);
+        else byDelivery.set(attempt.delivery.id, [attempt]);
+      }
+      return deliveryIds.map((id) => byDelivery.get(id) ?? []);
+    }),
+);
+
+/** The bytes each delivery listed sends (a lazy column, not read with the log): one query for all of them. */
+export const webhookDeliveryBodies = defineLoader(
+  (em) =>
+    new DataLoader<string, string | null>(async (deliveryIds) => {
+      const rows = await em.getConnection().execute<{ id: string; body: string }[]>('select id, body from webhook_delivery where id in (?)', [[...deliveryIds]]);
+      const bodies = new Map(rows.map((row) => [row.id, row.body]));
+      return deliveryIds.map((id) => bodies.get(id) ?? null);
     }),
 );

@@ -9,7 +9,8 @@ import { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveri
 import {
   createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listDeliveriesPage, listEndpoints, listEndpointsPage, pingEndpoint, redeliverEvent, rotateSecret, updateEndpoint,
 } from './webhook.service';
-import { lastWebhookDelivery, webhookBacklog } from './webhook.loaders';
+import { lastWebhookDelivery, webhookBacklog, webhookDeliveryAttempts, webhookDeliveryBodies } from './webhook.loaders';
+import { WebhookDeliveryAttempt, WebhookRequestHeader } from './webhook-delivery-attempt.entity';
 
 @ObjectType({ description: 'An endpoint with its signing secret, shown this once.' })
 export class WebhookEndpointWithSecret {
@@ -120,5 +121,23 @@ export class WebhookDeliveryResolver {
   @FieldResolver(() => ID)
   endpointId(@Root() delivery: WebhookDelivery): string {
     return delivery.endpoint.id;
+  }
+
+  @FieldResolver(() => String, { description: 'The request’s body: the exact bytes sent (and signed), the same at every attempt.' })
+  async requestBody(@Root() delivery: WebhookDelivery, @Ctx() ctx: Context): Promise<string> {
+    return (await webhookDeliveryBodies(ctx).load(delivery.id)) ?? '';
+  }
+
+  @FieldResolver(() => [WebhookDeliveryAttempt], { description: 'Every attempt, oldest first: the request’s headers and the answer’s status and excerpt.' })
+  attemptHistory(@Root() delivery: WebhookDelivery, @Ctx() ctx: Context): Promise<WebhookDeliveryAttempt[]> {
+    return webhookDeliveryAttempts(ctx).load(delivery.id);
+  }
+}
+
+@Resolver(() => WebhookDeliveryAttempt)
+export class WebhookDeliveryAttemptResolver {
+  @FieldResolver(() => [WebhookRequestHeader], { description: 'The request’s headers as sent, in order (the signature included).' })
+  requestHeaders(@Root() attempt: WebhookDeliveryAttempt): WebhookRequestHeader[] {
+    return attempt.requestHeaders.map(([name, value]) => ({ name, value }));
   }
 }

@@ -56,20 +56,24 @@ async function deliver(runtime: WebhookWorkerDeps, deliveryId: string, job: JobC
   // Gone with its endpoint, or already sent by an earlier run of this job.
   if (!row || row.status !== WebhookDeliveryStatus.SENDING) return;
   const sentAt = runtime.clock.now();
+  const headers = deliveryHeaders({ eventId: row.event_id, eventType: row.event_type, deliveryId: row.id }, row.body, signingSecrets(runtime, row, sentAt), sentAt);
   const outcome = await sendWebhook({
     url: row.url,
     body: row.body,
-    headers: deliveryHeaders({ eventId: row.event_id, eventType: row.event_type, deliveryId: row.id }, row.body, signingSecrets(runtime, row, sentAt), sentAt),
+    headers,
     timeoutMs: runtime.config.webhooks.timeoutMs,
     allowPrivateTargets: runtime.config.webhooks.allowPrivateTargets,
     signal: job.signal,
   });
   // A stop interrupted it: the job is retried after the restart, the delivery still SENDING.
   if (job.signal.aborted) return;
-  await recordAttempt(runtime, row, outcome, job.log);
+  await recordAttempt(runtime, row, { ...outcome, sentAt, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(row.body)) } }, job.log);
 }
 
-async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outcome: WebhookOutcome, log: FastifyBaseLogger): Promise<void> {
+/** What an attempt sent (the body is the delivery's) and got. */
+type AttemptRecord = WebhookOutcome & { sentAt: Date; headers: Record<string, string> };
+
+async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outcome: AttemptRecord, log: FastifyBaseLogger): Promise<void> {
   const now = runtime.clock.now();
   const succeeded = outcome.error === null;
   const attempts = row.attempts + 1;
@@ -79,10 +83,17 @@ async function recordAttempt(runtime: WebhookWorkerDeps, row: DeliveryRow, outco
   await runtime.database.orm.em.fork().transactional(async (tx) => {
     const trx = tx.getTransactionContext<Knex.Transaction>();
     const connection = tx.getConnection();
+    // The attempt's own row rides in the same statement (docs/webhooks.md, "The delivery log").
     await connection.execute(
-      `update webhook_delivery set status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status_code = ?, last_latency_ms = ?,
-              last_response_excerpt = ?, last_error = ?, delivered_at = ? where id = ? and status = ?`,
-      [status, attempts, nextAttemptAt, now, outcome.status, outcome.latencyMs, outcome.excerpt, outcome.error, succeeded ? now : null, row.id, WebhookDeliveryStatus.SENDING],
+      `with changed as (
+         update webhook_delivery set status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?, last_status_code = ?, last_latency_ms = ?,
+                last_response_excerpt = ?, last_error = ?, delivered_at = ? where id = ? and status = ? returning id)
+       insert into webhook_delivery_attempt (delivery_id, number, attempted_at, request_headers, status_code, latency_ms, response_excerpt, error)
+       select id, ?, ?, ?::jsonb, ?, ?, ?, ? from changed`,
+      [
+        status, attempts, nextAttemptAt, now, outcome.status, outcome.latencyMs, outcome.excerpt, outcome.error, succeeded ? now : null, row.id, WebhookDeliveryStatus.SENDING,
+        attempts, outcome.sentAt, JSON.stringify(Object.entries(outcome.headers)), outcome.status, outcome.latencyMs, outcome.excerpt, outcome.error,
+      ],
       'run',
       trx,
     );

@@ -101,6 +101,8 @@ export function workProbe(events: EventBus, scope: WorkProbeScope): Probe {
           subjectId: randomUUID(),
           attempts: 0,
           maxAttempts: 1,
+          run: 1,
+          runAttempts: 0,
           error: null,
           progress: null,
           createdAt: now,

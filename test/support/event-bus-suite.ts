@@ -75,6 +75,8 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
     subjectId: `brand-${n}`,
     attempts: n,
     maxAttempts: 6,
+    run: 1,
+    runAttempts: n,
     error: 'The beta provider answered 503 — réessayer',
     progress: null,
     createdAt: '2026-01-02T03:04:05.000Z',

@@ -15,6 +15,8 @@ function item(id: string, overrides: Partial<WorkItem> = {}): WorkItem {
     status: 'QUEUED',
     attempts: 0,
     maxAttempts: 3,
+    run: 1,
+    runAttempts: 0,
     error: null,
     progress: null,
     accountId: 'account-1',
@@ -130,7 +132,7 @@ describe('WorkBoard', () => {
   });
 
   it('remembers a bounded number of items: the least recently changed are forgotten first', () => {
-    const board = new WorkBoard({ latest: 50, failures: 50, remembered: 2 });
+    const board = new WorkBoard({ latest: 50, checks: 50, failures: 50, remembered: 2 });
     const first = item('1');
     const second = item('2');
     const third = item('3');

@@ -4,6 +4,27 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type AccountSyncStatus =
+  | 'FAILED'
+  | 'NONE'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SUCCEEDED';
+
+export type AsyncWorkAttemptOutcome =
+  /** It failed (`error`) and was the last allowed: the work ran out of retries. */
+  | 'DEAD_LETTERED'
+  /** It failed for good (`error`). */
+  | 'FAILED'
+  /** It never ended: its worker stopped or died, and the work was taken again. */
+  | 'INTERRUPTED'
+  /** It failed (`error`); the work was tried again. */
+  | 'RETRIED'
+  /** Not ended yet. */
+  | 'RUNNING'
+  /** The work was done. */
+  | 'SUCCEEDED';
+
 /** What a unit of asynchronous work does (docs/async-work.md lists the record each is about). */
 export type AsyncWorkKind =
   | 'ACCOUNT_IMPORT'
@@ -32,25 +53,94 @@ export type AsyncWorkStatus =
   /** Done. */
   | 'SUCCEEDED';
 
+export type BetaSyncStatus =
+  | 'FAILED'
+  | 'PENDING'
+  | 'SYNCED';
+
+export type CompetitorScanStatus =
+  /** Its figures are in. */
+  | 'COMPLETED'
+  /** Its retries ran out; `error` says why. */
+  | 'FAILED'
+  /** Waiting for its job (again, while a failed attempt is retried: `error` says why). */
+  | 'QUEUED'
+  /** Searching at each dot of its grid. */
+  | 'RUNNING';
+
+export type EventRecordType =
+  | 'ACCOUNT'
+  | 'BETA_BRAND'
+  | 'COMPETITOR_SCAN'
+  | 'LOCATION'
+  | 'LOCATION_UPDATE_JOB'
+  | 'POST'
+  | 'REVIEW';
+
+/** What changed; the value is the type REST writes (post.state_changed). */
+export type EventType =
+  | 'ACCOUNT_CONNECTED'
+  | 'ACCOUNT_DISCONNECTED'
+  | 'ACCOUNT_IMPORT_ENDED'
+  | 'ACCOUNT_IMPORT_PROGRESSED'
+  | 'ACCOUNT_RECONNECTED'
+  | 'BETA_BRAND_SYNC_STATUS_CHANGED'
+  | 'COMPETITOR_SCAN_STATUS_CHANGED'
+  | 'LOCATION_CITATIONS_DISABLED'
+  | 'LOCATION_CONNECTED'
+  | 'LOCATION_REFUSED'
+  | 'LOCATION_UPDATE_JOB_STATUS_CHANGED'
+  | 'POST_STATE_CHANGED'
+  | 'REVIEW_REPLY_STATE_CHANGED';
+
+export type LocationUpdateStatus =
+  /** Refused by the provider, or its retries ran out; `error` says why. */
+  | 'FAILED'
+  /** Waiting for its job. */
+  | 'QUEUED'
+  /** Being sent to the alpha provider. */
+  | 'RUNNING'
+  /** Applied (at the provider, or at once for a location it does not know yet). */
+  | 'SUCCEEDED';
+
+export type PostState =
+  | 'DELETED'
+  | 'ERROR'
+  | 'LIVE'
+  | 'PROCESSING'
+  | 'REJECTED'
+  | 'SCHEDULED'
+  | 'SENDING';
+
+export type ReviewReplyState =
+  /** Approved: shown with the review. */
+  | 'ACTIVE'
+  /** The reply could not be sent, or its moderation could not be followed: replyError says why. A new reply may be sent. */
+  | 'FAILED'
+  /** Sent; the provider is moderating it. */
+  | 'PENDING'
+  /** Refused by the moderation. */
+  | 'REJECTED';
+
 export type WebhookDeliveryStatus =
   | 'FAILED'
   | 'PENDING'
   | 'SENDING'
   | 'SUCCEEDED';
 
-type Work_AccountWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_AccountWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_BetaBrandWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_BetaBrandWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_CompetitorScanWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_CompetitorScanWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_LocationUpdateWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_LocationUpdateWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_LocationWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_LocationWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_PostWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_PostWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
-type Work_ReviewWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
+type Work_ReviewWork_Fragment = { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number };
 
 export type WorkFragment =
   | Work_AccountWork_Fragment
@@ -65,32 +155,49 @@ export type WorkFragment =
 export type DashboardSignInQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type DashboardSignInQuery = { organization: { name: string } };
+export type DashboardSignInQuery = { organization: { name: string, accountsConnection: { nodes: Array<{ id: string, name: string }> } } };
 
 export type DashboardSnapshotQueryVariables = Exact<{
   first: number;
+  checksFirst: number;
+  kinds?: Array<AsyncWorkKind> | AsyncWorkKind | null | undefined;
+  exclude?: Array<AsyncWorkKind> | AsyncWorkKind | null | undefined;
+  checkKinds?: Array<AsyncWorkKind> | AsyncWorkKind | null | undefined;
+  withChecks: boolean;
+  statuses?: Array<AsyncWorkStatus> | AsyncWorkStatus | null | undefined;
+  accountId?: string | number | null | undefined;
 }>;
 
 
 export type DashboardSnapshotQuery = { latest: { edges: Array<{ node:
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+       }> }, checks?: { edges: Array<{ node:
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
        }> }, failures: { edges: Array<{ node:
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+        | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
        }> }, asyncWorkCounts: Array<{ kind: AsyncWorkKind, status: AsyncWorkStatus, count: number }> };
 
-export type DashboardCountsQueryVariables = Exact<{ [key: string]: never; }>;
+export type DashboardCountsQueryVariables = Exact<{
+  accountId?: string | number | null | undefined;
+}>;
 
 
 export type DashboardCountsQuery = { asyncWorkCounts: Array<{ kind: AsyncWorkKind, status: AsyncWorkStatus, count: number }> };
@@ -106,32 +213,108 @@ export type DashboardRetryMutationVariables = Exact<{
 
 
 export type DashboardRetryMutation = { retryAsyncWork:
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
    };
 
 export type DashboardUpdatesSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
 export type DashboardUpdatesSubscription = { asyncWorkUpdated:
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
-    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
+    | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number }
    };
 
 export type DashboardWebhookHealthQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type DashboardWebhookHealthQuery = { webhookEndpoints: { nodes: Array<{ id: string, url: string, description: string | null, enabled: boolean, disabledReason: string | null, disabledAt: string | null, failingSince: string | null, backlog: number, lastDelivery: { id: string, status: WebhookDeliveryStatus, eventType: string, attempts: number, createdAt: string, lastAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null } | null }> } };
+
+export type DashboardRecordQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DashboardRecordQuery = { item:
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+    | { id: string, subjectId: string }
+   | null, work: { totalCount: number, nodes: Array<
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, account: { id: string, name: string, syncStatus: AccountSyncStatus, syncError: string | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, brand: { segmentId: string, brandName: string, betaSyncStatus: BetaSyncStatus, syncError: string | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, scan: { id: string, accountId: string, locationId: string, scanStatus: CompetitorScanStatus, scanError: string | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, updateJob: { id: string, status: LocationUpdateStatus, accountId: string, locationId: string, error: { message: string } | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, location: { id: string, name: string, accountId: string, connected: boolean, providerError: { message: string } | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, post: { id: string, state: PostState, accountId: string, locationId: string, lastError: { message: string } | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+      | { id: string, kind: AsyncWorkKind, status: AsyncWorkStatus, attempts: number, maxAttempts: number, run: number, runAttempts: number, error: string | null, progress: number | null, accountId: string | null, subjectId: string, createdAt: string, startedAt: string | null, endedAt: string | null, updatedAt: string, retryable: boolean, version: number, review: { id: string, accountId: string, locationId: string, reviewReplyState: ReviewReplyState | null, replyError: { message: string } | null } | null, attemptHistory: Array<{ number: number, run: number, runAttempt: number, outcome: AsyncWorkAttemptOutcome, error: string | null, startedAt: string, endedAt: string | null }> }
+    > }, events: { totalCount: number, nodes: Array<{ id: string, type: EventType, occurredAt: string, recordType: EventRecordType, sequence: string, record:
+        | { id: string, name: string, syncStatus: AccountSyncStatus, syncError: string | null }
+        | { segmentId: string, brandName: string, betaSyncStatus: BetaSyncStatus, syncError: string | null }
+        | { id: string, accountId: string, locationId: string, scanStatus: CompetitorScanStatus, scanError: string | null }
+        | { id: string, name: string, accountId: string, connected: boolean, providerError: { message: string } | null }
+        | { id: string, status: LocationUpdateStatus, accountId: string, locationId: string, error: { message: string } | null }
+        | { id: string, state: PostState, accountId: string, locationId: string, lastError: { message: string } | null }
+        | { id: string, accountId: string, locationId: string, reviewReplyState: ReviewReplyState | null, replyError: { message: string } | null }
+       }> } };
+
+export type PostStateFragment = { id: string, state: PostState, accountId: string, locationId: string, lastError: { message: string } | null };
+
+export type LocationStateFragment = { id: string, name: string, accountId: string, connected: boolean, providerError: { message: string } | null };
+
+export type UpdateJobStateFragment = { id: string, status: LocationUpdateStatus, accountId: string, locationId: string, error: { message: string } | null };
+
+export type AccountStateFragment = { id: string, name: string, syncStatus: AccountSyncStatus, syncError: string | null };
+
+export type ReviewStateFragment = { id: string, accountId: string, locationId: string, reviewReplyState: ReviewReplyState | null, replyError: { message: string } | null };
+
+export type BrandStateFragment = { segmentId: string, brandName: string, betaSyncStatus: BetaSyncStatus, syncError: string | null };
+
+export type ScanStateFragment = { id: string, accountId: string, locationId: string, scanStatus: CompetitorScanStatus, scanError: string | null };
+
+export type DashboardWebhookDeliveriesQueryVariables = Exact<{
+  endpointId: string | number;
+  first: number;
+}>;
+
+
+export type DashboardWebhookDeliveriesQuery = { webhookDeliveries: { totalCount: number, nodes: Array<{ id: string, eventId: string, eventType: string, status: WebhookDeliveryStatus, attempts: number, redelivery: boolean, createdAt: string, lastAttemptAt: string | null, nextAttemptAt: string | null, requestBody: string, attemptHistory: Array<{ number: number, attemptedAt: string, statusCode: number | null, latencyMs: number | null, responseExcerpt: string | null, error: string | null, requestHeaders: Array<{ name: string, value: string }> }> }> } };
+
+export type DashboardRedeliverMutationVariables = Exact<{
+  endpointId: string | number;
+  eventId: string | number;
+}>;
+
+
+export type DashboardRedeliverMutation = { redeliverWebhookEvent: { id: string } };
+
+export type DashboardLocationQueryVariables = Exact<{
+  accountId?: string | number | null | undefined;
+  id: string | number;
+}>;
+
+
+export type DashboardLocationQuery = { location: { id: string, name: string, accountId: string, connected: boolean, providerError: { message: string } | null } };
+
+export type DashboardAccountQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DashboardAccountQuery = { account: { id: string, name: string, syncStatus: AccountSyncStatus, syncError: string | null } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -158,6 +341,8 @@ export const WorkFragmentDoc = new TypedDocumentString(`
   status
   attempts
   maxAttempts
+  run
+  runAttempts
   error
   progress
   accountId
@@ -170,30 +355,127 @@ export const WorkFragmentDoc = new TypedDocumentString(`
   version
 }
     `, {"fragmentName":"Work"}) as unknown as TypedDocumentString<WorkFragment, unknown>;
+export const PostStateFragmentDoc = new TypedDocumentString(`
+    fragment PostState on Post {
+  id
+  state
+  accountId
+  locationId
+  lastError {
+    message
+  }
+}
+    `, {"fragmentName":"PostState"}) as unknown as TypedDocumentString<PostStateFragment, unknown>;
+export const LocationStateFragmentDoc = new TypedDocumentString(`
+    fragment LocationState on Location {
+  id
+  name
+  accountId
+  connected
+  providerError {
+    message
+  }
+}
+    `, {"fragmentName":"LocationState"}) as unknown as TypedDocumentString<LocationStateFragment, unknown>;
+export const UpdateJobStateFragmentDoc = new TypedDocumentString(`
+    fragment UpdateJobState on LocationUpdateJob {
+  id
+  status
+  accountId
+  locationId
+  error {
+    message
+  }
+}
+    `, {"fragmentName":"UpdateJobState"}) as unknown as TypedDocumentString<UpdateJobStateFragment, unknown>;
+export const AccountStateFragmentDoc = new TypedDocumentString(`
+    fragment AccountState on Account {
+  id
+  name
+  syncStatus
+  syncError
+}
+    `, {"fragmentName":"AccountState"}) as unknown as TypedDocumentString<AccountStateFragment, unknown>;
+export const ReviewStateFragmentDoc = new TypedDocumentString(`
+    fragment ReviewState on Review {
+  id
+  accountId
+  locationId
+  reviewReplyState
+  replyError {
+    message
+  }
+}
+    `, {"fragmentName":"ReviewState"}) as unknown as TypedDocumentString<ReviewStateFragment, unknown>;
+export const BrandStateFragmentDoc = new TypedDocumentString(`
+    fragment BrandState on BetaBrand {
+  segmentId
+  brandName
+  betaSyncStatus
+  syncError
+}
+    `, {"fragmentName":"BrandState"}) as unknown as TypedDocumentString<BrandStateFragment, unknown>;
+export const ScanStateFragmentDoc = new TypedDocumentString(`
+    fragment ScanState on CompetitorScan {
+  id
+  scanStatus: status
+  accountId
+  locationId
+  scanError: error
+}
+    `, {"fragmentName":"ScanState"}) as unknown as TypedDocumentString<ScanStateFragment, unknown>;
 export const DashboardSignInDocument = new TypedDocumentString(`
     query DashboardSignIn {
   organization {
     name
+    accountsConnection(first: 100) {
+      nodes {
+        id
+        name
+      }
+    }
   }
 }
     `) as unknown as TypedDocumentString<DashboardSignInQuery, DashboardSignInQueryVariables>;
 export const DashboardSnapshotDocument = new TypedDocumentString(`
-    query DashboardSnapshot($first: Int!) {
-  latest: asyncWork(first: $first) {
+    query DashboardSnapshot($first: Int!, $checksFirst: Int!, $kinds: [AsyncWorkKind!], $exclude: [AsyncWorkKind!], $checkKinds: [AsyncWorkKind!], $withChecks: Boolean!, $statuses: [AsyncWorkStatus!], $accountId: ID) {
+  latest: asyncWork(
+    kinds: $kinds
+    excludeKinds: $exclude
+    statuses: $statuses
+    accountId: $accountId
+    first: $first
+  ) {
     edges {
       node {
         ...Work
       }
     }
   }
-  failures: asyncWork(statuses: [FAILED, DEAD_LETTERED], first: $first) {
+  checks: asyncWork(
+    kinds: $checkKinds
+    statuses: $statuses
+    accountId: $accountId
+    first: $checksFirst
+  ) @include(if: $withChecks) {
     edges {
       node {
         ...Work
       }
     }
   }
-  asyncWorkCounts {
+  failures: asyncWork(
+    statuses: [FAILED, DEAD_LETTERED]
+    accountId: $accountId
+    first: $first
+  ) {
+    edges {
+      node {
+        ...Work
+      }
+    }
+  }
+  asyncWorkCounts(accountId: $accountId) {
     kind
     status
     count
@@ -205,6 +487,8 @@ export const DashboardSnapshotDocument = new TypedDocumentString(`
   status
   attempts
   maxAttempts
+  run
+  runAttempts
   error
   progress
   accountId
@@ -217,8 +501,8 @@ export const DashboardSnapshotDocument = new TypedDocumentString(`
   version
 }`) as unknown as TypedDocumentString<DashboardSnapshotQuery, DashboardSnapshotQueryVariables>;
 export const DashboardCountsDocument = new TypedDocumentString(`
-    query DashboardCounts {
-  asyncWorkCounts {
+    query DashboardCounts($accountId: ID) {
+  asyncWorkCounts(accountId: $accountId) {
     kind
     status
     count
@@ -251,6 +535,8 @@ export const DashboardRetryDocument = new TypedDocumentString(`
   status
   attempts
   maxAttempts
+  run
+  runAttempts
   error
   progress
   accountId
@@ -274,6 +560,8 @@ export const DashboardUpdatesDocument = new TypedDocumentString(`
   status
   attempts
   maxAttempts
+  run
+  runAttempts
   error
   progress
   accountId
@@ -311,3 +599,232 @@ export const DashboardWebhookHealthDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashboardWebhookHealthQuery, DashboardWebhookHealthQueryVariables>;
+export const DashboardRecordDocument = new TypedDocumentString(`
+    query DashboardRecord($id: ID!) {
+  item: asyncWorkItem(id: $id) {
+    id
+    subjectId
+  }
+  work: asyncWork(subjectId: $id, first: 100) {
+    totalCount
+    nodes {
+      ...Work
+      attemptHistory {
+        number
+        run
+        runAttempt
+        outcome
+        error
+        startedAt
+        endedAt
+      }
+      ... on PostWork {
+        post {
+          ...PostState
+        }
+      }
+      ... on LocationWork {
+        location {
+          ...LocationState
+        }
+      }
+      ... on LocationUpdateWork {
+        updateJob {
+          ...UpdateJobState
+        }
+      }
+      ... on AccountWork {
+        account {
+          ...AccountState
+        }
+      }
+      ... on ReviewWork {
+        review {
+          ...ReviewState
+        }
+      }
+      ... on BetaBrandWork {
+        brand {
+          ...BrandState
+        }
+      }
+      ... on CompetitorScanWork {
+        scan {
+          ...ScanState
+        }
+      }
+    }
+  }
+  events(recordId: $id, first: 50) {
+    totalCount
+    nodes {
+      id
+      type
+      occurredAt
+      recordType
+      sequence
+      record {
+        ... on Post {
+          ...PostState
+        }
+        ... on Location {
+          ...LocationState
+        }
+        ... on LocationUpdateJob {
+          ...UpdateJobState
+        }
+        ... on Account {
+          ...AccountState
+        }
+        ... on Review {
+          ...ReviewState
+        }
+        ... on BetaBrand {
+          ...BrandState
+        }
+        ... on CompetitorScan {
+          ...ScanState
+        }
+      }
+    }
+  }
+}
+    fragment Work on AsyncWork {
+  id
+  kind
+  status
+  attempts
+  maxAttempts
+  run
+  runAttempts
+  error
+  progress
+  accountId
+  subjectId
+  createdAt
+  startedAt
+  endedAt
+  updatedAt
+  retryable
+  version
+}
+fragment PostState on Post {
+  id
+  state
+  accountId
+  locationId
+  lastError {
+    message
+  }
+}
+fragment LocationState on Location {
+  id
+  name
+  accountId
+  connected
+  providerError {
+    message
+  }
+}
+fragment UpdateJobState on LocationUpdateJob {
+  id
+  status
+  accountId
+  locationId
+  error {
+    message
+  }
+}
+fragment AccountState on Account {
+  id
+  name
+  syncStatus
+  syncError
+}
+fragment ReviewState on Review {
+  id
+  accountId
+  locationId
+  reviewReplyState
+  replyError {
+    message
+  }
+}
+fragment BrandState on BetaBrand {
+  segmentId
+  brandName
+  betaSyncStatus
+  syncError
+}
+fragment ScanState on CompetitorScan {
+  id
+  scanStatus: status
+  accountId
+  locationId
+  scanError: error
+}`) as unknown as TypedDocumentString<DashboardRecordQuery, DashboardRecordQueryVariables>;
+export const DashboardWebhookDeliveriesDocument = new TypedDocumentString(`
+    query DashboardWebhookDeliveries($endpointId: ID!, $first: Int!) {
+  webhookDeliveries(endpointId: $endpointId, first: $first) {
+    totalCount
+    nodes {
+      id
+      eventId
+      eventType
+      status
+      attempts
+      redelivery
+      createdAt
+      lastAttemptAt
+      nextAttemptAt
+      requestBody
+      attemptHistory {
+        number
+        attemptedAt
+        requestHeaders {
+          name
+          value
+        }
+        statusCode
+        latencyMs
+        responseExcerpt
+        error
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashboardWebhookDeliveriesQuery, DashboardWebhookDeliveriesQueryVariables>;
+export const DashboardRedeliverDocument = new TypedDocumentString(`
+    mutation DashboardRedeliver($endpointId: ID!, $eventId: ID!) {
+  redeliverWebhookEvent(endpointId: $endpointId, eventId: $eventId) {
+    id
+  }
+}
+    `) as unknown as TypedDocumentString<DashboardRedeliverMutation, DashboardRedeliverMutationVariables>;
+export const DashboardLocationDocument = new TypedDocumentString(`
+    query DashboardLocation($accountId: ID, $id: ID!) {
+  location(accountId: $accountId, id: $id) {
+    ...LocationState
+  }
+}
+    fragment LocationState on Location {
+  id
+  name
+  accountId
+  connected
+  providerError {
+    message
+  }
+}`) as unknown as TypedDocumentString<DashboardLocationQuery, DashboardLocationQueryVariables>;
+export const DashboardAccountDocument = new TypedDocumentString(`
+    query DashboardAccount($id: ID!) {
+  account(id: $id) {
+    ...AccountState
+  }
+}
+    fragment AccountState on Account {
+  id
+  name
+  syncStatus
+  syncError
+}`) as unknown as TypedDocumentString<DashboardAccountQuery, DashboardAccountQueryVariables>;
