@@ -29,7 +29,7 @@ registerEnumType(AsyncWorkAttemptOutcome, {
 });
 
 /**
- * One attempt of a unit of work: written by triggers on `async_work` (migrations/Migration20261130000000_WorkHistory.ts)
+ * One attempt of a unit of work: written by triggers on `async_work` (migrations/Migration20261130000200_WorkHistory.ts)
  * as the job engine's ledger changes, so the hot paths' statements stay as they are (docs/write-path.md).
  */
 @ObjectType('AsyncWorkAttempt', { description: 'One attempt of a unit of work: when it ran, how it ended and why it failed.' })
