@@ -11,7 +11,11 @@ import { startTestStack, type TestStack } from './support/stack';
  * The lock order of docs/decisions.md ("Records that requests and jobs both change", "Order"), held at the one
  * interleaving that broke it: a review's change (the reply's send job, or POST /review/answer) holds the review's
  * row lock and queues a job, whose unit of work's insert checks its foreign key to the account (FOR KEY SHARE on
- * the account's row); an account's re-sync holds the account's row lock and waits for that review's. The test's
+ * the account's row); an account's re-sync holds the account's row lock and waits for that review's. The change is
+ * a transaction (the send job) or one statement that updates the review and inserts the job (the answer,
+ * docs/write-path.md): the waits below are told by the row each waits for, not by the statement's text. The change is
+ * a transaction (the send job) or one statement that updates the review and inserts the job (the answer,
+ * docs/write-path.md): the waits below are told by the session each waits for, not by the statement's text. The test's
  * own transactions stop each side at the right statement (row locks of the test's own sessions, never a change of
  * the code), so the two meet exactly there every time: neither may fail because of the other.
  */
@@ -31,12 +35,14 @@ async function sql<T = Record<string, unknown>>(text: string, values: unknown[] 
 }
 
 /** A transaction of the test's own that holds the lock `statement` takes until it is let go. */
-async function hold(statement: string, values: unknown[]): Promise<{ release(): Promise<void> }> {
+async function hold(statement: string, values: unknown[]): Promise<{ pid: number; release(): Promise<void> }> {
   const session = new Client({ connectionString: t.databaseUrl, application_name: 'lock-order-test' });
   await session.connect();
+  const pid = (await session.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   await session.query('begin');
   await session.query(statement, values);
   return {
+    pid,
     async release() {
       await session.query('rollback');
       await session.end();
@@ -44,13 +50,21 @@ async function hold(statement: string, values: unknown[]): Promise<{ release(): 
   };
 }
 
-/** Until `count` of the server's statements matching `pattern` (ILIKE) wait for a lock. */
-function waitingFor(pattern: string, count: number, what: string): Promise<true> {
+/**
+ * Until `count` of the server's statements wait for a lock, in a chain that starts at the test's session `pid`: a
+ * lock it holds, or one a statement waiting for it holds (a second waiter queues behind the first).
+ */
+function blockedBy(pid: number, count: number, what: string): Promise<true> {
   return eventually(async () => {
     const [row] = await sql<{ n: number }>(
-      `select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and application_name <> 'lock-order-test' and wait_event_type = 'Lock' and query ilike $1`,
-      [pattern],
+      `with recursive waiting(pid) as (
+         select a.pid from pg_stat_activity a where $1 = any(pg_blocking_pids(a.pid))
+         union
+         select a.pid from pg_stat_activity a join waiting w on w.pid = any(pg_blocking_pids(a.pid))
+       )
+       select count(*)::int as n from waiting w join pg_stat_activity a on a.pid = w.pid
+        where a.datname = current_database() and a.application_name <> 'lock-order-test'`,
+      [pid],
     );
     return row!.n >= count ? true : undefined;
   }, 30000, what);
@@ -105,15 +119,15 @@ async function resyncSucceeded(): Promise<void> {
  * goes on to the account's row. With the re-sync holding the account FOR UPDATE, that was a deadlock, found by
  * the review's change (it waited last).
  */
-async function meetTheResync(reviewGate: { release(): Promise<void> }, round: string): Promise<void> {
-  await waitingFor('%from "review"%', 1, 'the review’s change to wait for the review’s row');
+async function meetTheResync(reviewGate: { pid: number; release(): Promise<void> }, round: string): Promise<void> {
+  await blockedBy(reviewGate.pid, 1, 'the review’s change to wait for the review’s row');
   const resync = await reconnect(round);
   expect(resync.status).toBe(200);
   expect(new URL(resync.body.url).searchParams.get('status')).toBe('success_reconnect');
-  await waitingFor('%from "review"%', 2, 'the re-sync to wait for the review’s row, holding the account’s');
+  await blockedBy(reviewGate.pid, 2, 'the re-sync to wait for the review’s row, holding the account’s');
   const organizationGate = await hold('select 1 from organization where id = $1 for update', [org.organization.id]);
   await reviewGate.release();
-  await waitingFor('insert into async_work%', 1, 'the review’s change to queue its job');
+  await blockedBy(organizationGate.pid, 1, 'the review’s change to queue its job');
   await sleep((await deadlockTimeoutMs()) + 500);
   await organizationGate.release();
 }

@@ -102,10 +102,11 @@ it('takes a post from DELETE to DELETED in few statements, counted on the wire',
   const deleted = async () => Number((await direct.query(`select count(*) from post where state = 'DELETED' and id = any($1)`, [ids])).rows[0].count);
   await eventually(async () => ((await deleted()) === ids.length ? true : undefined));
   const counts = report('DELETE /post/{id} to DELETED', ids.length);
-  // The request takes the general path (a transaction under the post's lock); the job reads with its work RUNNING
-  // and ends DELETED with its event, completion and work in one statement (docs/write-path.md).
-  expect(counts.statements / ids.length).toBeLessThanOrEqual(14);
-  expect(counts.roundTrips / ids.length).toBeLessThanOrEqual(14);
+  // The request reads the post and changes it with its event, job and work in one statement; the job reads with its
+  // work RUNNING and ends DELETED with its event, completion and work in one statement (docs/write-path.md).
+  expect(counts.statements / ids.length).toBeLessThanOrEqual(7);
+  expect(counts.roundTrips / ids.length).toBeLessThanOrEqual(7);
+  expect(writeTransactions(counts)).toBe(0);
 }, 60000);
 
 /** 20 location updates (one per location: one at a time each), 10 at a time, from PATCH to SUCCEEDED. */

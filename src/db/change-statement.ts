@@ -11,6 +11,19 @@ export interface FollowingWrite {
   values: unknown[];
   /** Given the rows this part RETURNs (as JSON) once the statement has run, when the change changed a row. */
   returned?(rows: Record<string, unknown>[]): void;
+  /**
+   * Written whatever `changed` holds (a library's own insert, which cannot read it): the statement then requires its
+   * change, and fails with UNCHANGED, writing nothing, when the change matched no row.
+   */
+  unconditional?: boolean;
+}
+
+/** The SQLSTATE of a statement whose change matched no row while a part of it is `unconditional` (lg_refuse). */
+const UNCHANGED = 'LGNCH';
+
+/** The statement's change matched no row, so nothing of it was written (`FollowingWrite.unconditional`). */
+export function isUnchanged(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === UNCHANGED;
 }
 
 /**
@@ -65,7 +78,7 @@ export interface Change {
  * statement: PostgreSQL runs it in one implicit transaction, so all or none of it commits, with no BEGIN or COMMIT
  * and one round trip. The parts run on one snapshot and see none of each other's rows: each reads what it needs
  * from `changed`. Answers the changed row (its raw columns), or undefined when the change matched none (nothing
- * else was written then).
+ * else was written then; with an `unconditional` part, the statement fails instead: `isUnchanged`).
  */
 export async function runChange(run: RunStatement, change: Change, following: FollowingWrite[]): Promise<Record<string, unknown> | undefined> {
   const parts = following.map((part, index) => `, following_${index} as (${part.sql})`).join('');
@@ -73,7 +86,14 @@ export async function runChange(run: RunStatement, change: Change, following: Fo
     .map((part, index) => (part.returned ? `, (select coalesce(jsonb_agg(to_jsonb(f)), '[]'::jsonb) from following_${index} f) as "following_${index}"` : ''))
     .join('');
   const locks = change.locks ? `${change.locks.sql}, ` : '';
-  const rows = await run(`with ${locks}changed as (${change.sql})${parts} select changed.*${answers} from changed`, [
+  // Read before `changed` is (a one-time filter): with no row changed, it ends the statement and its writes.
+  const required = following.some((part) => part.unconditional)
+    ? {
+        cte: `, lg_required as (select case when exists (select 1 from changed) then true else lg_refuse('${UNCHANGED}', '{}'::jsonb) end as ok)`,
+        where: ' where (select ok from lg_required)',
+      }
+    : { cte: '', where: '' };
+  const rows = await run(`with ${locks}changed as (${change.sql})${parts}${required.cte} select changed.*${answers} from changed${required.where}`, [
     ...(change.locks?.values ?? []),
     ...change.values,
     ...following.flatMap((part) => part.values),

@@ -1,6 +1,7 @@
 import { ReferenceKind, type EntityClass, type EntityProperty, type MetadataStorage } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
-import { runChange, type FollowingWrite } from './change-statement';
+import { isUnchanged, runChange, type Change, type FollowingWrite } from './change-statement';
+import type { RunStatement } from './statements';
 import { codecOf } from './entity-codec';
 
 /** One transition's SQL, built once per shape (which properties it sets and tests); each call fills in its values. */
@@ -61,7 +62,7 @@ export async function transitionRow<T extends object>(
   ];
   const run = (sql: string, values: unknown[]) =>
     em.getConnection().execute<Record<string, unknown>[]>(sql, values, 'all', em.getTransactionContext<Knex.Transaction>());
-  const row = following.length > 0 ? await runChange(run, { sql: prepared.sql, values: bindings }, following) : (await run(prepared.sql, bindings))[0];
+  const row = following.length > 0 ? await runChanged(run, { sql: prepared.sql, values: bindings }, following) : (await run(prepared.sql, bindings))[0];
   if (!row) return null;
   // The row as `find` would map it (columns to properties), then a plain instance, as the prepared reads give.
   return codecOf(metadata, entity).decode(em.getComparator().mapResult<Record<string, unknown>>(entity.name, row));
@@ -91,4 +92,14 @@ export function transitionedFrom<T extends object>(
     ...(version ? { [version]: Number(snapshot[version]) + 1 } : {}),
     ...(stamped ? { updatedAt: now.toISOString() } : {}),
   });
+}
+
+/** runChange, answering undefined as well when an `unconditional` part made the statement fail for want of a change. */
+async function runChanged(run: RunStatement, change: Change, following: FollowingWrite[]): Promise<Record<string, unknown> | undefined> {
+  try {
+    return await runChange(run, change, following);
+  } catch (error) {
+    if (isUnchanged(error)) return undefined;
+    throw error;
+  }
 }

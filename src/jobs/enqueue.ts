@@ -98,13 +98,19 @@ export interface EnqueueInChange {
   announce(): Promise<void>[];
   /** The statement failed: nothing was written. */
   abandon(error: unknown): void;
+  /**
+   * Runs the statement that carries `writes` (`change`, answering what it changed or nothing): the job is sent when
+   * it changed something, abandoned when it failed (the error is thrown on) or changed nothing (null).
+   */
+  within<T>(change: () => Promise<T | null | undefined>): Promise<T | null>;
 }
 
 /**
- * The job of a record being inserted, and its unit of work's row, as writes of the record's own insert: pg-boss
- * builds its insert as `send` always does and hands it to the `db` it is given (its documented way into a caller's
- * transaction), which here puts it in the record's statement instead of running it. Only for an insert: its rows
- * are written whatever `changed` holds, and an insert always changes its row.
+ * The job of a record's change, and its unit of work's row, as writes of the change's own statement: pg-boss builds
+ * its insert as `send` always does and hands it to the `db` it is given (its documented way into a caller's
+ * transaction), which here puts it in the change's statement instead of running it. pg-boss's insert cannot read
+ * `changed`: it is `unconditional`, so a change that matches no row (a guarded update) fails the statement, job
+ * and all (src/db/change-statement.ts); an insert always changes its row.
  */
 export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
   let work: AsyncWorkSnapshot | undefined;
@@ -128,8 +134,8 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
   const insert = await captured;
   const { sql, bindings } = toKnexBindings(insert.text, insert.values);
   let jobRows: Record<string, unknown>[] = [];
-  return {
-    writes: [{ sql, values: bindings, returned: (rows) => (jobRows = rows) }, ...(queued ? [queued.write] : [])],
+  const inChange: EnqueueInChange = {
+    writes: [{ sql, values: bindings, returned: (rows) => (jobRows = rows), unconditional: true }, ...(queued ? [queued.write] : [])],
     async sent() {
       answer(jobRows);
       const id = await sending;
@@ -145,5 +151,21 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
       fail(error);
       sending.catch(() => undefined); // send fails with the statement's own error, which the caller throws and logs
     },
+    async within(change) {
+      let changed;
+      try {
+        changed = await change();
+      } catch (error) {
+        inChange.abandon(error);
+        throw error;
+      }
+      if (changed === null || changed === undefined) {
+        inChange.abandon(new Error(`the change of a ${queue.name} job matched no row`));
+        return null;
+      }
+      await inChange.sent();
+      return changed;
+    },
   };
+  return inChange;
 }

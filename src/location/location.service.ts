@@ -233,14 +233,12 @@ async function insertUpdateJobWithJob(scope: RequestScope<LocationServiceDeps>, 
   const job = await runtime.jobs.enqueueWrites(locationUpdateQueue, { jobId: queued.id });
   const change = { ...insertChange(em.getMetadata(), em.getPlatform(), LocationUpdateJob, queued, { admittedBy: counted.admittedBy }), locks: counted.preamble };
   try {
-    await runChange(statementsApart(em), change, [...counted.writes, ...updateJobChangeWrites(runtime, queued, null), ...job.writes]);
+    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...updateJobChangeWrites(runtime, queued, null), ...job.writes]));
   } catch (error) {
-    job.abandon(error);
     // A raw statement's error is the driver's: PostgreSQL's unique_violation.
     if ((error as { code?: unknown }).code === '23505') throw IN_PROGRESS();
     throw counted.refusal(error) ?? error;
   }
-  await job.sent();
   await Promise.all([announceUpdateJobChanged(runtime, queued), ...job.announce()]);
   return counted.state();
 }

@@ -3,7 +3,7 @@ import { LockMode, type ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
-import { resolveAccountScope } from '../account/account.access';
+import { accountScopeFilter, resolveAccountScope } from '../account/account.access';
 import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
@@ -15,7 +15,8 @@ import { findLocationInScope, findLocationOfAccount } from '../location/location
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { lockUntilCommit } from '../db/advisory-lock';
-import { runChange } from '../db/change-statement';
+import { runChange, type FollowingWrite } from '../db/change-statement';
+import { transitionedFrom, transitionRow } from '../db/row-transition';
 import { insertChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
@@ -170,12 +171,10 @@ async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Pos
   const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
   const change = { ...insertChange(em.getMetadata(), em.getPlatform(), Post, post, { admittedBy: counted.admittedBy }), locks: counted.preamble };
   try {
-    await runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes]);
+    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes]));
   } catch (error) {
-    job.abandon(error);
     throw counted.refusal(error) ?? error;
   }
-  await job.sent();
   // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
   await Promise.all([announcePostChanged(runtime, post), ...job.announce()]);
   return counted.state();
@@ -277,31 +276,68 @@ export interface DeletePostResult {
 
 /**
  * A post that never reached the provider is deleted at once; one that did is put back in SENDING with its
- * deletion queued, and becomes DELETED when the provider confirms. Deleting a deleted post changes nothing.
+ * deletion queued, and becomes DELETED when the provider confirms. Deleting a deleted post changes nothing. The post
+ * is read plainly and changed by one statement guarded by its version (with its event, and its job when one is
+ * queued; docs/write-path.md); a post that moved on between the two is decided again under its row lock.
  */
 export async function deletePost(scope: RequestScope<PostServiceDeps>, args: { accountId?: string | null; id: string }): Promise<DeletePostResult> {
-  const accountId = await resolveAccountScope(scope, args.accountId);
-  const { post, changed } = await scope.em.transactional(async (em) => {
-    const post = await findPost(em, accountId, args.id, true);
-    if (post.state === PostState.DELETED) return { post, changed: false };
-    if (post.pendingAction === 'delete') return { post, changed: false };
+  const { accountId, account } = accountScopeFilter(scope, args.accountId);
+  const [read] = isId(args.id) ? await findPlain(scope.em, Post, { id: args.id, account }, { limit: 1 }) : [];
+  if (!read) {
+    // Tells an unknown account (or one out of reach) from an unknown post.
+    await resolveAccountScope(scope, args.accountId);
+    throw DomainError.notFound('Post');
+  }
+  const { post, changed } = (await deleteAtOnce(scope, read)) ?? (await deleteLocked(scope, accountId, args.id));
+  const message =
+    post.state === PostState.DELETED
+      ? changed ? 'Post deleted' : 'Post already deleted'
+      : 'Post deletion queued';
+  return { id: post.id, postId: post.providerName, state: post.state, message };
+}
+
+/** What a deletion did to its post. */
+interface Deletion {
+  post: Post;
+  changed: boolean;
+}
+
+/** What deleting `post` sets: DELETED at once when the provider never had it, else its deletion pending. */
+function deletionOf(post: Post): { state: PostState; pendingAction: 'delete' | null } {
+  return post.providerName ? { state: PostState.SENDING, pendingAction: 'delete' } : { state: PostState.DELETED, pendingAction: null };
+}
+
+/** Deletes the post as read, in one statement; null when it moved on since (its version changed). */
+async function deleteAtOnce(scope: RequestScope<PostServiceDeps>, read: Post): Promise<Deletion | null> {
+  if (read.state === PostState.DELETED || read.pendingAction === 'delete') return { post: read, changed: false };
+  const { runtime, em } = scope;
+  const now = runtime.clock.now();
+  const set = deletionOf(read);
+  const job = read.providerName ? await runtime.jobs.enqueueWrites(postDeleteQueue, { postId: read.id }) : undefined;
+  const writes = postChangeWrites(runtime, transitionedFrom(em, Post, read, set, now), read.state);
+  const transition = (following: FollowingWrite[]) => transitionRow(em, Post, { id: read.id, version: read.version }, set, now, following);
+  const changed = job ? await job.within(() => transition([...writes, ...job.writes])) : await transition(writes);
+  if (!changed) return null;
+  // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
+  await Promise.all([announcePostChanged(runtime, changed), ...(job?.announce() ?? [])]);
+  return { post: changed, changed: true };
+}
+
+/** Deletes the post under its row lock, in a transaction: for a post that moved on after it was read. */
+async function deleteLocked(scope: RequestScope<PostServiceDeps>, accountId: string, id: string): Promise<Deletion> {
+  return scope.em.transactional(async (em) => {
+    const post = await findPost(em, accountId, id, true);
+    if (post.state === PostState.DELETED || post.pendingAction === 'delete') return { post, changed: false };
     const stateBefore = post.state;
-    if (!post.providerName) {
-      // A publish job still running will see DELETED and remove what it created.
-      post.state = PostState.DELETED;
-      post.pendingAction = null;
-    } else {
-      post.state = PostState.SENDING;
-      post.pendingAction = 'delete';
+    // A post the provider never had is DELETED at once: a publish job still running sees it and removes what it made.
+    const deletion = deletionOf(post);
+    post.state = deletion.state;
+    post.pendingAction = deletion.pendingAction;
+    if (deletion.pendingAction === 'delete') {
       await em.flush();
       await scope.runtime.jobs.enqueue(em, postDeleteQueue, { postId: post.id });
     }
     announcePostChange(em, scope.runtime, post, stateBefore);
     return { post, changed: true };
   });
-  const message =
-    post.state === PostState.DELETED
-      ? changed ? 'Post deleted' : 'Post already deleted'
-      : 'Post deletion queued';
-  return { id: post.id, postId: post.providerName, state: post.state, message };
 }

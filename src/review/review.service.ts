@@ -1,4 +1,4 @@
-import { recordEvent } from '../activity/record-event';
+import { eventWrite, recordEvent } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { resolveAccountScope } from '../account/account.access';
 import { accountAccessToken } from '../account/alpha-tokens';
@@ -10,6 +10,7 @@ import type { RequestScope } from '../request-scope';
 import { findPlain } from '../db/prepared-reads';
 import { isId } from '../shared/ids';
 import { changeLocked } from '../db/row-lock';
+import { transitionedFrom, transitionRow } from '../db/row-transition';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { Review } from './review.entity';
 import { ReviewReplyState } from './review.enums';
@@ -96,13 +97,43 @@ export async function answerReview(scope: RequestScope<ReviewServiceDeps>, args:
     }
     throw new DomainError('SERVICE_UNAVAILABLE', `The alpha provider could not take the reply now; try again (${error.message})`, { retryAfterSeconds: 5 });
   }
-  const claimed = await changeLocked(scope.em, Review, { id: review.id }, async (current, tx) => {
+  const claim: ReplyClaim = { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING, replyError: null };
+  const claimed = (await claimAtOnce(scope, review, claim)) ?? (await claimLocked(scope, review.id, claim));
+  return { message: 'The reply was accepted: it is sent to the provider, which then moderates it', review: claimed };
+}
+
+/** What claiming a reply sets on its review. */
+interface ReplyClaim {
+  replyComment: string;
+  replyUpdateTime: Date;
+  replyState: ReviewReplyState.PENDING;
+  replyError: null;
+}
+
+/**
+ * The reply claimed on the review as read (its version guards it: not PENDING, not deleted, as checked), with its
+ * event, its send job and the job's work, in one statement (docs/write-path.md); null when the review moved on since.
+ */
+async function claimAtOnce(scope: RequestScope<ReviewServiceDeps>, read: Review, claim: ReplyClaim): Promise<Review | null> {
+  const { runtime, em } = scope;
+  const now = runtime.clock.now();
+  const job = await runtime.jobs.enqueueWrites(replySendQueue, { reviewId: read.id });
+  const event = eventWrite(em.getMetadata(), runtime, replyStateChanged, transitionedFrom(em, Review, read, { ...claim }, now));
+  const claimed = await job.within(() => transitionRow(em, Review, { id: read.id, version: read.version }, { ...claim }, now, [event, ...job.writes]));
+  if (claimed) await Promise.all(job.announce());
+  return claimed;
+}
+
+/** The reply claimed under the review's row lock, in a transaction: for a review that moved on after it was read. */
+async function claimLocked(scope: RequestScope<ReviewServiceDeps>, reviewId: string, claim: ReplyClaim): Promise<Review> {
+  const { runtime } = scope;
+  const claimed = await changeLocked(scope.em, Review, { id: reviewId }, async (current, tx) => {
     if (current.deletedAt) throw reviewDeleted();
     if (current.replyState === ReviewReplyState.PENDING) throw inProgress();
-    Object.assign(current, { replyComment: answer, replyUpdateTime: now, replyState: ReviewReplyState.PENDING, replyError: null });
+    Object.assign(current, claim);
     recordEvent(tx, runtime, replyStateChanged, current);
-    await runtime.jobs.enqueue(tx, replySendQueue, { reviewId: review.id });
+    await runtime.jobs.enqueue(tx, replySendQueue, { reviewId });
   });
   if (!claimed) throw DomainError.notFound('Review');
-  return { message: 'The reply was accepted: it is sent to the provider, which then moderates it', review: claimed.row };
+  return claimed.row;
 }
