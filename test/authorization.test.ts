@@ -11,6 +11,8 @@ import { eventually, pollPost } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 import { postProbe, subscribe, updateJobProbe, type Probe, type Recorder } from './support/ws';
 import { workProbe } from './support/async-work';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 
 /**
  * Whose accounts a token reaches (src/access/reach.ts): an organization token every account of its
@@ -371,6 +373,7 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
   deleteWebhookEndpoint: [{ document: 'mutation ($id: ID!) { deleteWebhookEndpoint(id: $id) { id deleted } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
   rotateWebhookSecret: [{ document: 'mutation ($id: ID!) { rotateWebhookSecret(id: $id) { secret endpoint { id } } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
   pingWebhookEndpoint: [{ document: 'mutation ($id: ID!) { pingWebhookEndpoint(id: $id) { id } }', variables: (ids) => ({ id: ids.webhookEndpointId }) }],
+  triggerTestEvent: [{ document: 'mutation { triggerTestEvent(type: ACCOUNT_CONNECTED) { id type } }', variables: () => ({}) }],
   redeliverWebhookEvent: [
     { document: 'mutation ($e: ID!, $ev: ID!) { redeliverWebhookEvent(endpointId: $e, eventId: $ev) { id } }', variables: (ids) => ({ e: ids.webhookEndpointId, ev: ids.eventId }) },
   ],
@@ -477,6 +480,12 @@ const SUBSCRIPTION_CASES: Record<string, SubscriptionCase[]> = {
     { document: JOB_UPDATED, variables: () => ({}), probe: (own, v) => jobProbeOf(own, v) },
   ],
 };
+
+/**
+ * Subscriptions whose messages carry no record of their own (no id and version to tell a probe by): each has a case
+ * of its own below, 'subscriptions naming the victim’s ids'.
+ */
+const SUBSCRIPTIONS_OF_THEIR_OWN_CASE = ['eventStream'];
 
 /**
  * A probe of asyncWorkUpdated: a unit of work at version 0 (no real one has it) of the intruder's own organization,
@@ -840,7 +849,7 @@ afterAll(async () => {
 describe('the authorization matrix', () => {
   it('has a case for every query, mutation and subscription of the served schema and every route of the route table', () => {
     expect(Object.keys(GRAPHQL_CASES).sort()).toEqual([...rootFieldNames('query'), ...rootFieldNames('mutation')].sort());
-    expect(Object.keys(SUBSCRIPTION_CASES).sort()).toEqual(rootFieldNames('subscription'));
+    expect([...Object.keys(SUBSCRIPTION_CASES), ...SUBSCRIPTIONS_OF_THEIR_OWN_CASE].sort()).toEqual(rootFieldNames('subscription'));
     expect(Object.keys(REST_CASES).sort()).toEqual(routeTable.map((route) => `${route.method} ${route.path}`).sort());
   });
 
@@ -921,6 +930,74 @@ describe('subscriptions naming the victim’s ids', () => {
       await Promise.all([...recorders.map(({ recorder }) => recorder.close()), control.posts.close(), control.jobs.close()]);
     }
   }, 120000);
+});
+
+/** An `eventStream` of `token`, recording the ids of the events it carries (its first message, without one, marks it live). */
+function eventStreamOf(token: string): { live: Promise<void>; eventIds: string[]; errors: unknown[]; close(): Promise<void> } {
+  const eventIds: string[] = [];
+  const errors: unknown[] = [];
+  const client = createClient({ url: `${t.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0 });
+  let markLive!: () => void;
+  let refuse!: (error: unknown) => void;
+  const live = new Promise<void>((resolve, reject) => ((markLive = resolve), (refuse = reject)));
+  const dispose = client.subscribe<{ eventStream: { event: { id: string } | null } }>(
+    { query: 'subscription { eventStream { event { id } } }' },
+    {
+      next: (result) => {
+        if (result.errors) {
+          errors.push(...result.errors);
+          refuse(result.errors);
+        }
+        const event = result.data?.eventStream.event;
+        if (event) eventIds.push(event.id);
+        else if (result.data) markLive();
+      },
+      error: (error) => {
+        errors.push(error);
+        refuse(error);
+      },
+      complete: () => undefined,
+    },
+  );
+  live.catch(() => undefined); // the caller awaits it, or reads `errors`
+  return {
+    live,
+    eventIds,
+    errors,
+    async close() {
+      dispose();
+      await client.dispose();
+    },
+  };
+}
+
+const triggerTestEvent = async (token: string): Promise<string> => {
+  const answer = await graphql(t.url, 'mutation { triggerTestEvent(type: ACCOUNT_CONNECTED) { id } }', { token });
+  expect(answer.body.errors).toBeUndefined();
+  return answer.body.data.triggerTestEvent.id as string;
+};
+
+describe('the organization’s event stream', () => {
+  it('refuses account tokens, and carries none of the victim’s events to another organization', async () => {
+    const victimStream = eventStreamOf(victimTokens.organization);
+    const otherStream = eventStreamOf(intruders[1]!.token);
+    const accountStreams = [eventStreamOf(intruders[0]!.token), eventStreamOf(intruders[2]!.token)];
+    try {
+      await Promise.all([victimStream.live, otherStream.live]);
+      for (const stream of accountStreams) {
+        await expect(stream.live).rejects.toBeDefined();
+        expect(JSON.stringify(stream.errors)).toMatch(/organization token/i);
+      }
+      // The victim's event goes out on the bus (its own stream listens), before the other organization's own.
+      const victimEvent = await triggerTestEvent(victimTokens.organization);
+      await eventually(async () => (victimStream.eventIds.includes(victimEvent) ? true : undefined), 20000, 'the victim’s stream to carry its event');
+      const ownEvent = await triggerTestEvent(intruders[1]!.token);
+      await eventually(async () => (otherStream.eventIds.includes(ownEvent) ? true : undefined), 20000, 'the other organization’s stream to carry its own event');
+      expect(otherStream.eventIds).toEqual([ownEvent]);
+    } finally {
+      await Promise.all([victimStream, otherStream, ...accountStreams].map((stream) => stream.close()));
+    }
+  });
 });
 
 function ownOfVictim(): Own {
