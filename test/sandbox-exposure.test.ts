@@ -40,13 +40,21 @@ async function send(url: string, method: string, body?: unknown, headers: Record
 
 /** Every control route a Fastify instance serves, as [method, path], read from its own route table. */
 function controlRoutesOf(app: { printRoutes(options: { commonPrefix: boolean }): string }): [string, string][] {
+  // printRoutes draws a tree: each line is a path segment under the line above it one level up (4 characters of
+  // indent a level), with its methods when a route ends there.
+  const segments: string[] = [];
   return app
     .printRoutes({ commonPrefix: false })
     .split('\n')
     .flatMap((line) => {
-      const match = /(\/\S*\/_control\/\S+) \(([A-Z, ]+)\)/.exec(line);
+      const match = /^((?:[│ ├└─]{4})+)(\S+)(?: \(([A-Z, ]+)\))?$/.exec(line.trimEnd());
       if (!match) return [];
-      return match[2]!.split(', ').filter((method) => method !== 'HEAD').map((method): [string, string] => [method, match[1]!]);
+      const depth = match[1]!.length / 4 - 1;
+      segments.length = depth;
+      segments.push(match[2]!);
+      const path = segments.join('');
+      if (!match[3] || !path.includes('/_control/')) return [];
+      return match[3].split(', ').filter((method) => method !== 'HEAD').map((method): [string, string] => [method, path]);
     });
 }
 

@@ -351,6 +351,6 @@ describe('the events filter by ids', () => {
     const theirs = await graphql(t.url, query, { token: other.token, variables: { ids: named } });
     expect(theirs.body.data.eventsPage).toEqual({ found: 0, events: [] });
     const tooMany = await graphql(t.url, query, { token: org.token, variables: { ids: Array.from({ length: 101 }, () => listed[0]!.id) } });
-    expect(tooMany.body.errors?.[0]).toMatchObject({ message: 'ids must name at most 100 events', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(tooMany.body.errors?.[0]).toMatchObject({ message: 'ids may hold at most 100 events', extensions: { code: 'BAD_USER_INPUT' } });
   });
 });
