@@ -53,11 +53,22 @@ const figures = {
 const SERVICE_BACKENDS = `datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
   and application_name not like 'lg-fault-%'`;
 
-/** Terminates the service's backends (only those a test's locks block, with `blockedBy`); returns how many went. */
+/**
+ * The backends a test's session `$1` stops: those waiting for a lock it holds, and those waiting behind them (a
+ * request's statement holds its rate limit's bucket while it waits for a row, so the next one of that bucket waits
+ * for it, not for the test's session).
+ */
+const STOPPED_BY = `pid in (with recursive stopped(pid) as (
+    select a.pid from pg_stat_activity a where $1::int = any(pg_blocking_pids(a.pid))
+    union
+    select a.pid from pg_stat_activity a join stopped s on s.pid = any(pg_blocking_pids(a.pid))
+  ) select pid from stopped)`;
+
+/** Terminates the service's backends (only those a test's locks stop, with `blockedBy`); returns how many went. */
 async function terminate(options: { blockedBy?: Locks } = {}): Promise<number> {
   const { rows } = await admin.query<{ app: string; done: boolean }>(
     `select application_name as app, pg_terminate_backend(pid) as done from pg_stat_activity
-      where ${SERVICE_BACKENDS} ${options.blockedBy ? 'and $1::int = any(pg_blocking_pids(pid))' : ''}`,
+      where ${SERVICE_BACKENDS} ${options.blockedBy ? `and ${STOPPED_BY}` : ''}`,
     options.blockedBy ? [options.blockedBy.pid] : [],
   );
   let count = 0;
@@ -95,7 +106,7 @@ async function holdLocks(statements: { sql: string; values?: unknown[] }[]): Pro
 function blockedBy(locks: Locks, count: number, what: string): Promise<true> {
   return eventually(async () => {
     const { rows } = await admin.query<{ n: number }>(
-      `select count(*)::int as n from pg_stat_activity where ${SERVICE_BACKENDS} and $1::int = any(pg_blocking_pids(pid))`,
+      `select count(*)::int as n from pg_stat_activity where ${SERVICE_BACKENDS} and ${STOPPED_BY}`,
       [locks.pid],
     );
     return rows[0]!.n >= count ? true : undefined;
