@@ -199,10 +199,23 @@ export async function publishPost(runtime: PostWorkerDeps, readPost: ReadPost, p
 export async function checkPost(runtime: PostWorkerDeps, readPost: ReadPost, payload: JobPayload<typeof postCheckQueue>, job: JobContext): Promise<void> {
   const post = (await readPost(payload.postId, job.running()))?.post;
   if (!post || !post.providerName || (post.state !== PostState.PROCESSING && post.state !== PostState.SCHEDULED)) return;
-  const remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
+  let remote: AlphaLocalPost;
+  try {
+    remote = await runtime.alpha.getLocalPost(post.providerName, await callOptionsOf(runtime, post.account.id, job));
+  } catch (error) {
+    // Deleted at the provider by its deletion, asked after this check read the post: nothing is left to check.
+    if (error instanceof AlphaProviderError && error.status === 404 && (await deletionAsked(readPost, post.id))) return;
+    throw error;
+  }
   // A post under its provider's review has no pending action (its deletion would have one).
   if (post.pendingAction === null && (await endAtOnce(runtime, post, remote, { state: post.state, pendingAction: null }, job))) return;
   await applyProviderState(runtime, post.id, remote, payload.attempt, job);
+}
+
+/** Whether the post is deleted, or its deletion under way (read afresh, nothing written along). */
+async function deletionAsked(readPost: ReadPost, postId: string): Promise<boolean> {
+  const current = (await readPost(postId, []))?.post;
+  return !current || current.state === PostState.DELETED || current.pendingAction === 'delete';
 }
 
 export async function deletePostAtProvider(
