@@ -195,3 +195,22 @@ export function useWebhookHealth(token: string, onTokenRefused: () => void): Web
   const { value, problem } = usePolledRead(token, onTokenRefused, readWebhookHealth, WEBHOOK_POLL_MS);
   return { endpoints: value, problem };
 }
+
+/**
+ * A Retry button's state: busy while the retry is asked, and the refusal it was answered with (null: it was taken);
+ * `after` runs once the answer came.
+ */
+export function useRetry(retry: (id: string) => Promise<string | null>, id: string, after?: () => void): { busy: boolean; refusal: string | null; onRetry: () => void } {
+  const [busy, setBusy] = useState(false);
+  const [refusal, setRefusal] = useState<string | null>(null);
+  const onRetry = () => {
+    setBusy(true);
+    setRefusal(null);
+    void retry(id).then((message) => {
+      setBusy(false);
+      setRefusal(message);
+      after?.();
+    });
+  };
+  return { busy, refusal, onRetry };
+}

@@ -2,7 +2,7 @@ import { useCallback, useState } from 'preact/hooks';
 import { readWebhookDeliveries, redeliver, type WebhookDelivery } from './api';
 import { recordHref } from './address';
 import { Time } from './format';
-import { usePolledRead, type HealthState, type Reading, type WebhookHealthState } from './live';
+import { usePolledRead, type HealthState, type Reading, type WebhookHealthState, useRetry } from './live';
 import { attemptsLabel, FAILURE_STATUSES, foldChecks, kindLabel, STATUSES, type LatestRow, type WorkCount, type WorkFilter, type WorkItem, type WorkKind } from './work';
 
 const milliseconds = (ms: number | null) => (ms === null ? '–' : `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`);
@@ -267,16 +267,7 @@ export function FailuresPanel(props: { items: readonly WorkItem[]; counts: reado
 }
 
 function FailureRow({ item, retry }: { item: WorkItem; retry: (id: string) => Promise<string | null> }) {
-  const [busy, setBusy] = useState(false);
-  const [refusal, setRefusal] = useState<string | null>(null);
-  const onRetry = () => {
-    setBusy(true);
-    setRefusal(null);
-    void retry(item.id).then((message) => {
-      setBusy(false);
-      setRefusal(message);
-    });
-  };
+  const { busy, refusal, onRetry } = useRetry(retry, item.id);
   return (
     <tr class="clickable" onClick={openOnClick(item.subjectId)} data-work-id={item.id} data-kind={item.kind} data-subject-id={item.subjectId} data-status={item.status} data-version={item.version}>
       <td>

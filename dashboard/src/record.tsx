@@ -2,7 +2,7 @@ import { Fragment } from 'preact';
 import { useCallback, useState } from 'preact/hooks';
 import { readRecord, type RecordDetail, type RecordHint } from './api';
 import { Time } from './format';
-import { usePolledRead } from './live';
+import { usePolledRead, useRetry } from './live';
 import { recordHref, type OpenRecord } from './address';
 import { attemptsLabel, kindLabel } from './work';
 
@@ -170,17 +170,7 @@ export function RecordPanel(props: { open: OpenRecord; token: string; onTokenRef
 
 /** One unit of work and its attempts, each with its time, outcome and error; Retry where the policy allows it. */
 function WorkHistory({ work, retry, onRetried }: { work: WorkNode; retry: (id: string) => Promise<string | null>; onRetried: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [refusal, setRefusal] = useState<string | null>(null);
-  const onRetry = () => {
-    setBusy(true);
-    setRefusal(null);
-    void retry(work.id).then((message) => {
-      setBusy(false);
-      setRefusal(message);
-      onRetried();
-    });
-  };
+  const { busy, refusal, onRetry } = useRetry(retry, work.id, onRetried);
   return (
     <div class="work" data-work-id={work.id} data-kind={work.kind} data-status={work.status} data-run={work.run}>
       <p>
