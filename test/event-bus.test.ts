@@ -1,4 +1,6 @@
 import { Client } from 'pg';
+import { runChange, type FollowingWrite } from '../src/db/change-statement';
+import { ChangeNews } from '../src/events/change-news';
 import { createEventBus } from '../src/events/create-event-bus';
 import { createPostgresEventBus, type EventBus } from '../src/events/event-bus';
 import { captureLog, eventBusSuite, sample, waitUntil, type LogLine } from './support/event-bus-suite';
@@ -102,4 +104,66 @@ describe('a PostgreSQL bus whose connections are lost', () => {
       // Two again (listen and publish), once the terminated backends are gone.
       await waitUntil(async () => (await countBusConnections(admin)) === 2, 'two bus connections');
     }));
+});
+
+describe('the news of a change, sent by its own statement (ChangeNews)', () => {
+  /** Fills `?` placeholders as `$n` (the change statement's SQL uses knex's `?`; this test runs it on a bare client). */
+  const runOn = (client: Client) => async (sql: string, values: unknown[]) => {
+    let index = 0;
+    return (await client.query(sql.replace(/\?/g, () => `$${++index}`), values)).rows as Record<string, unknown>[];
+  };
+  /** The ledger row of `sample('async-work.updated', n)`, as a part of the statement returns it. */
+  const workRowPart = (n: number): FollowingWrite => {
+    const work = sample('async-work.updated', n);
+    const row = Object.fromEntries(Object.entries(work).map(([key, value]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), value]));
+    return {
+      sql: `select * from jsonb_to_record(?::jsonb) as r(id text, organization_id text, account_id text, kind text, status text, subject_id text,
+        attempts int, max_attempts int, run int, run_attempts int, error text, progress float, created_at timestamptz, started_at timestamptz,
+        ended_at timestamptz, updated_at timestamptz, version int)`,
+      values: [JSON.stringify(row)],
+    };
+  };
+
+  it('arrives in the order given, a row built into its payload by the receiver, only when the change is made', async () => {
+    const database = await createTestDatabase({ empty: true });
+    const client = new Client({ connectionString: database.url });
+    await client.connect();
+    const { log } = captureLog();
+    const bus = await createPostgresEventBus(database.url, log);
+    try {
+      const received: [string, unknown][] = [];
+      for (const topic of ['post.updated', 'async-work.updated', 'jobs.enqueued'] as const) {
+        bus.subscribe(topic, (payload) => void received.push([topic, payload]));
+      }
+      await client.query('create table probe (id int primary key, v int not null); insert into probe values (1, 0)');
+      const change = (expected: number) => ({ sql: 'update probe set v = v + 1 where id = 1 and v = ? returning *', values: [expected] });
+      const attempt = (expected: number, more: FollowingWrite[] = []) => {
+        const work = workRowPart(expected + 1);
+        const news = new ChangeNews(bus).add('post.updated', sample('post.updated', expected + 1)).addRows('async-work.updated', work, () => undefined);
+        news.add('jobs.enqueued', sample('jobs.enqueued', expected + 1));
+        return runChange(runOn(client), change(expected), [work, ...more, ...news.writes()]);
+      };
+
+      expect(await attempt(0)).toEqual({ id: 1, v: 1 });
+      await waitUntil(() => received.length === 3, 'the three events');
+      expect(received).toEqual([
+        ['post.updated', sample('post.updated', 1)],
+        ['async-work.updated', sample('async-work.updated', 1)],
+        ['jobs.enqueued', sample('jobs.enqueued', 1)],
+      ]);
+
+      // A guard that matches no row: no change, no news. A statement that fails: neither. The marker published after
+      // them arrives alone (the bus keeps the database's order).
+      expect(await attempt(0)).toBeUndefined();
+      await expect(attempt(1, [{ sql: 'insert into probe select id, v from changed', values: [] }])).rejects.toThrow(/duplicate key/);
+      await bus.publish('jobs.enqueued', { queue: 'marker' });
+      await waitUntil(() => received.length === 4, 'the marker');
+      expect(received[3]).toEqual(['jobs.enqueued', { queue: 'marker' }]);
+      expect((await client.query('select v from probe')).rows).toEqual([{ v: 1 }]);
+    } finally {
+      await bus.close();
+      await client.end();
+      await database.drop();
+    }
+  });
 });

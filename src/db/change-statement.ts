@@ -6,8 +6,11 @@ import type { RunStatement } from './statements';
  * (select 1 from changed)`). docs/write-path.md.
  */
 export interface FollowingWrite {
-  /** `?` placeholders, filled from `values` in order. */
-  sql: string;
+  /**
+   * `?` placeholders, filled from `values` in order; or built from the names the statement gives its parts, for a
+   * part that reads another's rows (the news of a write, src/events/change-news.ts).
+   */
+  sql: string | ((nameOf: (part: FollowingWrite) => string) => string);
   values: unknown[];
   /** Given the rows this part RETURNs (as JSON) once the statement has run, when the change changed a row. */
   returned?(rows: Record<string, unknown>[]): void;
@@ -16,6 +19,21 @@ export interface FollowingWrite {
    * change, and fails with UNCHANGED, writing nothing, when the change matched no row.
    */
   unconditional?: boolean;
+  /**
+   * A SELECT run for its effect (`pg_notify`): the statement reads all of it, once, when its change (or read) answers
+   * a row. PostgreSQL runs a SELECT in WITH only as far as the statement reads it; data-modifying parts always run.
+   */
+  sends?: boolean;
+}
+
+/** The SQL of each part, named as the statement names it (`prefix` and its index). */
+function partsSql(parts: FollowingWrite[], prefix: string): string[] {
+  const nameOf = (part: FollowingWrite) => {
+    const index = parts.indexOf(part);
+    if (index < 0) throw new Error('a part of a statement reads a part the statement does not have');
+    return `${prefix}${index}`;
+  };
+  return parts.map((part) => (typeof part.sql === 'string' ? part.sql : part.sql(nameOf)));
 }
 
 /** The SQLSTATE of a statement whose change matched no row while a part of it is `unconditional` (lg_refuse). */
@@ -46,13 +64,18 @@ export async function readWith(run: RunStatement, select: Change, along: WriteAl
  */
 export async function readAllWith(run: RunStatement, select: Change, along: WriteAlong[]): Promise<Record<string, unknown>[]> {
   if (along.length === 0) return run(select.sql, select.values);
-  const parts = along.map((part, index) => `along_${index} as (${part.sql})`).join(', ');
+  const sql = partsSql(along, 'along_');
+  const parts = along.map((_part, index) => `along_${index} as (${sql[index]})`).join(', ');
   // The writes' rows ride on one row of the answer (the first PostgreSQL numbers), not on each.
   const answers = along.map((part, index) =>
-    part.returned ? `, case when row_number() over () = 1 then (select coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) from along_${index} a) end as "along_${index}"` : '',
+    part.returned
+      ? `, case when row_number() over () = 1 then (select coalesce(jsonb_agg(to_jsonb(a)), '[]'::jsonb) from along_${index} a) end as "along_${index}"`
+      : part.sends
+        ? `, case when row_number() over () = 1 then (select count(*) from along_${index}) end as "along_${index}"`
+        : '',
   );
-  const sql = `with ${parts}, lg_read as (${select.sql}) select lg_read.*${answers.join('')} from lg_read`;
-  const rows = await run(sql, [...along.flatMap((part) => part.values), ...select.values]);
+  const statement = `with ${parts}, lg_read as (${select.sql}) select lg_read.*${answers.join('')} from lg_read`;
+  const rows = await run(statement, [...along.flatMap((part) => part.values), ...select.values]);
   along.forEach((part, index) => {
     const key = `along_${index}`;
     const carrier = rows.find((row) => row[key] != null);
@@ -81,9 +104,16 @@ export interface Change {
  * else was written then; with an `unconditional` part, the statement fails instead: `isUnchanged`).
  */
 export async function runChange(run: RunStatement, change: Change, following: FollowingWrite[]): Promise<Record<string, unknown> | undefined> {
-  const parts = following.map((part, index) => `, following_${index} as (${part.sql})`).join('');
+  const sql = partsSql(following, 'following_');
+  const parts = following.map((_part, index) => `, following_${index} as (${sql[index]})`).join('');
   const answers = following
-    .map((part, index) => (part.returned ? `, (select coalesce(jsonb_agg(to_jsonb(f)), '[]'::jsonb) from following_${index} f) as "following_${index}"` : ''))
+    .map((part, index) =>
+      part.returned
+        ? `, (select coalesce(jsonb_agg(to_jsonb(f)), '[]'::jsonb) from following_${index} f) as "following_${index}"`
+        : part.sends
+          ? `, (select count(*) from following_${index}) as "following_${index}"`
+          : '',
+    )
     .join('');
   const locks = change.locks ? `${change.locks.sql}, ` : '';
   // Read before `changed` is (a one-time filter): with no row changed, it ends the statement and its writes.
@@ -101,9 +131,8 @@ export async function runChange(run: RunStatement, change: Change, following: Fo
   const row = rows[0];
   if (!row) return undefined;
   following.forEach((part, index) => {
-    if (!part.returned) return;
     const key = `following_${index}`;
-    part.returned(row[key] as Record<string, unknown>[]);
+    part.returned?.(row[key] as Record<string, unknown>[]);
     delete row[key];
   });
   return row;

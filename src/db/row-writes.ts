@@ -66,7 +66,7 @@ export function updateWrite<T extends object>(
   after: T,
   now: Date,
   condition: { sql: string; values: unknown[] },
-): FollowingWrite {
+): FollowingWrite & { sql: string } {
   const meta = metadata.get<T>(entity.name);
   const codec = codecOf(metadata, entity);
   const [was, becomes] = [codec.encode(before), codec.encode(after)];

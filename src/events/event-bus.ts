@@ -26,6 +26,11 @@ export interface EventBus {
    */
   emitHere<T extends Topic>(topic: T, payload: TopicPayloads[T]): void;
   subscribe<T extends Topic>(topic: T, listener: Listener<T>): () => void;
+  /**
+   * True when a statement on the application's database can send events itself (`pg_notify`, delivered when it
+   * commits): the PostgreSQL bus. A change made by one statement then carries its news (src/events/change-news.ts).
+   */
+  readonly statementsSend: boolean;
   close(): Promise<void>;
 }
 
@@ -240,6 +245,7 @@ export async function createPostgresEventBus(databaseUrl: string, log: FastifyBa
     announce: announcer(publish, (raw) => listeners.receive(raw, log), log),
     emitHere: (topic, payload) => listeners.receive(encodeEvent(topic, payload), log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
+    statementsSend: true,
     async close() {
       closed = true;
       for (const { timer, resolve } of pauses) {

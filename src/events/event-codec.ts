@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { activeTraceContext, inConsumerSpan, traceContextIn, type TraceContext } from '../observability/trace-context';
-import { isTopic, type Topic, type TopicPayloads } from './topics';
+import { isTopic, PAYLOAD_OF_ROW, type RowTopic, type Topic, type TopicPayloads } from './topics';
 
 /**
  * What every event bus backend shares: the channel name, the wire format of one event, and the listeners of
@@ -47,17 +47,35 @@ export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]
   return raw;
 }
 
+/**
+ * An event whose payload is a row a statement is about to write (src/events/change-news.ts): everything but the row,
+ * as a JSON object the statement completes with `row` (its part's RETURNING, `to_jsonb`). The receiver builds the
+ * payload from the row (PAYLOAD_OF_ROW); the statement keeps the size within MAX_EVENT_BYTES.
+ */
+export function encodeRowEnvelope(topic: RowTopic): string {
+  return JSON.stringify({ topic, sentAt: Date.now(), ...activeTraceContext() });
+}
+
+/** The payload of a message: its `payload`, or the one its topic builds from its `row`; undefined when neither. */
+function payloadOf(topic: Topic, message: { payload?: unknown; row?: unknown }): object | undefined {
+  if (typeof message.payload === 'object' && message.payload !== null) return message.payload;
+  const fromRow = PAYLOAD_OF_ROW[topic];
+  if (fromRow && typeof message.row === 'object' && message.row !== null) return fromRow(message.row as Record<string, unknown>);
+  return undefined;
+}
+
 /** The event in a raw message, or undefined (logged) when it is not one of ours: never throws. */
 export function decodeEvent(
   raw: string | undefined,
   log: FastifyBaseLogger,
 ): { topic: Topic; payload: object; sentAt: number | undefined; trace: TraceContext | undefined } | undefined {
   try {
-    const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown; sentAt?: unknown };
-    if (isTopic(message.topic) && typeof message.payload === 'object' && message.payload !== null) {
+    const message = JSON.parse(raw ?? '') as { topic?: unknown; payload?: unknown; row?: unknown; sentAt?: unknown };
+    const payload = isTopic(message.topic) ? payloadOf(message.topic, message) : undefined;
+    if (isTopic(message.topic) && payload) {
       return {
         topic: message.topic,
-        payload: message.payload,
+        payload,
         sentAt: typeof message.sentAt === 'number' ? message.sentAt : undefined,
         trace: traceContextIn(message),
       };

@@ -79,6 +79,8 @@ export async function createRedisEventBus(
     announce: announcer(publish, (raw) => listeners.receive(raw, log), log),
     emitHere: (topic, payload) => listeners.receive(encodeEvent(topic, payload), log),
     subscribe: (topic, fn) => listeners.add(topic, fn),
+    // Redis is not the database: a statement's news is announced after it (src/events/change-news.ts).
+    statementsSend: false,
     async close() {
       if (closed) return;
       closed = true;

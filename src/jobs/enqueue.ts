@@ -1,6 +1,7 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type PgBoss from 'pg-boss';
 import { announceOnCommit } from '../events/announce-on-commit';
+import type { ChangeNews } from '../events/change-news';
 import type { EventBus } from '../events/event-bus';
 import type { Metrics } from '../observability/metrics';
 import { currentOrigin } from '../observability/origin';
@@ -94,8 +95,8 @@ export interface EnqueueInChange {
   writes: FollowingWrite[];
   /** Once the statement has run: the job's id, as pg-boss answers it. */
   sent(): Promise<string>;
-  /** Then the news of its work and the wake-up of its workers, to be announced with the record's own. */
-  announce(): Promise<void>[];
+  /** Adds the news of its work and the wake-up of its workers to the statement's, after the record's own. */
+  tell(news: ChangeNews): void;
   /** The statement failed: nothing was written. */
   abandon(error: unknown): void;
   /**
@@ -143,10 +144,10 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
       deps.metrics?.jobsCreated.inc({ queue: queue.name });
       return id;
     },
-    announce: () => [
-      ...(work ? [deps.events.announce('async-work.updated', work)] : []),
-      deps.events.announce('jobs.enqueued', { queue: queue.name }),
-    ],
+    tell(news) {
+      if (queued) news.addRows('async-work.updated', queued.write, () => work);
+      news.add('jobs.enqueued', { queue: queue.name });
+    },
     abandon(error) {
       fail(error);
       sending.catch(() => undefined); // send fails with the statement's own error, which the caller throws and logs

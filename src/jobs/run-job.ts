@@ -9,7 +9,8 @@ import type { FetchLoops, RunningJob } from './fetch-loop';
 import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
 import { deadLetterQueueOf } from './queue';
 import type { JobContext, Worker } from './worker';
-import { AsyncWorkStatus, workChangeAlong, workIdIn } from './work-ledger';
+import { AsyncWorkStatus, workChangeAlong, workIdIn, type AsyncWorkSnapshot } from './work-ledger';
+import { ChangeNews } from '../events/change-news';
 
 export interface JobRunDeps extends LedgerDeps {
   boss: PgBoss;
@@ -28,16 +29,20 @@ export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown
     signal: running.controller.signal,
     log,
     progress: (fraction) => noteProgress(deps, workId, fraction, log),
-    completion: () => completionWrites(running.queue, job.id, workId, (done) => (running.completed = done)),
-    running: () =>
-      workId
-        ? [
-            workChangeAlong(workId, { status: AsyncWorkStatus.RUNNING }, (work) => {
-              // Announced while the job goes on (announce never throws; it logs what it loses).
-              if (work) void deps.events.announce('async-work.updated', work);
-            }),
-          ]
-        : [],
+    completion: (news) => completionWrites(running.queue, job.id, workId, news, (done) => (running.completed = done)),
+    running: () => {
+      if (!workId) return [];
+      // The statement of the read sends the news of its RUNNING (src/events/change-news.ts).
+      const news = new ChangeNews(deps.events);
+      let work: AsyncWorkSnapshot | undefined;
+      const along = workChangeAlong(workId, { status: AsyncWorkStatus.RUNNING }, (recorded) => {
+        work = recorded;
+        // Where the bus announces after the statement: while the job goes on (never throws; it logs what it loses).
+        void news.announced();
+      });
+      news.addRows('async-work.updated', along, () => work);
+      return [along, ...news.writes()];
+    },
   };
 }
 
@@ -93,11 +98,8 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
     return;
   }
   if (running.abandoned) return;
-  if (running.completed) {
-    // Its record's change completed it (src/jobs/completion.ts): only the news of its unit of work is left.
-    const { work } = running.completed;
-    if (work) await deps.events.announce('async-work.updated', work);
-  } else {
+  // Its record's change completed it, with the news of its unit of work (src/jobs/completion.ts): nothing is left.
+  if (!running.completed) {
     await settle(deps, queue, job.id, 'complete', undefined, log, { lastAttempt: context.isLastAttempt });
     await noteWork(deps, workId, { status: AsyncWorkStatus.SUCCEEDED }, log);
   }

@@ -54,7 +54,8 @@ const RETURNING = `returning id, organization_id, account_id, kind, status, subj
 
 const iso = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(value as string | Date).toISOString());
 
-function snapshotOf(row: Record<string, unknown>): AsyncWorkSnapshot {
+/** The snapshot of a row as this ledger's statements return it (from the driver, or as JSON: `to_jsonb`). */
+export function asyncWorkOfRow(row: Record<string, unknown>): AsyncWorkSnapshot {
   return {
     id: row.id as string,
     organizationId: row.organization_id as string,
@@ -96,7 +97,7 @@ export async function recordQueued<P extends object>(execute: Execute, queue: Qu
   const { sql, values } = queuedStatement(work, queue, payload, maxAttempts, work.owner.from);
   const [row] = await execute(sql, [...values, work.subject(payload)]);
   if (!row) return undefined;
-  return snapshotOf(row);
+  return asyncWorkOfRow(row);
 }
 
 /**
@@ -111,7 +112,7 @@ export function queuedWrite<P extends object>(
   recorded: (work: AsyncWorkSnapshot) => void,
 ): { workId: string; write: FollowingWrite } {
   const statement = queuedStatement(work, queue, payload, maxAttempts, 'from changed');
-  return { workId: statement.values[0] as string, write: { ...statement, returned: (rows) => recorded(snapshotOf(rows[0]!)) } };
+  return { workId: statement.values[0] as string, write: { ...statement, returned: (rows) => recorded(asyncWorkOfRow(rows[0]!)) } };
 }
 
 export type WorkChange =
@@ -157,12 +158,12 @@ function changeStatement(workId: string, change: WorkChange, condition = ''): { 
 export async function recordChange(execute: Execute, workId: string, change: WorkChange): Promise<AsyncWorkSnapshot | undefined> {
   const { sql, values } = changeStatement(workId, change);
   const [row] = await execute(sql, values);
-  return row ? snapshotOf(row) : undefined;
+  return row ? asyncWorkOfRow(row) : undefined;
 }
 
 /** A change of the work `workId` carried by a read's statement (src/db/change-statement.ts `readWith`). */
 export function workChangeAlong(workId: string, change: WorkChange, recorded: (work: AsyncWorkSnapshot | undefined) => void): WriteAlong {
-  return { ...changeStatement(workId, change), returned: (rows) => recorded(rows[0] ? snapshotOf(rows[0]) : undefined) };
+  return { ...changeStatement(workId, change), returned: (rows) => recorded(rows[0] ? asyncWorkOfRow(rows[0]) : undefined) };
 }
 
 /**
@@ -172,7 +173,7 @@ export function workChangeAlong(workId: string, change: WorkChange, recorded: (w
 export function workChangeWrite(workId: string, change: WorkChange, recorded: (work: AsyncWorkSnapshot | undefined) => void): FollowingWrite {
   return {
     ...changeStatement(workId, change, 'and exists (select 1 from changed)'),
-    returned: (rows) => recorded(rows[0] ? snapshotOf(rows[0]) : undefined),
+    returned: (rows) => recorded(rows[0] ? asyncWorkOfRow(rows[0]) : undefined),
   };
 }
 
@@ -186,7 +187,7 @@ export async function recordProgress(execute: Execute, workId: string, fraction:
     `update async_work set progress = ?, updated_at = now(), version = version + 1 where id = ? and status = ? ${RETURNING}`,
     [progress, workId, AsyncWorkStatus.RUNNING],
   );
-  return row ? snapshotOf(row) : undefined;
+  return row ? asyncWorkOfRow(row) : undefined;
 }
 
 /** Work done within a request (no job): recorded once, as it ended. */
@@ -200,7 +201,7 @@ export async function recordDone(
      values (?, ?, ?, ?, ?, ?, 1, 1, ?, now(), now(), now(), now(), 1) ${RETURNING}`,
     [newId(), work.organizationId, work.accountId, work.kind, status, work.subjectId, work.error?.slice(0, MAX_ERROR_CHARS) ?? null],
   );
-  return snapshotOf(row!);
+  return asyncWorkOfRow(row!);
 }
 
 /** The id of the work a job's data names (the engine keeps it there), if any. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { FollowingWrite, WriteAlong } from '../db/change-statement';
+import type { ChangeNews } from '../events/change-news';
 import type { JobFailure } from './failure-policy';
 import type { QueueDefinition } from './queue';
 
@@ -24,9 +25,10 @@ export interface JobContext {
   /**
    * This job's completion as writes for the statement of its record's final change (src/db/change-statement.ts):
    * the job completes and its unit of work SUCCEEDS in that statement, and the engine then completes nothing more.
-   * Unused, or in a change that did not happen, the engine completes the job when `run` returns, as always.
+   * Unused, or in a change that did not happen, the engine completes the job when `run` returns, as always. The
+   * news of its unit of work joins `news`, the statement's.
    */
-  completion(): FollowingWrite[];
+  completion(news: ChangeNews): FollowingWrite[];
   /**
    * For a worker that `marksRunning`: its unit of work's RUNNING, as a write for the statement of its first read
    * (src/db/change-statement.ts `readWith`). Empty for a job without a unit of work.

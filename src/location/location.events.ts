@@ -3,6 +3,7 @@ import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { eventWrite, recordEvent } from '../activity/record-event';
 import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
+import { ChangeNews } from '../events/change-news';
 import type { TopicPayloads } from '../events/topics';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
 import { LocationUpdateJob } from './location-update-job.entity';
@@ -53,14 +54,16 @@ function updateJobUpdated(runtime: UpdateJobEventDeps, job: LocationUpdateJob): 
 
 /**
  * The same for a change made by one statement (src/db/change-statement.ts): its activity event as a write of that
- * statement (`after`: the job as the statement leaves it), and its news once the statement has run.
+ * statement (`after`: the job as the statement leaves it), and its news (`updateJobChangeNews`), which the statement
+ * sends.
  */
 export function updateJobChangeWrites(runtime: UpdateJobEventDeps, after: LocationUpdateJob, statusBefore: LocationUpdateStatus | null): FollowingWrite[] {
   return after.status === statusBefore ? [] : [eventWrite(runtime.database.orm.getMetadata(), runtime, updateJobStatusChanged, after)];
 }
 
-export function announceUpdateJobChanged(runtime: UpdateJobEventDeps, job: LocationUpdateJob): Promise<void> {
-  return runtime.events.announce('location-update-job.updated', updateJobUpdated(runtime, job));
+/** The news of a change made by one statement: the job as the statement leaves it (`after`), first of its news. */
+export function updateJobChangeNews(runtime: UpdateJobEventDeps, after: LocationUpdateJob): ChangeNews {
+  return new ChangeNews(runtime.events).add('location-update-job.updated', updateJobUpdated(runtime, after));
 }
 
 export function loadUpdateJobForEvent(runtime: { database: Database }, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {

@@ -20,7 +20,7 @@ import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange, announceUpdateJobChanged, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
+import { announceUpdateJobChange, updateJobChangeNews, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
 import type { CreateLocationInput, LocationFilterArgs, LocationUpdateJobsArgs, LocationsPageArgs, UpdateLocationInput } from './location.inputs';
 import { applyLocationChanges, prepareLocationUpdate, prepareNewLocation } from './location.rules';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
@@ -232,14 +232,19 @@ async function insertUpdateJobWithJob(scope: RequestScope<LocationServiceDeps>, 
   const { runtime, em } = scope;
   const job = await runtime.jobs.enqueueWrites(locationUpdateQueue, { jobId: queued.id });
   const change = { ...insertChange(em.getMetadata(), em.getPlatform(), LocationUpdateJob, queued, { admittedBy: counted.admittedBy }), locks: counted.preamble };
+  // The change's news before the wake-up of the worker that moves it on.
+  const news = updateJobChangeNews(runtime, queued);
+  job.tell(news);
   try {
-    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...updateJobChangeWrites(runtime, queued, null), ...job.writes]));
+    await job.within(() =>
+      runChange(statementsApart(em), change, [...counted.writes, ...updateJobChangeWrites(runtime, queued, null), ...job.writes, ...news.writes()]),
+    );
   } catch (error) {
     // A raw statement's error is the driver's: PostgreSQL's unique_violation.
     if ((error as { code?: unknown }).code === '23505') throw IN_PROGRESS();
     throw counted.refusal(error) ?? error;
   }
-  await Promise.all([announceUpdateJobChanged(runtime, queued), ...job.announce()]);
+  await news.announced();
   return counted.state();
 }
 

@@ -15,7 +15,7 @@ import { LocationUpdateJob } from './location-update-job.entity';
 import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
-import { announceUpdateJobChange, announceUpdateJobChanged, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
+import { announceUpdateJobChange, updateJobChangeNews, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
 import { readUpdatesToRun, type UpdateToRun } from './location.sql';
 import { batchedReadWith } from '../db/batched-read';
 import type { WriteAlong } from '../db/change-statement';
@@ -106,9 +106,10 @@ async function markRunning(runtime: UpdateJobEventDeps, update: LocationUpdateJo
   const set = { status: LocationUpdateStatus.RUNNING, startedAt: now };
   const after = transitionedFrom(em, LocationUpdateJob, update, set, now);
   const where = { id: update.id, version: update.version, status: LocationUpdateStatus.QUEUED };
-  const changed = await transitionRow(em, LocationUpdateJob, where, set, now, updateJobChangeWrites(runtime, after, LocationUpdateStatus.QUEUED));
+  const news = updateJobChangeNews(runtime, after);
+  const changed = await transitionRow(em, LocationUpdateJob, where, set, now, [...updateJobChangeWrites(runtime, after, LocationUpdateStatus.QUEUED), ...news.writes()]);
   if (changed) {
-    await announceUpdateJobChanged(runtime, changed);
+    await news.announced();
     return changed;
   }
   return changeUnfinishedJob(runtime, update.id, (current) => {
@@ -135,6 +136,7 @@ async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdate
   const jobs = metadata.get(LocationUpdateJob.name).tableName;
   const locations = metadata.get(Location.name).tableName;
   const jobChange = updateWrite(metadata, platform, LocationUpdateJob, update, after, now, { sql: 'and exists (select 1 from lock_job) returning *', values: [] });
+  const news = updateJobChangeNews(runtime, after);
   const row = await runChange(
     statementsApart(em),
     {
@@ -148,11 +150,12 @@ async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdate
     [
       updateWrite(metadata, platform, Location, location, changedLocation, now, { sql: 'and exists (select 1 from changed)', values: [] }),
       ...updateJobChangeWrites(runtime, after, update.status),
-      ...job.completion(),
+      ...job.completion(news),
+      ...news.writes(),
     ],
   );
   if (!row) return false;
-  await announceUpdateJobChanged(runtime, codecOf(metadata, LocationUpdateJob).decode(em.getComparator().mapResult<Record<string, unknown>>(LocationUpdateJob.name, row)));
+  await news.announced();
   return true;
 }
 

@@ -3,6 +3,7 @@ import { defineEventType, defineRecordType } from '../activity/activity.enums';
 import { eventWrite, recordEvent } from '../activity/record-event';
 import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
+import { ChangeNews } from '../events/change-news';
 import type { TopicPayloads } from '../events/topics';
 import { entityOfEvent, eventSnapshot } from '../events/entity-events';
 import { Post } from './post.entity';
@@ -42,14 +43,15 @@ function postUpdated(runtime: PostEventDeps, post: Post): TopicPayloads['post.up
 
 /**
  * The same for a change made by one statement (src/db/change-statement.ts): its activity event as a write of that
- * statement (`after`: the post as the statement leaves it), and its news once the statement has run.
+ * statement (`after`: the post as the statement leaves it), and its news (`postChangeNews`), which the statement sends.
  */
 export function postChangeWrites(runtime: PostEventDeps, after: Post, stateBefore: PostState | null): FollowingWrite[] {
   return after.state === stateBefore ? [] : [eventWrite(runtime.database.orm.getMetadata(), runtime, postStateChanged, after)];
 }
 
-export function announcePostChanged(runtime: PostEventDeps, post: Post): Promise<void> {
-  return runtime.events.announce('post.updated', postUpdated(runtime, post));
+/** The news of a change made by one statement: the post as the statement leaves it (`after`), first of its news. */
+export function postChangeNews(runtime: PostEventDeps, after: Post): ChangeNews {
+  return new ChangeNews(runtime.events).add('post.updated', postUpdated(runtime, after));
 }
 
 export function loadPostForEvent(runtime: { database: Database }, event: TopicPayloads['post.updated']): Promise<Post> {

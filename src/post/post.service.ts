@@ -26,7 +26,7 @@ import { IdempotencyKey } from './idempotency-key.entity';
 import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
-import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
+import { announcePostChange, postChangeNews, postChangeWrites, type PostEventDeps } from './post.events';
 import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
 import type { JobEngine } from '../jobs/job-engine';
@@ -170,13 +170,15 @@ async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Pos
   const { runtime, em } = scope;
   const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
   const change = { ...insertChange(em.getMetadata(), em.getPlatform(), Post, post, { admittedBy: counted.admittedBy }), locks: counted.preamble };
+  // The change's news before the wake-up of the worker that moves it on.
+  const news = postChangeNews(runtime, post);
+  job.tell(news);
   try {
-    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes]));
+    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes, ...news.writes()]));
   } catch (error) {
     throw counted.refusal(error) ?? error;
   }
-  // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
-  await Promise.all([announcePostChanged(runtime, post), ...job.announce()]);
+  await news.announced();
   return counted.state();
 }
 
@@ -314,12 +316,15 @@ async function deleteAtOnce(scope: RequestScope<PostServiceDeps>, read: Post): P
   const now = runtime.clock.now();
   const set = deletionOf(read);
   const job = read.providerName ? await runtime.jobs.enqueueWrites(postDeleteQueue, { postId: read.id }) : undefined;
-  const writes = postChangeWrites(runtime, transitionedFrom(em, Post, read, set, now), read.state);
-  const transition = (following: FollowingWrite[]) => transitionRow(em, Post, { id: read.id, version: read.version }, set, now, following);
+  const after = transitionedFrom(em, Post, read, set, now);
+  const writes = postChangeWrites(runtime, after, read.state);
+  // The change's news before the wake-up of the worker that moves it on.
+  const news = postChangeNews(runtime, after);
+  job?.tell(news);
+  const transition = (following: FollowingWrite[]) => transitionRow(em, Post, { id: read.id, version: read.version }, set, now, [...following, ...news.writes()]);
   const changed = job ? await job.within(() => transition([...writes, ...job.writes])) : await transition(writes);
   if (!changed) return null;
-  // Announced together (one NOTIFY), the change before the wake-up of the worker that moves it on.
-  await Promise.all([announcePostChanged(runtime, changed), ...(job?.announce() ?? [])]);
+  await news.announced();
   return { post: changed, changed: true };
 }
 

@@ -11,7 +11,7 @@ import { changeLocked, lockRow } from '../db/row-lock';
 import { alphaLocalPostOf } from './post.alpha-mapping';
 import { Post, type PostLastError } from './post.entity';
 import { PostState } from './post.enums';
-import { announcePostChange, announcePostChanged, postChangeWrites, type PostEventDeps } from './post.events';
+import { announcePostChange, postChangeNews, postChangeWrites, type PostEventDeps } from './post.events';
 import { postCheckQueue, postDeleteQueue, postPublishQueue } from './post.queues';
 import { readPostsForJobs, type PostForJob } from './post.sql';
 import { batchedReadWith } from '../db/batched-read';
@@ -116,9 +116,10 @@ async function transitionAtOnce(
   // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
   const after = transitionedFrom(em, Post, post, set, now);
   const where = { id: post.id, version: post.version, ...guard };
-  const changed = await transitionRow(em, Post, where, set, now, [...postChangeWrites(runtime, after, post.state), ...job.completion()]);
+  const news = postChangeNews(runtime, after);
+  const changed = await transitionRow(em, Post, where, set, now, [...postChangeWrites(runtime, after, post.state), ...job.completion(news), ...news.writes()]);
   if (!changed) return false;
-  await announcePostChanged(runtime, changed);
+  await news.announced();
   return true;
 }
 

@@ -19,8 +19,10 @@ import { replySendQueue } from './review.queues';
 import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { JobEngine } from '../jobs/job-engine';
 import type { ConsentTokenDeps } from '../providers/shared/consent-tokens';
+import { ChangeNews } from '../events/change-news';
+import type { EventBus } from '../events/event-bus';
 
-export type ReviewServiceDeps = { alpha: AlphaClient; jobs: JobEngine } & ConsentTokenDeps;
+export type ReviewServiceDeps = { alpha: AlphaClient; jobs: JobEngine; events: EventBus } & ConsentTokenDeps;
 
 export interface ReviewFilter {
   accountId?: string | null;
@@ -119,8 +121,10 @@ async function claimAtOnce(scope: RequestScope<ReviewServiceDeps>, read: Review,
   const now = runtime.clock.now();
   const job = await runtime.jobs.enqueueWrites(replySendQueue, { reviewId: read.id });
   const event = eventWrite(em.getMetadata(), runtime, replyStateChanged, transitionedFrom(em, Review, read, { ...claim }, now));
-  const claimed = await job.within(() => transitionRow(em, Review, { id: read.id, version: read.version }, { ...claim }, now, [event, ...job.writes]));
-  if (claimed) await Promise.all(job.announce());
+  const news = new ChangeNews(runtime.events);
+  job.tell(news);
+  const claimed = await job.within(() => transitionRow(em, Review, { id: read.id, version: read.version }, { ...claim }, now, [event, ...job.writes, ...news.writes()]));
+  if (claimed) await news.announced();
   return claimed;
 }
 
