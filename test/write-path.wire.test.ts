@@ -1,9 +1,15 @@
 import { Client } from 'pg';
+import { Account } from '../src/account/account.entity';
+import { Location } from '../src/location/location.entity';
+import { Organization } from '../src/organization/organization.entity';
+import { reviewFieldsOf } from '../src/review/review.alpha-mapping';
+import { Review } from '../src/review/review.entity';
 import { startWireCounter, type WireCounter, type WireCounts } from '../dev/pg-wire-counter';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
-import { http } from './support/http';
+import { graphql, http } from './support/http';
+import { betaConsent } from './support/job-faults';
 import { minimalLocationBody } from './support/locations';
-import { eventually } from './support/posts';
+import { eventually, sandboxOf } from './support/posts';
 import { createTestDatabase, startTestStack, type TestStack } from './support/stack';
 
 /*
@@ -23,7 +29,13 @@ beforeAll(async () => {
   const url = new URL(database.url);
   counter = await startWireCounter({ host: url.hostname, port: Number(url.port) });
   stack = await startTestStack(
-    { POST_RATE_LIMIT_PER_MINUTE: '1000', LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '1000', LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '1000' },
+    {
+      POST_RATE_LIMIT_PER_MINUTE: '1000',
+      LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '1000',
+      LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '1000',
+      SCANS_RUNNING_LIMIT: '100',
+      SCAN_START_RATE_LIMIT_PER_HOUR: '1000',
+    },
     { sharedDatabaseUrl: counter.urlFor(database.url) },
   );
   org = await createOrganizationFixture(stack.em(), { accounts: 1, locationsEach: 1, connected: true, alphaAccounts: true });
@@ -141,3 +153,148 @@ it('takes a location update from PATCH to SUCCEEDED in few statements, counted o
   expect(counts.roundTrips / updates.length).toBeLessThanOrEqual(10);
   expect(writeTransactions(counts)).toBe(0);
 }, 60000);
+
+/** 20 replies to reviews, 10 at a time, from POST /review/answer to ACTIVE: the claim, the send job, its check. */
+it('takes a review reply from POST /review/answer to ACTIVE in few statements, counted on the wire', async () => {
+  // Reviews on a location the provider knows (the previous case's), as its import would have kept them.
+  const { rows } = await direct.query(`select id, alpha_location_name from location where connected and name like 'Wire Bakery %' order by id limit 1`);
+  expect(rows).toHaveLength(1);
+  const { id: locationId, alpha_location_name: locationName } = rows[0] as { id: string; alpha_location_name: string };
+  const remote = await sandboxOf(stack.url).addReviews(
+    locationName,
+    Array.from({ length: 21 }, (_, n) => ({ reviewId: `wire-${n}`, starRating: 'FIVE' as const, reviewer: { displayName: `Guest ${n}` }, comment: 'Lovely' })),
+  );
+  const em = stack.em();
+  for (const review of remote) {
+    em.create(Review, {
+      ...reviewFieldsOf(review),
+      organization: em.getReference(Organization, org.organization.id),
+      account: em.getReference(Account, accountId()),
+      location: em.getReference(Location, locationId),
+    });
+  }
+  await em.flush();
+  const answer = (name: string, text: string) => http(stack.url, 'POST', `/review/answer?account_id=${accountId()}`, { token: org.token, body: { review_id: name, answer: text } });
+  const active = async () => Number((await direct.query(`select count(*) from review where reply_state = 'ACTIVE' and location_id = $1`, [locationId])).rows[0].count);
+  expect((await answer(remote[0]!.name, 'Thank you')).status).toBe(200);
+  await eventually(async () => ((await active()) === 1 ? true : undefined));
+  counter.reset();
+  const replies = remote.slice(1);
+  for (let i = 0; i < replies.length; i += 10) {
+    const answers = await Promise.all(replies.slice(i, i + 10).map((review, j) => answer(review.name, `Thank you, guest ${i + j}`)));
+    for (const a of answers) expect(a.status).toBe(200);
+  }
+  await eventually(async () => ((await active()) === replies.length + 1 ? true : undefined));
+  const counts = report('POST /review/answer to ACTIVE', replies.length);
+  // docs/write-path.md: the review read, the claim with its event, send job and work; the send job's read with its
+  // work RUNNING, its end with the check's job and work and its own completion; the check's read, its end with the
+  // event and completion; the jobs taken, and the NOTIFYs.
+  expect(counts.statements / replies.length).toBeLessThanOrEqual(11);
+  expect(counts.roundTrips / replies.length).toBeLessThanOrEqual(11);
+  expect(writeTransactions(counts)).toBe(0);
+}, 60000);
+
+/** 20 competitor scans of one dot, 10 at a time, from runCompetitorScan to COMPLETED. */
+it('takes a competitor scan from its start to COMPLETED in few statements, counted on the wire', async () => {
+  // A location the provider knows (the location case's), placed on the map.
+  const { rows } = await direct.query(
+    `update location set latitude = 52.52, longitude = 13.4, place_id = coalesce(place_id, 'wire-place') where id = (select id from location where connected and name like 'Wire Bakery %' order by id limit 1) returning id`,
+  );
+  const locationId = (rows[0] as { id: string }).id;
+  const start = async () => {
+    const answer = await graphql(stack.url, 'mutation ($a: ID, $l: ID!) { runCompetitorScan(accountId: $a, locationId: $l, text: "bakery", radiusKm: 2, rings: 0) { id } }', {
+      token: org.token,
+      variables: { a: accountId(), l: locationId },
+    });
+    expect(answer.body.errors).toBeUndefined();
+  };
+  const completed = async () => Number((await direct.query(`select count(*) from competitor_scan where status = 'completed' and location_id = $1`, [locationId])).rows[0].count);
+  await start();
+  await eventually(async () => ((await completed()) === 1 ? true : undefined));
+  counter.reset();
+  const scans = 20;
+  for (let i = 0; i < scans; i += 10) await Promise.all(Array.from({ length: 10 }, start));
+  await eventually(async () => ((await completed()) === scans + 1 ? true : undefined));
+  const counts = report('runCompetitorScan to COMPLETED', scans);
+  // docs/write-path.md: the request's reads, its two counts and its transaction (the general path: 12 statements);
+  // the job's read with its work RUNNING, RUNNING with its event, its one progress, the location and its latest post
+  // read, COMPLETED with its event and the job's completion with its work; the jobs taken, and the NOTIFYs.
+  expect(counts.statements / scans).toBeLessThanOrEqual(26);
+  expect(counts.roundTrips / scans).toBeLessThanOrEqual(26);
+  // The request's own transaction, none of the job's.
+  expect(writeTransactions(counts)).toBe(scans);
+}, 60000);
+
+describe('a beta brand', () => {
+  let betaOrg: OrganizationFixture;
+  let segments: string[] = [];
+  const brands = 20;
+  const syncStatus = async (status: string) =>
+    Number((await direct.query(`select count(*) from beta_brand where beta_sync_status = $1 and segment_id = any($2)`, [status, segments])).rows[0].count);
+  const createBrand = async (n: number) => {
+    const answer = await graphql(stack.url, 'mutation ($input: CreateBetaBrandInput!) { createBetaBrand(input: $input) { segmentId } }', {
+      token: betaOrg.token,
+      variables: { input: { betaCompanyId: 'company-1001', brandName: `Wire Brand ${n}`, countryCode: 'us', primaryCategory: 'coffee_shop', ownershipType: 'BRAND_OWNER' } },
+    });
+    expect(answer.body.errors).toBeUndefined();
+    return answer.body.data.createBetaBrand.segmentId as string;
+  };
+
+  beforeAll(async () => {
+    betaOrg = await createOrganizationFixture(stack.em(), { name: 'Wire beta org', accounts: 0, betaApi: true });
+    await betaConsent(stack.url, betaOrg.token, 'company-1001');
+    // A warm-up brand: the first push of its kind prepares statements the others reuse.
+    segments = [await createBrand(0)];
+    await eventually(async () => ((await syncStatus('SYNCED')) === 1 ? true : undefined));
+  });
+
+  /** 20 brands created 10 at a time, from createBetaBrand to SYNCED at the provider. */
+  it('takes a brand from its creation to SYNCED in few statements, counted on the wire', async () => {
+    counter.reset();
+    for (let i = 1; i <= brands; i += 10) segments.push(...(await Promise.all(Array.from({ length: 10 }, (_, j) => createBrand(i + j)))));
+    await eventually(async () => ((await syncStatus('SYNCED')) === brands + 1 ? true : undefined));
+    const counts = report('createBetaBrand to SYNCED', brands);
+    // docs/write-path.md: the company's consent read; the brand with its event, job and work; the job's read with its
+    // work RUNNING; SYNCED with its event and the job's completion with its work; the jobs taken, and the NOTIFYs.
+    expect(counts.statements / brands).toBeLessThanOrEqual(8);
+    expect(counts.roundTrips / brands).toBeLessThanOrEqual(8);
+    expect(writeTransactions(counts)).toBe(0);
+  }, 60000);
+
+  /** The 20 brands changed 10 at a time, from PATCH /beta/brands/{segment_id} to SYNCED again. */
+  it('takes a brand from PATCH to SYNCED in few statements, counted on the wire', async () => {
+    const changed = segments.slice(1);
+    const patched = async () => Number((await direct.query(`select count(*) from beta_brand where beta_sync_status = 'SYNCED' and brand_name like 'Wire Patched %'`)).rows[0].count);
+    counter.reset();
+    for (let i = 0; i < changed.length; i += 10) {
+      const answers = await Promise.all(
+        changed.slice(i, i + 10).map((segmentId, j) => http(stack.url, 'PATCH', `/beta/brands/${segmentId}`, { token: betaOrg.token, body: { brand_name: `Wire Patched ${i + j}` } })),
+      );
+      for (const answer of answers) expect(answer.status).toBe(200);
+    }
+    await eventually(async () => ((await patched()) === changed.length ? true : undefined));
+    const counts = report('PATCH /beta/brands/{segment_id} to SYNCED', changed.length);
+    // The brand read, its change with its event, job and work; then as a creation's push.
+    expect(counts.statements / changed.length).toBeLessThanOrEqual(8);
+    expect(counts.roundTrips / changed.length).toBeLessThanOrEqual(8);
+    expect(writeTransactions(counts)).toBe(0);
+  }, 60000);
+
+  /** The 20 brands deleted 10 at a time, from DELETE /beta/brands/{segment_id} to their row gone. */
+  it('takes a brand from DELETE to gone in few statements, counted on the wire', async () => {
+    const deleted = segments.slice(1);
+    const left = async () => Number((await direct.query(`select count(*) from beta_brand where segment_id = any($1)`, [deleted])).rows[0].count);
+    counter.reset();
+    for (let i = 0; i < deleted.length; i += 10) {
+      const answers = await Promise.all(deleted.slice(i, i + 10).map((segmentId) => http(stack.url, 'DELETE', `/beta/brands/${segmentId}`, { token: betaOrg.token })));
+      for (const answer of answers) expect(answer.status).toBe(200);
+    }
+    await eventually(async () => ((await left()) === 0 ? true : undefined));
+    const counts = report('DELETE /beta/brands/{segment_id} to gone', deleted.length);
+    // The brand read, deletedAt with its event, job and work; the job's read with its work RUNNING; the row deleted
+    // with the job's completion and its work; the jobs taken, and the NOTIFYs.
+    expect(counts.statements / deleted.length).toBeLessThanOrEqual(8);
+    expect(counts.roundTrips / deleted.length).toBeLessThanOrEqual(8);
+    expect(writeTransactions(counts)).toBe(0);
+  }, 60000);
+});

@@ -1,4 +1,6 @@
-import { recordEvent } from '../activity/record-event';
+import { eventWrite, recordEvent } from '../activity/record-event';
+import { ChangeNews } from '../events/change-news';
+import type { EventBus } from '../events/event-bus';
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../errors/domain-error';
 import { requireBetaAccess, hasBetaCompany } from '../oauth/beta-connection.service';
@@ -6,6 +8,12 @@ import { Location } from '../location/location.entity';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { changeLocked } from '../db/row-lock';
+import { runChange } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
+import { runChanged } from '../db/row-transition';
+import { insertChange, updateWrite } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
+import { findPlain } from '../db/prepared-reads';
 import { isId } from '../shared/ids';
 import { BetaBrand } from './beta-brand.entity';
 import { additionalCategories, brandName as brandNameRule, category, countryCode, localName, url } from './beta-brand.rules';
@@ -15,7 +23,7 @@ import { brandSyncQueue } from './beta-brand.queues';
 import type { Clock } from '../shared/clock';
 import type { JobEngine } from '../jobs/job-engine';
 
-export type BrandServiceDeps = { clock: Clock; jobs: JobEngine };
+export type BrandServiceDeps = { clock: Clock; jobs: JobEngine; events: EventBus };
 
 /**
  * Brands on the beta provider (the document's "Beta brands", product-decisions §9). Every operation needs an
@@ -73,6 +81,55 @@ async function keepForSync(scope: RequestScope<BrandServiceDeps>, em: RequestSco
   }
 }
 
+/**
+ * keepForSync's rule for the brand as read (its version guards it), in one statement (docs/write-path.md): the
+ * change, and for a brand not PENDING yet its event, its sync job and the job's work. The brand as changed, or null
+ * when it moved on since it was read: the caller then keeps the change under the row lock.
+ */
+async function keepAtOnce(scope: RequestScope<BrandServiceDeps>, read: BetaBrand, changes: Partial<BetaBrand>): Promise<BetaBrand | null> {
+  const { runtime, em } = scope;
+  const metadata = em.getMetadata();
+  const codec = codecOf(metadata, BetaBrand);
+  const now = runtime.clock.now();
+  // The brand as the statement leaves it, for its event: the version guard makes it the one read, changed.
+  const after = Object.assign(codec.decode(codec.encode(read)), changes, { betaSyncStatus: BetaSyncStatus.PENDING, version: read.version + 1, updatedAt: now });
+  const change = updateWrite(metadata, em.getPlatform(), BetaBrand, read, after, now, { sql: 'and "version" = ? and "deleted_at" is null returning *', values: [read.version] });
+  const run = statementsApart(em);
+  if (read.betaSyncStatus === BetaSyncStatus.PENDING) return (await runChange(run, change, [])) ? after : null;
+  const job = await runtime.jobs.enqueueWrites(brandSyncQueue, { brandId: read.id });
+  const news = new ChangeNews(runtime.events);
+  job.tell(news);
+  const kept = await job.within(() => runChanged(run, change, [eventWrite(metadata, runtime, brandSyncStatusChanged, after), ...job.writes, ...news.writes()]));
+  if (!kept) return null;
+  await news.announced();
+  return after;
+}
+
+/**
+ * A change of the brand `segmentId` kept for its push: at once for the brand as read (keepAtOnce), under its row lock
+ * when it moved on meanwhile (its sync job may be writing the provider's answer onto it at this moment). `check`
+ * refuses the change for the brand as it stands; null when there is no such brand.
+ */
+async function keepChange(
+  scope: RequestScope<BrandServiceDeps>,
+  organizationId: string,
+  segmentId: string,
+  changes: (now: Date) => Partial<BetaBrand>,
+  check: (brand: BetaBrand, em: RequestScope['em']) => Promise<void> = async () => undefined,
+): Promise<BetaBrand | null> {
+  const where = { organization: organizationId, segmentId, deletedAt: null };
+  const [read] = await findPlain(scope.em, BetaBrand, where, { limit: 1 });
+  if (!read) return null;
+  await check(read, scope.em);
+  const kept = await keepAtOnce(scope, read, changes(scope.runtime.clock.now()));
+  if (kept) return kept;
+  const locked = await changeLocked(scope.em, BetaBrand, where, async (brand, em) => {
+    await check(brand, em);
+    await keepForSync(scope, em, brand, changes(scope.runtime.clock.now()));
+  });
+  return locked?.row ?? null;
+}
+
 export interface CreateBrandInput extends BrandFields {
   betaCompanyId: string;
   brandName: string;
@@ -103,8 +160,10 @@ export async function createBetaBrand(scope: RequestScope<BrandServiceDeps>, inp
   }
   const brandName = brandNameRule(input.brandName);
   const now = scope.runtime.clock.now();
-  return scope.em.transactional(async (em) => {
-    const brand = em.create(BetaBrand, {
+  const { em, runtime } = scope;
+  const brand = em.create(
+    BetaBrand,
+    {
       segmentId: `brand-${randomUUID()}`,
       organization: em.getReference(Organization, principal.organizationId),
       betaCompanyId: companyId,
@@ -122,12 +181,17 @@ export async function createBetaBrand(scope: RequestScope<BrandServiceDeps>, inp
       provisionSource: scope.source,
       createdAt: now,
       updatedAt: now,
-    });
-    await em.flush();
-    await queueSync(scope, em, brand);
-    recordEvent(em, scope.runtime, brandSyncStatusChanged, brand);
-    return brand;
-  });
+    },
+    { persist: false },
+  );
+  // The brand, its event, its sync job and the job's work, in one statement (docs/write-path.md).
+  const job = await runtime.jobs.enqueueWrites(brandSyncQueue, { brandId: brand.id });
+  const change = insertChange(em.getMetadata(), em.getPlatform(), BetaBrand, brand);
+  const news = new ChangeNews(runtime.events);
+  job.tell(news);
+  await job.within(() => runChange(statementsApart(em), change, [eventWrite(em.getMetadata(), runtime, brandSyncStatusChanged, brand), ...job.writes, ...news.writes()]));
+  await news.announced();
+  return brand;
 }
 
 export interface UpdateBrandInput extends BrandFields {
@@ -164,26 +228,22 @@ export async function updateBetaBrand(scope: RequestScope<BrandServiceDeps>, seg
   if (input.ownershipType !== undefined) changes.ownershipType = input.ownershipType!;
   if (input.useLocationName !== undefined) changes.useLocationName = input.useLocationName!;
   if (input.sendActionLinks !== undefined) changes.sendActionLinks = input.sendActionLinks!;
-  // Under the brand's row lock: its sync job may be writing the provider's answer onto it at this moment.
-  const changed = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
-    await keepForSync(scope, em, brand, { ...changes, syncError: null, updatedAt: scope.runtime.clock.now() });
-  });
+  const changed = await keepChange(scope, principal.organizationId, segmentId, (now) => ({ ...changes, syncError: null, updatedAt: now }));
   if (!changed) throw DomainError.notFound('Brand');
-  return changed.row;
+  return changed;
 }
 
 /** Deletes a brand (409 while locations are attached): gone here at once, at the provider by a job. */
 export async function deleteBetaBrand(scope: RequestScope<BrandServiceDeps>, segmentId: string): Promise<{ segmentId: string; deleted: boolean }> {
   const principal = requireBetaAccess(scope);
-  const deleted = await changeLocked(scope.em, BetaBrand, { organization: principal.organizationId, segmentId, deletedAt: null }, async (brand, em) => {
-    // Locations that no longer exist (their account was disconnected) do not hold the brand.
+  // Locations that no longer exist (their account was disconnected) do not hold the brand.
+  const refuseWhileAttached = async (brand: BetaBrand, em: RequestScope['em']) => {
     const attached = brand.locations.length > 0 ? await em.count(Location, { id: { $in: brand.locations } }) : 0;
     if (attached > 0) {
       throw new DomainError('CONFLICT', `The brand has ${attached} location(s) attached: detach them before deleting it`);
     }
-    const now = scope.runtime.clock.now();
-    await keepForSync(scope, em, brand, { deletedAt: now, updatedAt: now });
-  });
+  };
+  const deleted = await keepChange(scope, principal.organizationId, segmentId, (now) => ({ deletedAt: now, updatedAt: now }), refuseWhileAttached);
   if (!deleted) throw DomainError.notFound('Brand');
   return { segmentId, deleted: true };
 }

@@ -1,5 +1,6 @@
-import { recordEvent, type EventRecordDeps } from '../activity/record-event';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { eventWrite, recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { ChangeNews } from '../events/change-news';
+import type { EventBus } from '../events/event-bus';
 import { betaAccessToken, type BetaTokenDeps } from '../oauth/beta-connection.service';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
@@ -7,6 +8,11 @@ import type { JobPayload } from '../jobs/queue';
 import { BetaProviderError, isBetaEtagMismatch } from '../providers/beta/beta.errors';
 import type { BetaBrand as ProviderBrand, BetaBrandDetails } from '../providers/beta/beta.types';
 import { changeLocked } from '../db/row-lock';
+import { batchedReadWith, readByIds } from '../db/batched-read';
+import { runChange, type WriteAlong } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
+import { updateWrite } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
 import { BetaBrand } from './beta-brand.entity';
 import { BetaSyncStatus } from './beta-brand.enums';
 import { brandSyncStatusChanged } from './beta-brand.events';
@@ -14,7 +20,7 @@ import { brandSyncQueue } from './beta-brand.queues';
 import type { BetaClient } from '../providers/beta/beta.client';
 import type { Database } from '../db/orm';
 
-export type BetaBrandWorkerDeps = { database: Database; beta: BetaClient; jobs: JobEngine } & EventRecordDeps & BetaTokenDeps;
+export type BetaBrandWorkerDeps = { database: Database; beta: BetaClient; jobs: JobEngine; events: EventBus } & EventRecordDeps & BetaTokenDeps;
 
 /** Replaced or deleted with a fresh etag at most this often when the brand keeps changing at the provider. */
 const ETAG_ATTEMPTS = 3;
@@ -36,6 +42,19 @@ export function brandDetailsOf(brand: BetaBrand): BetaBrandDetails {
 /** A brand that keeps changing while it is pushed is pushed again at most this often by one job, then by a job of its own. */
 const MAX_PUSHES = 5;
 
+/** Reads a brand for its sync job, with the job's writes along; the reads of jobs starting together share a statement. */
+type ReadBrand = (brandId: string, along: WriteAlong[]) => Promise<BetaBrand | undefined>;
+
+/** What the provider's answer to a push puts on the brand. */
+function remoteFieldsOf(remote: ProviderBrand): Pick<BetaBrand, 'betaBrandId' | 'betaEtag' | 'betaState' | 'betaCategories'> {
+  return {
+    betaBrandId: remote.id,
+    betaEtag: remote.etag,
+    betaState: remote.state,
+    betaCategories: [remote.brandDetails.categories.primary, ...(remote.brandDetails.categories.additional ?? [])],
+  };
+}
+
 /**
  * Pushes a brand to the provider: creates it (our id as the request id, so a retried create never makes two),
  * replaces it as a whole (If-Match with the etag last seen, read again when the brand changed there), or deletes it
@@ -43,26 +62,24 @@ const MAX_PUSHES = 5;
  * sync job at a time, so its pushes never race each other's etags: docs/decisions.md, "Records that requests and
  * jobs both change". A failure is the engine's (docs/jobs.md): FAILED with the reason when final.
  */
-export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: JobPayload<typeof brandSyncQueue>, job: JobContext): Promise<void> {
+export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, readBrand: ReadBrand, payload: JobPayload<typeof brandSyncQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
-  const stored = await em.findOne(BetaBrand, payload.brandId);
+  const stored = await readBrand(payload.brandId, job.running());
   // Anything not SYNCED is this job's to push.
   if (!stored || (stored.betaSyncStatus === BetaSyncStatus.SYNCED && !stored.deletedAt)) return;
   const call = { signal: job.signal, accessToken: await betaAccessToken(runtime, stored.organization.id, stored.betaCompanyId) };
   let brand: BetaBrand = stored;
   for (let push = 1; push <= MAX_PUSHES; push += 1) {
-    if (brand.deletedAt) return deleteAtProvider(runtime, em, brand, call);
+    if (brand.deletedAt) return deleteAtProvider(runtime, brand, call, job);
     const current: BetaBrand = brand;
     const pushed = brandDetailsOf(current);
     const remote: ProviderBrand = current.betaBrandId
       ? await withFreshEtag(current, (etag) => runtime.beta.replaceBrand(current.betaCompanyId, current.betaBrandId!, pushed, etag, call), runtime, call)
       : await runtime.beta.createBrand(current.betaCompanyId, pushed, { ...call, requestId: current.id });
+    if (await syncedAtOnce(runtime, current, remote, job)) return;
     const lastPush = push === MAX_PUSHES;
     const recorded: { result: BetaBrand | null } | null = await changeLocked(em, BetaBrand, { id: current.id }, async (latest, tx): Promise<BetaBrand | null> => {
-      latest.betaBrandId = remote.id;
-      latest.betaEtag = remote.etag;
-      latest.betaState = remote.state;
-      latest.betaCategories = [remote.brandDetails.categories.primary, ...(remote.brandDetails.categories.additional ?? [])];
+      Object.assign(latest, remoteFieldsOf(remote));
       const unchanged = !latest.deletedAt && JSON.stringify(brandDetailsOf(latest)) === JSON.stringify(pushed);
       if (!unchanged) {
         // Still PENDING, so no change queues a job: the next push is this job's, or (after its last) a new job's.
@@ -81,8 +98,38 @@ export async function syncBetaBrand(runtime: BetaBrandWorkerDeps, payload: JobPa
   job.log.info({ brandId: payload.brandId }, 'the brand kept changing while it was pushed: a new job pushes its latest');
 }
 
-/** Deletes the brand at the provider (already gone there is what we wanted), then its row here. */
-async function deleteAtProvider(runtime: { beta: BetaClient }, em: EntityManager, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }): Promise<void> {
+/**
+ * SYNCED with the provider's answer, for the brand as pushed (its version guards it: what was pushed is what it
+ * holds), with its event and the job's completion with its work, in one statement (docs/write-path.md). False when
+ * the brand changed meanwhile: the caller then decides under the row lock.
+ */
+async function syncedAtOnce(runtime: BetaBrandWorkerDeps, pushed: BetaBrand, remote: ProviderBrand, job: JobContext): Promise<boolean> {
+  const em = runtime.database.orm.em.fork();
+  const metadata = em.getMetadata();
+  const codec = codecOf(metadata, BetaBrand);
+  const now = runtime.clock.now();
+  const after = Object.assign(codec.decode(codec.encode(pushed)), remoteFieldsOf(remote), {
+    betaSyncStatus: BetaSyncStatus.SYNCED,
+    syncError: null,
+    version: pushed.version + 1,
+    updatedAt: now,
+  });
+  const change = updateWrite(metadata, em.getPlatform(), BetaBrand, pushed, after, now, {
+    sql: 'and "version" = ? and "deleted_at" is null returning *',
+    values: [pushed.version],
+  });
+  const news = new ChangeNews(runtime.events);
+  const changed = await runChange(statementsApart(em), change, [eventWrite(metadata, runtime, brandSyncStatusChanged, after), ...job.completion(news), ...news.writes()]);
+  if (changed === undefined) return false;
+  await news.announced();
+  return true;
+}
+
+/**
+ * Deletes the brand at the provider (already gone there is what we wanted), then its row here with the job's
+ * completion and its work, in one statement.
+ */
+async function deleteAtProvider(runtime: BetaBrandWorkerDeps, brand: BetaBrand, call: { signal: AbortSignal; accessToken: string }, job: JobContext): Promise<void> {
   if (brand.betaBrandId) {
     try {
       await withFreshEtag(brand, (etag) => runtime.beta.deleteBrand(brand.betaCompanyId, brand.betaBrandId!, etag, call), runtime, call);
@@ -90,7 +137,12 @@ async function deleteAtProvider(runtime: { beta: BetaClient }, em: EntityManager
       if (!(error instanceof BetaProviderError && error.status === 404)) throw error;
     }
   }
-  await em.nativeDelete(BetaBrand, { id: brand.id });
+  const em = runtime.database.orm.em.fork();
+  const brands = em.getMetadata().get(BetaBrand.name).tableName;
+  // A row gone already completes nothing here: the engine completes the job.
+  const news = new ChangeNews(runtime.events);
+  const deleted = await runChange(statementsApart(em), { sql: `delete from "${brands}" where id = ? returning *`, values: [brand.id] }, [...job.completion(news), ...news.writes()]);
+  if (deleted) await news.announced();
 }
 
 /**
@@ -131,10 +183,12 @@ async function withFreshEtag<T>(
 }
 
 export function brandWorkers(runtime: BetaBrandWorkerDeps): AnyWorker[] {
+  const readBrand: ReadBrand = batchedReadWith(readByIds(() => runtime.database.orm.em.fork(), BetaBrand));
   return [
     defineWorker({
       queue: brandSyncQueue,
-      run: (payload, job) => syncBetaBrand(runtime, payload, job),
+      run: (payload, job) => syncBetaBrand(runtime, readBrand, payload, job),
+      marksRunning: true,
       recordFailure: (payload, failure) => recordSyncFailure(runtime, payload, failure),
     }),
   ];

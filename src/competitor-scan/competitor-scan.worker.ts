@@ -1,5 +1,13 @@
-import { recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { eventWrite, recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { ChangeNews } from '../events/change-news';
+import type { EventBus } from '../events/event-bus';
 import { changeLocked } from '../db/row-lock';
+import { batchedReadWith, readByIds } from '../db/batched-read';
+import { runChange, type WriteAlong } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
+import { transitionedFrom, transitionRow } from '../db/row-transition';
+import { updateWrite } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type AnyWorker, type JobContext } from '../jobs/job-engine';
@@ -18,7 +26,7 @@ import type { AlphaClient } from '../providers/alpha/alpha.client';
 import type { Clock } from '../shared/clock';
 import type { Database } from '../db/orm';
 
-export type ScanWorkerDeps = { database: Database; alpha: AlphaClient; clock: Clock } & AlphaTokenDeps;
+export type ScanWorkerDeps = { database: Database; alpha: AlphaClient; clock: Clock; events: EventBus } & AlphaTokenDeps;
 
 /** A search shows this many places; a business beyond them is "20+". */
 const RESULTS_PER_DOT = 20;
@@ -43,17 +51,24 @@ function scanPlaceOf(place: AlphaPlace): ScanPlace {
 /** The searched text as a category id: "coffee shop" -> coffee_shop. */
 const asCategory = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '_');
 
+/** Reads a scan for its job, with the job's writes along; the reads of jobs starting together share a statement. */
+type ReadScan = (scanId: string, along: WriteAlong[]) => Promise<CompetitorScan | undefined>;
+
+const isUnfinished = (scan: CompetitorScan | undefined): scan is CompetitorScan =>
+  scan !== undefined && (UNFINISHED_SCAN_STATUSES as readonly CompetitorScanStatus[]).includes(scan.status);
+
 /**
  * Runs a scan: a search at every dot of its grid through the alpha provider, then its figures
  * (src/competitor-scan/scan.compute.ts) stored in the document's shape. A failure is the engine's
  * (src/jobs/failure-policy.ts): a retried scan starts again from the first dot; a final failure ends it `failed`.
  * A scan whose location is gone (its account was disconnected) went with it: nothing to do.
  */
-export async function runScan(runtime: ScanWorkerDeps, payload: JobPayload<typeof scanQueue>, job: JobContext): Promise<void> {
+export async function runScan(runtime: ScanWorkerDeps, readScan: ReadScan, payload: JobPayload<typeof scanQueue>, job: JobContext): Promise<void> {
   const em = runtime.database.orm.em.fork();
-  const scan = await em.findOne(CompetitorScan, { id: payload.scanId, status: { $in: UNFINISHED_SCAN_STATUSES } });
+  const read = await readScan(payload.scanId, job.running());
+  if (!isUnfinished(read)) return;
+  const scan = await markRunning(runtime, read);
   if (!scan) return;
-  await changeUnfinishedScan(runtime, scan.id, { status: CompetitorScanStatus.RUNNING });
   const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, scan.account.id) };
   const dots = gridDots(scan.center, scan.radius, scan.rings);
   // Each dot searches within three quarters of the spacing between dots: neighbours' searches overlap a little,
@@ -76,15 +91,50 @@ export async function runScan(runtime: ScanWorkerDeps, payload: JobPayload<typeo
     { orderBy: { publishedTime: 'desc' }, limit: 1, fields: ['publishedTime'] },
   );
   const figures = scanFigures(computeScan(results, scan.placeId), { text: scan.text, placeId: scan.placeId }, location, latest?.publishedTime ?? null);
-  await changeUnfinishedScan(runtime, scan.id, { status: CompetitorScanStatus.COMPLETED, ...figures, finishedAt: runtime.clock.now(), error: null });
+  const completed = { status: CompetitorScanStatus.COMPLETED, ...figures, finishedAt: runtime.clock.now(), error: null };
+  if (await completedAtOnce(runtime, scan, completed, job)) return;
+  await changeUnfinishedScan(runtime, scan.id, completed);
+}
+
+/**
+ * RUNNING with its event, in one statement guarded by the status read (docs/write-path.md); under the row lock
+ * when the scan moved on meanwhile. The scan as it then stands, or null when it is finished or gone.
+ */
+async function markRunning(runtime: ScanWorkerDeps, read: CompetitorScan): Promise<CompetitorScan | null> {
+  if (read.status === CompetitorScanStatus.RUNNING) return read;
+  const em = runtime.database.orm.em.fork();
+  const now = runtime.clock.now();
+  const set = { status: CompetitorScanStatus.RUNNING };
+  const event = eventWrite(em.getMetadata(), runtime, scanStatusChanged, transitionedFrom(em, CompetitorScan, read, set, now));
+  const running = await transitionRow(em, CompetitorScan, { id: read.id, status: read.status }, set, now, [event]);
+  if (running) return running;
+  return (await changeUnfinishedScan(runtime, read.id, set))?.row ?? null;
+}
+
+/**
+ * COMPLETED with its figures and event, and the job's completion with its work, in one statement guarded by the
+ * scan's RUNNING (docs/write-path.md). False when it moved on meanwhile: the caller then decides under the row lock.
+ */
+async function completedAtOnce(runtime: ScanWorkerDeps, running: CompetitorScan, completed: Partial<CompetitorScan>, job: JobContext): Promise<boolean> {
+  const em = runtime.database.orm.em.fork();
+  const metadata = em.getMetadata();
+  const codec = codecOf(metadata, CompetitorScan);
+  const now = runtime.clock.now();
+  const after = Object.assign(codec.decode(codec.encode(running)), completed);
+  const change = updateWrite(metadata, em.getPlatform(), CompetitorScan, running, after, now, { sql: 'and "status" = ? returning *', values: [CompetitorScanStatus.RUNNING] });
+  const news = new ChangeNews(runtime.events);
+  const changed = await runChange(statementsApart(em), change, [eventWrite(metadata, runtime, scanStatusChanged, after), ...job.completion(news), ...news.writes()]);
+  if (changed === undefined) return false;
+  await news.announced();
+  return true;
 }
 
 /**
  * Changes a scan that is not finished yet, under its row lock; a change of its status is recorded in the activity
  * log in the same transaction. Nothing when the scan is gone or finished.
  */
-async function changeUnfinishedScan(runtime: { database: Database } & EventRecordDeps, scanId: string, changes: Partial<CompetitorScan>): Promise<void> {
-  await changeLocked(runtime.database.orm.em.fork(), CompetitorScan, { id: scanId, status: { $in: UNFINISHED_SCAN_STATUSES } }, (scan, tx) => {
+async function changeUnfinishedScan(runtime: { database: Database } & EventRecordDeps, scanId: string, changes: Partial<CompetitorScan>) {
+  return changeLocked(runtime.database.orm.em.fork(), CompetitorScan, { id: scanId, status: { $in: UNFINISHED_SCAN_STATUSES } }, (scan, tx) => {
     const statusBefore = scan.status;
     Object.assign(scan, changes);
     if (scan.status !== statusBefore) recordEvent(tx, runtime, scanStatusChanged, scan);
@@ -176,10 +226,12 @@ export function scanFigures(
 }
 
 export function scanWorkers(runtime: ScanWorkerDeps): AnyWorker[] {
+  const readScan: ReadScan = batchedReadWith(readByIds(() => runtime.database.orm.em.fork(), CompetitorScan));
   return [
     defineWorker({
       queue: scanQueue,
-      run: (payload, job) => runScan(runtime, payload, job),
+      run: (payload, job) => runScan(runtime, readScan, payload, job),
+      marksRunning: true,
       recordFailure: (payload, failure) => recordScanFailure(runtime, payload, failure),
     }),
   ];

@@ -1,5 +1,8 @@
+import type { EntityClass } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
-import type { WriteAlong } from './change-statement';
+import { readAllWith, type WriteAlong } from './change-statement';
+import { codecOf } from './entity-codec';
 
 /** Jobs whose reads one statement carries at most. */
 const MAX_BATCH = 64;
@@ -19,4 +22,25 @@ export function batchedReadWith<K, R>(readMany: (keys: K[], along: WriteAlong[])
     { cache: false, maxBatchSize: MAX_BATCH },
   );
   return (key, along) => loader.load({ key, along });
+}
+
+/**
+ * `readMany` for a record its job reads by id alone (a review, a brand, a scan): its rows as plain instances
+ * (src/db/entity-codec.ts), by id, in one statement carrying `along`. A job changes its record by a guarded statement
+ * of its own, so the read needs no unit of work.
+ */
+export function readByIds<T extends object>(em: () => EntityManager, entity: EntityClass<T>): (ids: string[], along: WriteAlong[]) => Promise<Map<string, T>> {
+  return async (ids, along) => {
+    const reader = em();
+    const metadata = reader.getMetadata();
+    const meta = metadata.get<T>(entity.name);
+    const key = meta.primaryKeys[0]!;
+    const select = { sql: `select * from "${meta.tableName}" where "${meta.properties[key].fieldNames[0]}" in (?)`, values: [ids] };
+    const rows = await readAllWith((sql, values) => reader.getConnection().execute<Record<string, unknown>[]>(sql, values), select, along);
+    const codec = codecOf(metadata, entity);
+    return new Map(rows.map((row) => {
+      const record = codec.decode(reader.getComparator().mapResult<Record<string, unknown>>(entity.name, row));
+      return [(record as Record<string, unknown>)[key] as string, record];
+    }));
+  };
 }

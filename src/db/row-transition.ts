@@ -95,7 +95,7 @@ export function transitionedFrom<T extends object>(
 }
 
 /** runChange, answering undefined as well when an `unconditional` part made the statement fail for want of a change. */
-async function runChanged(run: RunStatement, change: Change, following: FollowingWrite[]): Promise<Record<string, unknown> | undefined> {
+export async function runChanged(run: RunStatement, change: Change, following: FollowingWrite[]): Promise<Record<string, unknown> | undefined> {
   try {
     return await runChange(run, change, following);
   } catch (error) {

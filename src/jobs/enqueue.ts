@@ -49,6 +49,14 @@ function jobData<P extends object>(payload: P, workId: string | undefined): P & 
 }
 
 /**
+ * A start time of the runtime's clock as pg-boss takes it: the clock may be held or moved (tests), and pg-boss
+ * compares start times with real time, so the delay is kept.
+ */
+function bossStartAfter(deps: EnqueueDeps, startAfter: Date | undefined): Date | undefined {
+  return startAfter ? new Date(Date.now() + Math.max(0, startAfter.getTime() - deps.clock.now().getTime())) : undefined;
+}
+
+/**
  * Adds a job and its unit of work's row in the transaction of `em` (no job without the state change, no change
  * without the job); when that transaction commits, the queue's workers in every process are woken.
  */
@@ -69,10 +77,7 @@ export async function enqueueJob<P extends object>(
       return { rows: await execute(sql, bindings) };
     },
   };
-  // The clock may be held or moved (tests); pg-boss compares start times with real time: keep the delay.
-  const startAfter = options.startAfter
-    ? new Date(Date.now() + Math.max(0, options.startAfter.getTime() - deps.clock.now().getTime()))
-    : undefined;
+  const startAfter = bossStartAfter(deps, options.startAfter);
   // Its unit of work (docs/async-work.md), in the same transaction: no job without its row.
   const work = options.workId
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
@@ -113,7 +118,12 @@ export interface EnqueueInChange {
  * `changed`: it is `unconditional`, so a change that matches no row (a guarded update) fails the statement, job
  * and all (src/db/change-statement.ts); an insert always changes its row.
  */
-export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
+export async function enqueueWrites<P extends object>(
+  deps: EnqueueDeps,
+  queue: QueueDefinition<P>,
+  payload: P,
+  options: Pick<EnqueueOptions, 'startAfter'> = {},
+): Promise<EnqueueInChange> {
   let work: AsyncWorkSnapshot | undefined;
   const queued = queue.work ? queuedWrite(queue.work, queue, payload, deps.maxAttempts, (recorded) => (work = recorded)) : undefined;
   const data = jobData(payload, queued?.workId);
@@ -129,7 +139,9 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
     capture = resolve;
     refuse = reject;
   });
-  const sending = deps.boss.send(queue.name, data, { db: { executeSql: (text: string, values: unknown[]) => (capture({ text, values }), answered) } });
+  const startAfter = bossStartAfter(deps, options.startAfter);
+  const db = { executeSql: (text: string, values: unknown[]) => (capture({ text, values }), answered) };
+  const sending = deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
   // pg-boss hands over its statement, or fails before it (a settled promise ignores the later outcome).
   sending.then(() => refuse(new Error(`pg-boss sent a ${queue.name} job without its statement`)), refuse);
   const insert = await captured;
@@ -146,7 +158,8 @@ export async function enqueueWrites<P extends object>(deps: EnqueueDeps, queue: 
     },
     tell(news) {
       if (queued) news.addRows('async-work.updated', queued.write, () => work);
-      news.add('jobs.enqueued', { queue: queue.name });
+      // A job that starts later is taken by the poll that finds it due, as enqueueJob's.
+      if (!startAfter) news.add('jobs.enqueued', { queue: queue.name });
     },
     abandon(error) {
       fail(error);

@@ -60,8 +60,8 @@ export class JobEngine {
   }
 
   /** A job and its unit of work as writes of its record's insert (enqueue.ts). */
-  enqueueWrites<P extends object>(queue: QueueDefinition<P>, payload: P): Promise<EnqueueInChange> {
-    return enqueueWrites(this.deps, queue, payload);
+  enqueueWrites<P extends object>(queue: QueueDefinition<P>, payload: P, options: Pick<EnqueueOptions, 'startAfter'> = {}): Promise<EnqueueInChange> {
+    return enqueueWrites(this.deps, queue, payload, options);
   }
 
   /**
