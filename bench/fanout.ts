@@ -117,6 +117,8 @@ interface RunResult {
   sendLoop: Summary | undefined;
   /** CPU seconds: the service process (or the broadcast server), PostgreSQL, the benchmark, the provider sandboxes. */
   cpu: CpuReading;
+  /** Baseline only: the service's CPU seconds meanwhile, posting nothing with its S subscribers open (its background work). */
+  serviceIdleCpu: number | undefined;
   wallSeconds: number;
   benchLoopDelayP99: number;
   /** Raw latencies, kept to pool the runs of one kind (not written to JSON). */
@@ -404,6 +406,7 @@ class FanoutBench {
       createErrors,
       sendLoop: undefined,
       cpu,
+      serviceIdleCpu: undefined,
       wallSeconds,
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
     };
@@ -438,6 +441,7 @@ class FanoutBench {
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const cpuBefore = cpuNow(server.pid, undefined);
+    const serviceBefore = stackCpuNow(this.stack);
     const started = performance.now();
     // The service sends two frames per post (SENDING at the create, LIVE once published): so does the baseline,
     // the second half a period after the first, both the size of the service's LIVE frame and both stamped.
@@ -459,7 +463,7 @@ class FanoutBench {
       } catch (error) {
         // Stopped (time limit, Ctrl-C): what arrived so far is reported, as an incomplete run.
         if (!this.signal.aborted) throw error;
-        return this.baselineResult(name, recorder, ticks, framesPerTick, undefined, false, started, cpuBefore, loopDelay);
+        return this.baselineResult(name, recorder, ticks, framesPerTick, undefined, false, started, [cpuBefore, serviceBefore], loopDelay);
       }
       recorder.lastEventAt = Math.max(recorder.lastEventAt, performance.now());
       const expected = done.frames * clients.size;
@@ -468,7 +472,7 @@ class FanoutBench {
       clients.setRecorder(undefined);
       loopDelay.disable();
     }
-    return this.baselineResult(name, recorder, ticks, framesPerTick, done, complete, started, cpuBefore, loopDelay);
+    return this.baselineResult(name, recorder, ticks, framesPerTick, done, complete, started, [cpuBefore, serviceBefore], loopDelay);
   }
 
   private baselineResult(
@@ -479,13 +483,14 @@ class FanoutBench {
     done: Awaited<ReturnType<BroadcastServer['run']>> | undefined,
     complete: boolean,
     started: number,
-    cpuBefore: CpuReading,
+    [cpuBefore, serviceBefore]: [CpuReading, CpuReading],
     loopDelay: ReturnType<typeof monitorEventLoopDelay>,
   ): RunResult {
     const server = this.baselineServer!;
     const clients = this.baselineClients!;
     const wallSeconds = (performance.now() - started) / 1000;
     const cpu = cpuSince(cpuBefore, cpuNow(server.pid, undefined));
+    const serviceIdleCpu = cpuSince(serviceBefore, stackCpuNow(this.stack)).server;
     const expected = (done?.frames ?? ticks * framesPerTick) * clients.size;
     return {
       name,
@@ -503,6 +508,7 @@ class FanoutBench {
       createErrors: {},
       sendLoop: done ? summarize(done.sendLoopMs) : undefined,
       cpu,
+      serviceIdleCpu,
       wallSeconds,
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
     };
@@ -530,8 +536,9 @@ function cpuPerDelivery(runs: RunResult[]): number | undefined {
 
 /**
  * The service's CPU per delivery against the plain broadcast's per frame (pooled, and each service run against its
- * neighbouring baseline runs), and how much of the service's is the posts themselves: the `alone` run's CPU per
- * post, spread over the deliveries of each post; the rest is the fan-out's own.
+ * neighbouring baseline runs), and what it is made of: the service's background work (its CPU per second while it
+ * posts nothing, during the baseline runs, over the service runs' time), the posts themselves (the `alone` run's
+ * CPU per post less that background, spread over the deliveries of each post), and the rest, the fan-out's own.
  */
 function cpuFigures(results: RunResult[]) {
   const service = results.filter((r) => r.kind === 'service');
@@ -546,17 +553,25 @@ function cpuFigures(results: RunResult[]) {
       if (plain) perRun.push(us / plain);
     }
   });
-  const alone = results.find((r) => r.kind === 'alone' && r.complete && r.cpu.server !== undefined && r.posts > 0);
-  const alonePerPostMs = alone ? (alone.cpu.server! * 1e3) / alone.posts : undefined;
+  const idleRuns = results.filter((r) => r.kind === 'baseline' && r.serviceIdleCpu !== undefined);
+  const idleWall = idleRuns.reduce((n, r) => n + r.wallSeconds, 0);
+  /** The service's CPU seconds per second of doing nothing but keeping its subscribers (and polling for jobs). */
+  const idlePerSecond = idleWall > 0 ? idleRuns.reduce((n, r) => n + r.serviceIdleCpu!, 0) / idleWall : undefined;
   const received = service.reduce((n, r) => n + r.received, 0);
+  const backgroundUs =
+    idlePerSecond !== undefined && received > 0 ? (idlePerSecond * 1e6 * service.reduce((n, r) => n + r.wallSeconds, 0)) / received : undefined;
+  const alone = results.find((r) => r.kind === 'alone' && r.complete && r.cpu.server !== undefined && r.posts > 0);
+  const alonePerPostMs = alone && idlePerSecond !== undefined ? ((alone.cpu.server! - idlePerSecond * alone.wallSeconds) * 1e3) / alone.posts : undefined;
   const postsUs =
     alonePerPostMs !== undefined && received > 0 ? (alonePerPostMs * 1e3 * service.reduce((n, r) => n + r.posts, 0)) / received : undefined;
-  const fanOutUs = serviceUs !== undefined && postsUs !== undefined ? serviceUs - postsUs : undefined;
+  const fanOutUs = serviceUs !== undefined && postsUs !== undefined && backgroundUs !== undefined ? serviceUs - postsUs - backgroundUs : undefined;
   return {
     serviceUs,
     baselineUs,
     ratio: serviceUs !== undefined && baselineUs ? serviceUs / baselineUs : undefined,
     perRunRatios: perRun,
+    idleMsPerSecond: idlePerSecond === undefined ? undefined : idlePerSecond * 1e3,
+    backgroundUs,
     alonePerPostMs,
     postsUs,
     fanOutUs,
@@ -680,7 +695,8 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
       ` -> ${verdict(cpu.ratio, (v) => v <= TARGETS.cpuRatio)}${incomplete}`,
   );
   console.log(
-    `    of which the posts themselves ${us(cpu.postsUs)} us (service-alone: ${ms(cpu.alonePerPostMs, 2)} ms per post, one subscriber) ` +
+    `    of which background ${us(cpu.backgroundUs)} us (the service's CPU while posting nothing: ${ms(cpu.idleMsPerSecond, 1)} ms/s), ` +
+      `the posts themselves ${us(cpu.postsUs)} us (service-alone: ${ms(cpu.alonePerPostMs, 2)} ms per post beyond background) ` +
       `and the fan-out ${us(cpu.fanOutUs)} us (${ms(cpu.fanOutRatio, 2)} x the plain broadcast)`,
   );
   const perSub = memory?.heapPerSubscription ?? memory?.rssPerSubscription;
