@@ -1,8 +1,9 @@
 /**
  * bench/fanout: commit-to-subscriber latency of one subscription document shared by S graphql-ws subscribers (one
  * group of identical subscriptions) at a paced rate of posts, compared with a plain `ws` broadcast of frames of the
- * same size to the same number of sockets in the same run; and the server's memory per idle subscription. A
- * benchmark: it prints figures and never asserts. `--help` lists the options; docs/benchmarks.md explains them.
+ * same size to the same number of sockets in the same run, with the CPU each spends per delivery; and the server's
+ * memory per idle subscription. A benchmark: it prints figures and never asserts. `--help` lists the options;
+ * docs/benchmarks.md explains them.
  */
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
