@@ -1,8 +1,9 @@
 /**
  * bench/fanout: commit-to-subscriber latency of one subscription document shared by S graphql-ws subscribers (one
  * group of identical subscriptions) at a paced rate of posts, compared with a plain `ws` broadcast of frames of the
- * same size to the same number of sockets in the same run; and the server's memory per idle subscription. A
- * benchmark: it prints figures and never asserts. `--help` lists the options; docs/benchmarks.md explains them.
+ * same size to the same number of sockets in the same run, with the CPU each spends per delivery; and the server's
+ * memory per idle subscription. A benchmark: it prints figures and never asserts. `--help` lists the options;
+ * docs/benchmarks.md explains them.
  */
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -10,7 +11,7 @@ import { sleep } from './support/abort';
 import { pendingPublishJobs } from './support/breakdown';
 import { BroadcastClients, startBroadcastServer, type BroadcastServer } from './support/broadcast';
 import { POST_FRAME_LAYOUT, type NextFrame } from './support/broadcast-server';
-import { cpuNow, cpuSince, type CpuReading } from './support/cpu';
+import { cpuNow, cpuSince, cpuSplit, stackCpuNow, type CpuReading } from './support/cpu';
 import { FrameProbe } from './support/frame-probe';
 import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
 import { LOAD_USAGE, startCpuLoad, type CpuLoad } from './support/load';
@@ -42,8 +43,11 @@ interface Options {
   load: number;
 }
 
-/** The issues' targets (memory per idle subscription: issue 19's 12 KB, was 20). 1 KB = 1024 bytes. */
-const TARGETS = { p95Ms: 50, ratio: 1.5, kbPerSubscription: 12 };
+/**
+ * The issues' targets (memory per idle subscription: issue 19's 12 KB, was 20; the service's CPU per delivered event
+ * at most twice the plain broadcast's per frame: issue 27). 1 KB = 1024 bytes.
+ */
+const TARGETS = { p95Ms: 50, ratio: 1.5, kbPerSubscription: 12, cpuRatio: 2 };
 /** A run stops waiting for deliveries after this long without one. */
 const DRAIN_IDLE_MS = 15_000;
 
@@ -87,7 +91,8 @@ class FanoutRecorder extends PhaseRecorder {
 
 interface RunResult {
   name: string;
-  kind: 'service' | 'baseline';
+  /** `alone`: the same posts seen by one subscriber, before the others open (what the posts cost without the fan-out). */
+  kind: 'service' | 'alone' | 'baseline';
   subscribers: number;
   /** Posts created (service) or ticks broadcast (baseline). */
   posts: number;
@@ -111,8 +116,10 @@ interface RunResult {
   createErrors: Record<string, number>;
   /** Baseline only: how long the broadcast server's send loop over every socket took, per frame. */
   sendLoop: Summary | undefined;
-  /** CPU seconds: the service process (or the broadcast server), PostgreSQL, the benchmark. */
+  /** CPU seconds: the service process (or the broadcast server), PostgreSQL, the benchmark, the provider sandboxes. */
   cpu: CpuReading;
+  /** Baseline only: the service's CPU seconds meanwhile, posting nothing with its S subscribers open (its background work). */
+  serviceIdleCpu: number | undefined;
   wallSeconds: number;
   benchLoopDelayP99: number;
   /** Raw latencies, kept to pool the runs of one kind (not written to JSON). */
@@ -341,15 +348,29 @@ class FanoutBench {
     if (pending > 0) log(`  ${pending} publish job(s) still pending: the next run shares the worker with them`);
   }
 
-  async serviceRun(name: string, posts: number): Promise<RunResult> {
-    const pool = this.pool!;
+  /**
+   * The posts of a measured run seen by one subscriber alone, before the S others open: the service's CPU per post
+   * without the fan-out, which the report takes off the service runs' CPU to show what the fan-out itself costs.
+   */
+  async aloneRun(name: string, posts: number): Promise<RunResult> {
+    const alone = new SubscriberPool({ wsUrl: this.wsUrl, token: this.stack.token, count: 1, signal: this.signal });
+    try {
+      await alone.open();
+      await this.awaitListening(alone);
+      return await this.serviceRun(name, posts, alone, 'alone');
+    } finally {
+      await alone.close();
+    }
+  }
+
+  async serviceRun(name: string, posts: number, pool = this.pool!, kind: 'service' | 'alone' = 'service'): Promise<RunResult> {
     await this.settlePublishJobs();
     if (this.signal.aborted) throw new Aborted('aborted');
     const recorder = new FanoutRecorder(this.prefix(name), pool.size);
     pool.setRecorder(recorder);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const cpuBefore = cpuNow(this.stack.serverPid, this.stack.postmasterPid());
+    const cpuBefore = stackCpuNow(this.stack);
     const started = performance.now();
     let records: CreateRecord[] = [];
     let complete = false;
@@ -366,12 +387,12 @@ class FanoutBench {
       loopDelay.disable();
     }
     const wallSeconds = (performance.now() - started) / 1000;
-    const cpu = cpuSince(cpuBefore, cpuNow(this.stack.serverPid, this.stack.postmasterPid()));
+    const cpu = cpuSince(cpuBefore, stackCpuNow(this.stack));
     const createErrors: Record<string, number> = {};
     for (const record of records) if (record.error) createErrors[record.error.slice(0, 160)] = (createErrors[record.error.slice(0, 160)] ?? 0) + 1;
     return {
       name,
-      kind: 'service',
+      kind,
       subscribers: pool.size,
       posts: created,
       rate: this.options.rate,
@@ -386,6 +407,7 @@ class FanoutBench {
       createErrors,
       sendLoop: undefined,
       cpu,
+      serviceIdleCpu: undefined,
       wallSeconds,
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
     };
@@ -420,6 +442,7 @@ class FanoutBench {
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const cpuBefore = cpuNow(server.pid, undefined);
+    const serviceBefore = stackCpuNow(this.stack);
     const started = performance.now();
     // The service sends two frames per post (SENDING at the create, LIVE once published): so does the baseline,
     // the second half a period after the first, both the size of the service's LIVE frame and both stamped.
@@ -441,7 +464,7 @@ class FanoutBench {
       } catch (error) {
         // Stopped (time limit, Ctrl-C): what arrived so far is reported, as an incomplete run.
         if (!this.signal.aborted) throw error;
-        return this.baselineResult(name, recorder, ticks, framesPerTick, undefined, false, started, cpuBefore, loopDelay);
+        return this.baselineResult(name, recorder, ticks, framesPerTick, undefined, false, started, [cpuBefore, serviceBefore], loopDelay);
       }
       recorder.lastEventAt = Math.max(recorder.lastEventAt, performance.now());
       const expected = done.frames * clients.size;
@@ -450,7 +473,7 @@ class FanoutBench {
       clients.setRecorder(undefined);
       loopDelay.disable();
     }
-    return this.baselineResult(name, recorder, ticks, framesPerTick, done, complete, started, cpuBefore, loopDelay);
+    return this.baselineResult(name, recorder, ticks, framesPerTick, done, complete, started, [cpuBefore, serviceBefore], loopDelay);
   }
 
   private baselineResult(
@@ -461,13 +484,14 @@ class FanoutBench {
     done: Awaited<ReturnType<BroadcastServer['run']>> | undefined,
     complete: boolean,
     started: number,
-    cpuBefore: CpuReading,
+    [cpuBefore, serviceBefore]: [CpuReading, CpuReading],
     loopDelay: ReturnType<typeof monitorEventLoopDelay>,
   ): RunResult {
     const server = this.baselineServer!;
     const clients = this.baselineClients!;
     const wallSeconds = (performance.now() - started) / 1000;
     const cpu = cpuSince(cpuBefore, cpuNow(server.pid, undefined));
+    const serviceIdleCpu = cpuSince(serviceBefore, stackCpuNow(this.stack)).server;
     const expected = (done?.frames ?? ticks * framesPerTick) * clients.size;
     return {
       name,
@@ -485,6 +509,7 @@ class FanoutBench {
       createErrors: {},
       sendLoop: done ? summarize(done.sendLoopMs) : undefined,
       cpu,
+      serviceIdleCpu,
       wallSeconds,
       benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
     };
@@ -503,6 +528,58 @@ function kb(bytes: number | undefined): string {
   return bytes === undefined ? 'n/a' : (bytes / 1024).toFixed(1);
 }
 
+/** Server CPU µs per delivery of the runs of one kind together (undefined when their CPU is unknown). */
+function cpuPerDelivery(runs: RunResult[]): number | undefined {
+  const received = runs.reduce((n, r) => n + r.received, 0);
+  if (received === 0 || runs.some((r) => r.cpu.server === undefined)) return undefined;
+  return (runs.reduce((n, r) => n + r.cpu.server!, 0) * 1e6) / received;
+}
+
+/**
+ * The service's CPU per delivery against the plain broadcast's per frame (pooled, and each service run against its
+ * neighbouring baseline runs), and what it is made of: the service's background work (its CPU per second while it
+ * posts nothing, during the baseline runs, over the service runs' time), the posts themselves (the `alone` run's
+ * CPU per post less that background, spread over the deliveries of each post), and the rest, the fan-out's own.
+ */
+function cpuFigures(results: RunResult[]) {
+  const service = results.filter((r) => r.kind === 'service');
+  const serviceUs = cpuPerDelivery(service);
+  const baselineUs = cpuPerDelivery(results.filter((r) => r.kind === 'baseline'));
+  const perRun: number[] = [];
+  results.forEach((s, index) => {
+    const us = s.kind === 'service' ? cpuPerDelivery([s]) : undefined;
+    if (us === undefined) return;
+    for (const b of [results[index - 1], results[index + 1]]) {
+      const plain = b?.kind === 'baseline' ? cpuPerDelivery([b]) : undefined;
+      if (plain) perRun.push(us / plain);
+    }
+  });
+  const idleRuns = results.filter((r) => r.kind === 'baseline' && r.serviceIdleCpu !== undefined);
+  const idleWall = idleRuns.reduce((n, r) => n + r.wallSeconds, 0);
+  /** The service's CPU seconds per second of doing nothing but keeping its subscribers (and polling for jobs). */
+  const idlePerSecond = idleWall > 0 ? idleRuns.reduce((n, r) => n + r.serviceIdleCpu!, 0) / idleWall : undefined;
+  const received = service.reduce((n, r) => n + r.received, 0);
+  const backgroundUs =
+    idlePerSecond !== undefined && received > 0 ? (idlePerSecond * 1e6 * service.reduce((n, r) => n + r.wallSeconds, 0)) / received : undefined;
+  const alone = results.find((r) => r.kind === 'alone' && r.complete && r.cpu.server !== undefined && r.posts > 0);
+  const alonePerPostMs = alone && idlePerSecond !== undefined ? ((alone.cpu.server! - idlePerSecond * alone.wallSeconds) * 1e3) / alone.posts : undefined;
+  const postsUs =
+    alonePerPostMs !== undefined && received > 0 ? (alonePerPostMs * 1e3 * service.reduce((n, r) => n + r.posts, 0)) / received : undefined;
+  const fanOutUs = serviceUs !== undefined && postsUs !== undefined && backgroundUs !== undefined ? serviceUs - postsUs - backgroundUs : undefined;
+  return {
+    serviceUs,
+    baselineUs,
+    ratio: serviceUs !== undefined && baselineUs ? serviceUs / baselineUs : undefined,
+    perRunRatios: perRun,
+    idleMsPerSecond: idlePerSecond === undefined ? undefined : idlePerSecond * 1e3,
+    backgroundUs,
+    alonePerPostMs,
+    postsUs,
+    fanOutUs,
+    fanOutRatio: fanOutUs !== undefined && baselineUs ? fanOutUs / baselineUs : undefined,
+  };
+}
+
 function pooled(results: RunResult[], kind: RunResult['kind']): Summary {
   return summarize(concat(results.filter((r) => r.kind === kind && r.samples.length > 0).map((r) => r.samples)));
 }
@@ -517,7 +594,7 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
   for (const r of results) {
     rows.push([
       r.name,
-      r.kind === 'service' ? 'graphql-ws' : 'plain ws',
+      r.kind === 'baseline' ? 'plain ws' : 'graphql-ws',
       String(r.subscribers),
       String(r.posts),
       `${r.rate}/s`,
@@ -535,7 +612,10 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
 
   console.log('');
   console.log('Details (per event: first / last delivery latency; spread = last arrival - first arrival)');
-  const details = [['run', 'first p50/p95', 'last p50/p95', 'spread p50/p95', 'all recv/expected', 'send loop p50/max', 'CPU s srv/pg/bench', 'CPU us/delivery', 'wall s', 'bench loop p99']];
+  const sandboxesApart = results.some((r) => r.cpu.sandboxes !== undefined);
+  const details = [
+    ['run', 'first p50/p95', 'last p50/p95', 'spread p50/p95', 'all recv/expected', 'send loop p50/max', `CPU s srv/pg/bench${sandboxesApart ? '/sandboxes' : ''}`, 'CPU us/delivery', 'wall s', 'bench loop p99'],
+  ];
   for (const r of results) {
     const pair = (s: Summary) => `${ms(s.p50)}/${ms(s.p95)}`;
     const perDelivery = r.cpu.server !== undefined && r.received > 0 ? ms((r.cpu.server * 1e6) / r.received, 0) : 'n/a';
@@ -546,14 +626,17 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
       pair(r.spread),
       `${r.received}/${r.expected}`,
       r.sendLoop ? `${ms(r.sendLoop.p50)}/${ms(r.sendLoop.max)}` : '-',
-      `${ms(r.cpu.server, 2)}/${r.kind === 'service' ? ms(r.cpu.postgres, 2) : '-'}/${ms(r.cpu.bench, 2)}`,
+      cpuSplit(r.cpu, (seconds) => (seconds === undefined ? '-' : ms(seconds, 2))),
       perDelivery,
       ms(r.wallSeconds),
       ms(r.benchLoopDelayP99),
     ]);
   }
   console.log(table(details));
-  console.log('  CPU srv: the service process for service runs, the broadcast server for baseline runs; us/delivery = that CPU / deliveries');
+  console.log(
+    '  CPU srv: the service process for service runs, the broadcast server for baseline runs; us/delivery = that CPU / deliveries' +
+      (sandboxesApart ? '; the provider sandboxes run in processes of their own, their CPU is not the service\'s' : ''),
+  );
 
   const memory = bench?.memory;
   console.log('');
@@ -605,6 +688,18 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
       (perRun.length > 1 ? ` (each service run / its neighbouring baseline runs: ${ms(Math.min(...perRun), 2)}..${ms(Math.max(...perRun), 2)})` : '') +
       ` -> ${verdict(ratio, (v) => v <= TARGETS.ratio)}${incomplete}`,
   );
+  const cpu = cpuFigures(results);
+  const us = (value: number | undefined) => ms(value, 1);
+  console.log(
+    `  server CPU per delivery <= ${TARGETS.cpuRatio} x a plain ws broadcast's per frame: ${us(cpu.serviceUs)} / ${us(cpu.baselineUs)} us = ${ms(cpu.ratio, 2)}` +
+      (cpu.perRunRatios.length > 1 ? ` (each service run / its neighbouring baseline runs: ${ms(Math.min(...cpu.perRunRatios), 2)}..${ms(Math.max(...cpu.perRunRatios), 2)})` : '') +
+      ` -> ${verdict(cpu.ratio, (v) => v <= TARGETS.cpuRatio)}${incomplete}`,
+  );
+  console.log(
+    `    of which background ${us(cpu.backgroundUs)} us (the service's CPU while posting nothing: ${ms(cpu.idleMsPerSecond, 1)} ms/s), ` +
+      `the posts themselves ${us(cpu.postsUs)} us (service-alone: ${ms(cpu.alonePerPostMs, 2)} ms per post beyond background) ` +
+      `and the fan-out ${us(cpu.fanOutUs)} us (${ms(cpu.fanOutRatio, 2)} x the plain broadcast)`,
+  );
   const perSub = memory?.heapPerSubscription ?? memory?.rssPerSubscription;
   const which = memory?.heapPerSubscription !== undefined ? 'heapUsed+external after GC' : 'RSS';
   console.log(
@@ -615,7 +710,7 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
     console.log('');
     console.log(`Stopped early: ${aborted}. The figures above are what was measured until then.`);
   }
-  return { service, baseline, ratio, perRunRatios: perRun };
+  return { service, baseline, ratio, perRunRatios: perRun, cpu };
 }
 
 runBench({
@@ -626,6 +721,8 @@ runBench({
   timeoutSeconds: 300,
   databaseUrl: { why: 'to wait for publish jobs between runs', required: false },
   sandbox: { latencyMs: 0, processingMs: 0 },
+  // The provider sandbox stands in for the provider, not the service: apart, its CPU is not counted as the service's.
+  stackShape: () => ({ sandboxesApart: true }),
   // The inspector (loopback only) is how the server's GC is forced for the memory reading.
   inspector: (options: Options) => options.inspector,
   read: (values, common): Options => ({
@@ -654,6 +751,8 @@ runBench({
         const fanout = new FanoutBench(stack, options, signal);
         bench = fanout;
         await fanout.warmUpAndCaptureFrame();
+        log(`  service-alone: ${options.posts} posts at ${options.rate}/s, one subscriber…`);
+        results.push(await fanout.aloneRun('service-alone', options.posts));
         await fanout.openSubscribers();
         await fanout.openBaseline();
         const run = async (name: string, kind: RunResult['kind']) => {
