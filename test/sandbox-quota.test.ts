@@ -10,6 +10,7 @@ import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
 import { startBetaSandbox, type BetaSandboxServer } from '../sandboxes/beta/main';
 import { startSandboxProcess, type ServerProcess } from './support/process';
+import { failure } from './support/failure';
 
 /**
  * The per-project quota of both sandboxes (docs/alpha-sandbox.md, "The per-project quota"), over HTTP: its 429s
@@ -25,17 +26,6 @@ const ACCOUNT = 'acc-1';
 const LOCATION = 'loc-1';
 const post: AlphaLocalPost = { languageCode: 'en', summary: 'Spring hours', topicType: 'STANDARD' };
 const ACME = BETA_SANDBOX_SEED.acme.id;
-
-/** The error a call fails with, of the class expected (and a test failure if it succeeds or fails otherwise). */
-async function failure<E extends Error>(call: Promise<unknown>, kind: new (...args: never[]) => E): Promise<E> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof kind) return error;
-    throw error;
-  }
-  throw new Error(`expected the call to fail with ${kind.name}`);
-}
 
 /** A raw call, to read the status, headers and body the client turns into an error. */
 async function raw(url: string, init: RequestInit = {}): Promise<{ status: number; retryAfter: string | null; body: unknown }> {
