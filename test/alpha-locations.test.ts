@@ -8,6 +8,7 @@ import type { AlphaLocation, AlphaLocationUpdatePath } from '../src/providers/al
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { failure } from './support/failure';
 
 /**
  * The alpha client's location calls against the alpha sandbox, both real, over HTTP. The sandbox runs on a clock
@@ -104,15 +105,7 @@ function update(name: string, location: AlphaLocation, updateMask: readonly Alph
 }
 
 /** The AlphaProviderError a call fails with (and a test failure if it succeeds or fails otherwise). */
-async function providerError(call: Promise<unknown>): Promise<AlphaProviderError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof AlphaProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an AlphaProviderError');
-}
+const providerError = (call: Promise<unknown>): Promise<AlphaProviderError> => failure(call, AlphaProviderError);
 
 /** A 400 INVALID_ARGUMENT naming `field` in its message and in its one field violation. */
 function expectFieldRefusal(error: AlphaProviderError, field: string): void {

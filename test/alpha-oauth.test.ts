@@ -16,6 +16,7 @@ import { ALPHA_SANDBOX_SEED } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { failure } from './support/failure';
 
 /**
  * The alpha sandbox's identity provider through the real OAuth client and a browser's view of the consent page,
@@ -171,17 +172,6 @@ async function connect(
 ): Promise<AlphaOAuthTokenAnswer> {
   const { code, codeVerifier, redirectUri } = await consent({ identity, scopes, via });
   return via.exchangeCode({ code, redirectUri, codeVerifier });
-}
-
-/** The error a call fails with, of the class expected (and a test failure if it succeeds or fails otherwise). */
-async function failure<E extends Error>(call: Promise<unknown>, kind: new (...args: never[]) => E): Promise<E> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof kind) return error;
-    throw error;
-  }
-  throw new Error(`expected the call to fail with ${kind.name}`);
 }
 
 /** A raw token request, to send what the client never would. */

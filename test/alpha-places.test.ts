@@ -6,6 +6,7 @@ import { ALPHA_SANDBOX_SEED, type AlphaSandboxMarketBusinessInput } from '../san
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { sandboxRestarts } from './support/sandbox-restarts';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { failure } from './support/failure';
 
 /**
  * The alpha client's nearby text search against the alpha sandbox, both real, over HTTP: the synthetic market, an
@@ -47,15 +48,7 @@ function search(at: { latitude: number; longitude: number }, textQuery: string, 
 const ids = (places: AlphaPlace[]) => places.map((place) => place.id);
 
 /** The AlphaProviderError a call fails with (and a test failure if it succeeds or fails otherwise). */
-async function providerError(call: Promise<unknown>): Promise<AlphaProviderError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof AlphaProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an AlphaProviderError');
-}
+const providerError = (call: Promise<unknown>): Promise<AlphaProviderError> => failure(call, AlphaProviderError);
 
 /** A 400 INVALID_ARGUMENT naming `field` in its message and in its one field violation. */
 function expectFieldRefusal(error: AlphaProviderError, field: string): void {

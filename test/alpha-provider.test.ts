@@ -7,6 +7,7 @@ import type { AlphaLocalPost } from '../src/providers/alpha/alpha.types';
 import { alphaSandboxPlugin } from '../sandboxes/alpha/alpha-sandbox';
 import { createAlphaSandboxControl, type AlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { startAlphaSandbox, type AlphaSandboxServer } from '../sandboxes/alpha/main';
+import { failure } from './support/failure';
 
 /**
  * The alpha client against the alpha sandbox, both real, over HTTP. The sandbox runs on a clock this file moves,
@@ -40,15 +41,7 @@ function create(post: AlphaLocalPost, requestId = newRequestId(), location = LOC
 }
 
 /** The AlphaProviderError a call fails with (and a test failure if it succeeds or fails otherwise). */
-async function providerError(call: Promise<unknown>): Promise<AlphaProviderError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof AlphaProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an AlphaProviderError');
-}
+const providerError = (call: Promise<unknown>): Promise<AlphaProviderError> => failure(call, AlphaProviderError);
 
 function nameOf(post: AlphaLocalPost): string {
   if (!post.name) throw new Error('post without a name');

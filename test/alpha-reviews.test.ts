@@ -13,6 +13,7 @@ import { createOrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { eventually } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
+import { failure } from './support/failure';
 
 /**
  * The alpha client's account and review calls against the alpha sandbox, both real, over HTTP: the seeded accounts,
@@ -34,15 +35,7 @@ const MITTE = { accountId: '1001', locationId: '10012' };
 const review = (id: string, at = KREUZBERG) => `accounts/${at.accountId}/locations/${at.locationId}/reviews/${id}`;
 
 /** The AlphaProviderError a call fails with (and a test failure if it succeeds or fails otherwise). */
-async function providerError(call: Promise<unknown>): Promise<AlphaProviderError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof AlphaProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an AlphaProviderError');
-}
+const providerError = (call: Promise<unknown>): Promise<AlphaProviderError> => failure(call, AlphaProviderError);
 
 /** A 400 INVALID_ARGUMENT naming `field` in its message and in its one field violation. */
 function expectFieldRefusal(error: AlphaProviderError, field: string): void {

@@ -9,6 +9,7 @@ import { createBetaSandboxControl, type BetaSandboxControl } from '../sandboxes/
 import { startBetaSandbox, type BetaSandboxServer } from '../sandboxes/beta/main';
 import { formOf, submit, visit, type ConsentForm, type Hop } from './support/browser';
 import { sandboxRestarts } from './support/sandbox-restarts';
+import { failure } from './support/failure';
 
 /**
  * The beta sandbox (brand API, OAuth endpoints, controls) through the real clients and a browser's view of the
@@ -46,17 +47,6 @@ function details(change: (details: BetaBrandDetails) => void = () => {}): BetaBr
   };
   change(value);
   return value;
-}
-
-/** The error a call fails with, of the class expected (and a test failure if it succeeds or fails otherwise). */
-async function failure<E extends Error>(call: Promise<unknown>, kind: new (...args: never[]) => E): Promise<E> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof kind) return error;
-    throw error;
-  }
-  throw new Error(`expected the call to fail with ${kind.name}`);
 }
 
 async function consentPage(url: string): Promise<ConsentForm> {

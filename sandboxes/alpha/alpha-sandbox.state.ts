@@ -9,6 +9,15 @@ import type {
   AlphaReview,
 } from '../../src/providers/alpha/alpha.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
+import {
+  ProjectQuota,
+  startingQuota,
+  UNLIMITED_PROJECT_QUOTA,
+  type ProjectQuotaExceeded,
+  type ProjectQuotaLimits,
+  type ProjectQuotaState,
+} from '../shared/project-quota';
+import { rollingWindowWait } from '../shared/rolling-window';
 import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
 import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import {
@@ -44,8 +53,11 @@ import {
 import { alphaSandboxSeed } from './alpha-sandbox.seed';
 import { FieldViolation, validateLocalPost } from './alpha-sandbox.validation';
 
-/** What the controls can change. `reset` returns to DEFAULT_ALPHA_SANDBOX_CONFIG. */
-export interface AlphaSandboxConfig {
+/**
+ * What the controls can change. `reset` returns to DEFAULT_ALPHA_SANDBOX_CONFIG, with the per-project quota the
+ * sandbox was started with. `quotaPerSecond` and `quotaPerMinute`: the per-project quota of the provider API.
+ */
+export interface AlphaSandboxConfig extends ProjectQuotaLimits {
   /** Added before every provider answer (not the controls'). */
   latencyMs: number;
   /** How long a new post reports PROCESSING before LIVE (or REJECTED). 0: at once. */
@@ -78,6 +90,7 @@ export const DEFAULT_ALPHA_SANDBOX_CONFIG: Readonly<AlphaSandboxConfig> = {
   accessTokenTtlSeconds: 3600,
   moderationMs: 0,
   oauthClients: [{ clientId: 'listings-gateway-sandbox', clientSecret: 'sandbox-client-secret' }],
+  ...UNLIMITED_PROJECT_QUOTA,
 };
 
 export type AlphaSandboxPostCallKind = 'create' | 'get' | 'list' | 'delete';
@@ -152,6 +165,8 @@ export interface AlphaSandboxState {
   oauth: AlphaSandboxGrantCounts;
   /** The places market beyond the sandbox's own locations: the explicit businesses, and whether synthetic ones join. */
   market: AlphaSandboxMarket;
+  /** The per-project quota's counters: calls admitted and refused, and the latest refusals. */
+  quota: ProjectQuotaState;
 }
 
 /** What POST /_control/identities made. */
@@ -250,6 +265,8 @@ export interface AlphaSandboxStoreOptions {
   seed?: boolean;
   /** What waits out latencies and scripted delays (the plugin's cuts them short when it closes); default a timer. */
   sleeper?: Sleeper;
+  /** The per-project quota it starts with and a reset returns to; default unlimited. */
+  quota?: Partial<ProjectQuotaLimits>;
 }
 
 const SEARCH_URL_BASE = 'https://alpha.example/search?post=';
@@ -261,7 +278,7 @@ const EDIT_WINDOW_MS = 60_000;
  * and tokens, configuration, scripted failures and counters.
  */
 export class AlphaSandboxStore {
-  config: AlphaSandboxConfig = defaultConfig();
+  config: AlphaSandboxConfig;
   market: AlphaSandboxMarket = defaultMarket();
   readonly directory = new AlphaSandboxDirectory();
   readonly reviews: AlphaSandboxReviews;
@@ -269,6 +286,9 @@ export class AlphaSandboxStore {
   private readonly seeded: boolean;
   private readonly sleeper: Sleeper;
   private readonly failures = new ScriptedFailures();
+  /** What a reset returns to: the defaults, with the quota the sandbox was started with. */
+  private readonly startConfig: Readonly<AlphaSandboxConfig>;
+  private readonly quota = new ProjectQuota();
   private calls: Record<AlphaSandboxCallKind, number> = zeroCalls();
   private publishes = 0;
   private readonly posts = new Map<string, PostRecord>();
@@ -286,13 +306,16 @@ export class AlphaSandboxStore {
     this.grants = new AlphaSandboxGrants(clock);
     this.sleeper = options.sleeper ?? timerSleeper;
     this.seeded = options.seed ?? true;
+    this.startConfig = { ...DEFAULT_ALPHA_SANDBOX_CONFIG, ...startingQuota(options.quota) };
+    this.config = structuredClone(this.startConfig);
     if (this.seeded) this.seed();
   }
 
   reset(): void {
-    this.config = defaultConfig();
+    this.config = structuredClone(this.startConfig);
     this.market = defaultMarket();
     this.failures.clear();
+    this.quota.clear();
     this.calls = zeroCalls();
     this.publishes = 0;
     this.posts.clear();
@@ -348,6 +371,11 @@ export class AlphaSandboxStore {
 
   countCall(kind: AlphaSandboxCallKind): void {
     this.calls[kind] += 1;
+  }
+
+  /** Charges a provider call to the per-project quota: undefined when admitted, otherwise what its 429 says. */
+  takeQuota(): ProjectQuotaExceeded | undefined {
+    return this.quota.take(this.config, this.clock());
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
@@ -469,11 +497,8 @@ export class AlphaSandboxStore {
     if (!record) return undefined;
     const now = this.clock();
     record.recentEdits = record.recentEdits.filter((at) => at > now - EDIT_WINDOW_MS);
-    if (record.recentEdits.length >= this.config.locationEditsPerMinute) {
-      // Free again when enough of the oldest edits have left the window for one more to fit.
-      const freeing = record.recentEdits[record.recentEdits.length - this.config.locationEditsPerMinute]!;
-      return { retryAfterMs: freeing + EDIT_WINDOW_MS - now };
-    }
+    const waitMs = rollingWindowWait(record.recentEdits, this.config.locationEditsPerMinute, EDIT_WINDOW_MS, now);
+    if (waitMs > 0) return { retryAfterMs: waitMs };
     record.content = change(structuredClone(record.content));
     record.edits += 1;
     record.recentEdits.push(now);
@@ -669,6 +694,7 @@ export class AlphaSandboxStore {
       reviews: this.reviews.snapshot(),
       oauth: this.grants.counts(),
       market: structuredClone(this.market),
+      quota: this.quota.snapshot(),
     };
   }
 
@@ -751,10 +777,6 @@ function zeroCalls(): Record<AlphaSandboxCallKind, number> {
     'review-reply-delete': 0,
     'places-search': 0,
   };
-}
-
-function defaultConfig(): AlphaSandboxConfig {
-  return structuredClone(DEFAULT_ALPHA_SANDBOX_CONFIG);
 }
 
 /** Shaped like the provider's numeric ids. */

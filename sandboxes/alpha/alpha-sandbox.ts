@@ -9,6 +9,8 @@ import {
   describeIssues,
   registerCommonControls,
 } from '../shared/control-routes';
+import type { ProjectQuotaExceeded } from '../shared/project-quota';
+import { retryAfterSecondsOf } from '../shared/rolling-window';
 import type { SandboxPluginOptions } from '../shared/sandbox-server';
 import { answerOrFail, bodyTextOf, dropConnection } from '../shared/scripted-failures';
 import { closableSleeper } from '../shared/sleeper';
@@ -149,7 +151,7 @@ const deleteReviewSchema = z.strictObject({
 export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
   // Latencies and scripted delays end early when the server closes, so a close never waits them out.
-  const store = new AlphaSandboxStore(clock, { seed: options.seed, sleeper: closableSleeper(app) });
+  const store = new AlphaSandboxStore(clock, { seed: options.seed, sleeper: closableSleeper(app), quota: options.quota });
   if (options.stateFile !== undefined) {
     await keepStateInFile(app, store, options.stateFile, {
       name: 'alpha sandbox',
@@ -218,6 +220,12 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
     work: (caller: Caller) => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
+    // At the door, as the call arrives: a call over the quota takes no scripted rule and does nothing.
+    const overQuota = store.takeQuota();
+    if (overQuota) {
+      await store.hold(store.config.latencyMs);
+      return sendError(reply, projectQuotaExceeded(overQuota));
+    }
     const failure = store.takeFailure(request.method, request.url, { body: bodyTextOf(request.body) });
     await store.hold(store.config.latencyMs + (failure?.delayMs ?? 0));
     return answerOrFail(
@@ -351,13 +359,8 @@ export async function alphaSandboxPlugin(app: FastifyInstance, options: AlphaSan
       );
       if (!result) throw new SandboxError(404);
       if ('retryAfterMs' in result) {
-        const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-        throw new SandboxError(
-          429,
-          'Quota exceeded for location edits per minute. Retry later.',
-          [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` }],
-          { 'retry-after': String(seconds) },
-        );
+        const seconds = retryAfterSecondsOf(result.retryAfterMs);
+        throw resourceExhausted(seconds, 'Quota exceeded for location edits per minute. Retry later.');
       }
       return { status: 200, body: result.location };
     }),
@@ -495,8 +498,29 @@ function controlCall(reply: FastifyReply, work: () => unknown): unknown {
   }
 }
 
-function errorInfo(reason: string): unknown {
-  return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'alpha.example' };
+function errorInfo(reason: string, metadata?: Record<string, string>): unknown {
+  return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'alpha.example', ...(metadata ? { metadata } : {}) };
+}
+
+/** A 429 as the provider answers it: RetryInfo in the envelope, and Retry-After, both in whole seconds. */
+function resourceExhausted(seconds: number, message?: string, details: unknown[] = []): SandboxError {
+  return new SandboxError(
+    429,
+    message,
+    [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` }, ...details],
+    { 'retry-after': String(seconds) },
+  );
+}
+
+/** The per-project quota's 429, naming the limit as the provider's ErrorInfo does. */
+function projectQuotaExceeded(exceeded: ProjectQuotaExceeded): SandboxError {
+  const [limitName, per] =
+    exceeded.limit === 'quotaPerSecond' ? ['RequestsPerSecondPerProject', 'second'] : ['RequestsPerMinutePerProject', 'minute'];
+  return resourceExhausted(
+    exceeded.retryAfterSeconds,
+    `Quota exceeded for quota metric 'Requests' and limit 'Requests per ${per} per project' (${exceeded.limitValue}). Retry later.`,
+    [errorInfo('RATE_LIMIT_EXCEEDED', { quota_metric: 'requests', quota_limit: limitName, quota_limit_value: String(exceeded.limitValue) })],
+  );
 }
 
 function reviewName(params: ReviewParams): string {
@@ -518,21 +542,16 @@ function errorAnswer(error: SandboxError): SandboxAnswer {
   };
 }
 
-function sendError(reply: FastifyReply, status: number, message?: string): FastifyReply {
-  const answer = errorAnswer(new SandboxError(status, message));
-  return reply.code(answer.status).send(answer.body);
+/** The error in the envelope, with its headers; a status alone is answered with its canonical message. */
+function sendError(reply: FastifyReply, error: SandboxError | number, message?: string): FastifyReply {
+  const sandboxError = typeof error === 'number' ? new SandboxError(error, message) : error;
+  const answer = errorAnswer(sandboxError);
+  return reply.code(answer.status).headers(sandboxError.headers).send(answer.body);
 }
 
 function sendFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
   if (status === 0) return dropConnection(request, reply);
-  if (status === 429) {
-    reply.header('retry-after', '1');
-    const answer = errorAnswer(
-      new SandboxError(429, undefined, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }]),
-    );
-    return reply.code(429).send(answer.body);
-  }
-  return sendError(reply, status);
+  return sendError(reply, status === 429 ? resourceExhausted(1) : new SandboxError(status));
 }
 
 function optionalQueryString(query: Query, field: string): string | undefined {

@@ -23,5 +23,5 @@ export function startAlphaSandbox(options: SandboxServerOptions = {}): Promise<A
  * what the provider holds outlives the process) from the environment. The consent page is at /oauth/authorize.
  */
 if (require.main === module) {
-  runSandboxFromCommandLine({ name: 'Alpha sandbox', defaultPort: 4010, start: startAlphaSandbox });
+  runSandboxFromCommandLine({ name: 'Alpha sandbox', settingsPrefix: 'ALPHA_SANDBOX', defaultPort: 4010, start: startAlphaSandbox });
 }

@@ -2,14 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { BetaBrand, BetaBrandDetails, BetaValidationReport } from '../../src/providers/beta/beta.types';
 import type { SandboxOAuthClient } from '../shared/oauth-client-auth';
+import {
+  ProjectQuota,
+  startingQuota,
+  UNLIMITED_PROJECT_QUOTA,
+  type ProjectQuotaExceeded,
+  type ProjectQuotaLimits,
+  type ProjectQuotaState,
+} from '../shared/project-quota';
 import { ScriptedFailures, type ScriptedFailure, type TakeOptions } from '../shared/scripted-failures';
 import { timerSleeper, type Sleeper } from '../shared/sleeper';
 import { BetaSandboxGrants, grantsPersistedSchema, type BetaSandboxGrantCounts } from './beta-sandbox.grants';
 import { betaSandboxSeedCompanies, type BetaSandboxCompany } from './beta-sandbox.seed';
 import { validateBrandDetails, validationReports } from './beta-sandbox.validation';
 
-/** What the controls can change. `reset` returns to DEFAULT_BETA_SANDBOX_CONFIG. */
-export interface BetaSandboxConfig {
+/**
+ * What the controls can change. `reset` returns to DEFAULT_BETA_SANDBOX_CONFIG, with the per-project quota the
+ * sandbox was started with. `quotaPerSecond` and `quotaPerMinute`: the per-project quota of the brand API.
+ */
+export interface BetaSandboxConfig extends ProjectQuotaLimits {
   /** Added before every brand API answer (not the controls', not OAuth's). */
   latencyMs: number;
   /** How long a submitted brand stays SUBMITTED before PUBLISHED or REJECTED. 0: decided at the next read. */
@@ -30,6 +41,7 @@ export const DEFAULT_BETA_SANDBOX_CONFIG: Readonly<BetaSandboxConfig> = {
   rejectMarker: '[[reject]]',
   accessTokenTtlSeconds: 3600,
   oauthClients: [{ clientId: 'listings-gateway-beta-sandbox', clientSecret: 'beta-sandbox-secret' }],
+  ...UNLIMITED_PROJECT_QUOTA,
 };
 
 export const BETA_SANDBOX_CALL_KINDS = [
@@ -68,6 +80,8 @@ export interface BetaSandboxState {
   held: number;
   /** Codes and tokens: how many were issued since the reset, and how many are usable now. Never the secrets. */
   oauth: BetaSandboxGrantCounts;
+  /** The per-project quota's counters: calls admitted and refused, and the latest refusals. */
+  quota: ProjectQuotaState;
 }
 
 const companySchema = z.strictObject({
@@ -131,15 +145,20 @@ export interface BetaSandboxStoreOptions {
   seed?: boolean;
   /** What waits out latencies and scripted delays (the plugin's cuts them short when it closes); default a timer. */
   sleeper?: Sleeper;
+  /** The per-project quota it starts with and a reset returns to; default unlimited. */
+  quota?: Partial<ProjectQuotaLimits>;
 }
 
 /** The simulated provider's memory: companies, brands, codes and tokens, configuration, failures and counters. */
 export class BetaSandboxStore {
-  config: BetaSandboxConfig = defaultConfig();
+  config: BetaSandboxConfig;
   readonly grants: BetaSandboxGrants;
   private readonly seeded: boolean;
   private readonly sleeper: Sleeper;
   private readonly failures = new ScriptedFailures();
+  /** What a reset returns to: the defaults, with the quota the sandbox was started with. */
+  private readonly startConfig: Readonly<BetaSandboxConfig>;
+  private readonly quota = new ProjectQuota();
   private calls: Record<BetaSandboxCallKind, number> = zeroCalls();
   private readonly companies = new Map<string, BetaSandboxCompany>();
   private readonly brands = new Map<string, BrandRecord>();
@@ -153,12 +172,15 @@ export class BetaSandboxStore {
     this.grants = new BetaSandboxGrants(clock);
     this.sleeper = options.sleeper ?? timerSleeper;
     this.seeded = options.seed ?? true;
+    this.startConfig = { ...DEFAULT_BETA_SANDBOX_CONFIG, ...startingQuota(options.quota) };
+    this.config = structuredClone(this.startConfig);
     if (this.seeded) this.seed();
   }
 
   reset(): void {
-    this.config = defaultConfig();
+    this.config = structuredClone(this.startConfig);
     this.failures.clear();
+    this.quota.clear();
     this.calls = zeroCalls();
     this.companies.clear();
     this.brands.clear();
@@ -177,6 +199,11 @@ export class BetaSandboxStore {
 
   countCall(kind: BetaSandboxCallKind): void {
     this.calls[kind] += 1;
+  }
+
+  /** Charges a brand call to the per-project quota: undefined when admitted, otherwise what its 429 says. */
+  takeQuota(): ProjectQuotaExceeded | undefined {
+    return this.quota.take(this.config, this.clock());
   }
 
   /** Uses up one call of the first scripted failure that matches, if any (see ScriptedFailures.take). */
@@ -322,6 +349,7 @@ export class BetaSandboxStore {
       failures: this.failures.list(),
       held: this.failures.held,
       oauth: this.grants.counts(),
+      quota: this.quota.snapshot(),
     };
   }
 
@@ -369,8 +397,4 @@ export class BetaSandboxStore {
 
 function zeroCalls(): Record<BetaSandboxCallKind, number> {
   return Object.fromEntries(BETA_SANDBOX_CALL_KINDS.map((kind) => [kind, 0])) as Record<BetaSandboxCallKind, number>;
-}
-
-function defaultConfig(): BetaSandboxConfig {
-  return structuredClone(DEFAULT_BETA_SANDBOX_CONFIG);
 }

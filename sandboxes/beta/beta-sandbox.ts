@@ -9,6 +9,7 @@ import {
   describeIssues,
   registerCommonControls,
 } from '../shared/control-routes';
+import type { ProjectQuotaExceeded } from '../shared/project-quota';
 import type { SandboxPluginOptions } from '../shared/sandbox-server';
 import { answerOrFail, bodyTextOf, dropConnection } from '../shared/scripted-failures';
 import { closableSleeper } from '../shared/sleeper';
@@ -112,7 +113,7 @@ const configPatchSchema = z.strictObject({
 export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandboxOptions): Promise<void> {
   const clock = options.clock ?? Date.now;
   // Latencies and scripted delays end early when the server closes, so a close never waits them out.
-  const store = new BetaSandboxStore(clock, { seed: options.seed, sleeper: closableSleeper(app) });
+  const store = new BetaSandboxStore(clock, { seed: options.seed, sleeper: closableSleeper(app), quota: options.quota });
   if (options.stateFile !== undefined) {
     await keepStateInFile(app, store, options.stateFile, {
       name: 'beta sandbox',
@@ -176,6 +177,12 @@ export async function betaSandboxPlugin(app: FastifyInstance, options: BetaSandb
     work: () => SandboxAnswer,
   ): Promise<FastifyReply> {
     store.countCall(kind);
+    // At the door, as the call arrives: a call over the quota takes no scripted rule and does nothing.
+    const overQuota = store.takeQuota();
+    if (overQuota) {
+      await store.hold(store.config.latencyMs);
+      return sendError(reply, projectQuotaExceeded(overQuota));
+    }
     const failure = store.takeFailure(request.method, request.url, { body: bodyTextOf(request.body) });
     await store.hold(store.config.latencyMs + (failure?.delayMs ?? 0));
     return answerOrFail(
@@ -333,10 +340,21 @@ function sendControlRefusal(reply: FastifyReply, error: z.ZodError): FastifyRepl
 
 function sendFailure(request: FastifyRequest, reply: FastifyReply, status: number): FastifyReply {
   if (status === 0) return dropConnection(request, reply);
-  const headers: Record<string, string> = status === 429 ? { 'retry-after': '1' } : {};
-  return sendError(
-    reply,
-    new SandboxError(status, null, `${statusAnswer(status).message} (scripted failure)`, headers),
+  const message = `${statusAnswer(status).message} (scripted failure)`;
+  return sendError(reply, status === 429 ? rateLimited(1, message) : new SandboxError(status, null, message));
+}
+
+/** A 429 as the provider answers it: RATE_LIMITED, with Retry-After in whole seconds. */
+function rateLimited(seconds: number, message: string): SandboxError {
+  return new SandboxError(429, null, message, { 'retry-after': String(seconds) });
+}
+
+/** The per-project quota's 429, naming the limit in its message. */
+function projectQuotaExceeded(exceeded: ProjectQuotaExceeded): SandboxError {
+  const per = exceeded.limit === 'quotaPerSecond' ? 'second' : 'minute';
+  return rateLimited(
+    exceeded.retryAfterSeconds,
+    `Too many requests: the limit is ${exceeded.limitValue} requests per ${per}. Retry after ${exceeded.retryAfterSeconds} s.`,
   );
 }
 

@@ -23,5 +23,5 @@ export function startBetaSandbox(options: SandboxServerOptions = {}): Promise<Be
  * what the provider holds outlives the process) from the environment. The consent page is at /oauth/authorize.
  */
 if (require.main === module) {
-  runSandboxFromCommandLine({ name: 'Beta sandbox', defaultPort: 4020, start: startBetaSandbox });
+  runSandboxFromCommandLine({ name: 'Beta sandbox', settingsPrefix: 'BETA_SANDBOX', defaultPort: 4020, start: startBetaSandbox });
 }

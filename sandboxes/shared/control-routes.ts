@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { projectQuotaPatchShape } from './project-quota';
 import { scriptedFailureSchema, type ScriptedFailure } from './scripted-failures';
 
 /** The settings every sandbox's PUT /_control/config takes; each adds its own. */
@@ -19,6 +20,7 @@ export const commonConfigPatchShape = {
       message: 'clientIds must differ',
     })
     .optional(),
+  ...projectQuotaPatchShape,
 };
 
 /** What the common controls act on. */

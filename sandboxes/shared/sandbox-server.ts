@@ -1,6 +1,7 @@
 import Fastify, { type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { projectQuotaLimitSchema, type ProjectQuotaLimits } from './project-quota';
 
 /** The options every sandbox plugin takes (see AlphaSandboxOptions, BetaSandboxOptions). */
 export interface SandboxPluginOptions {
@@ -13,6 +14,8 @@ export interface SandboxPluginOptions {
   stateFile?: string;
   /** Start with (and reset to) the sandbox's seeded data. Default true. */
   seed?: boolean;
+  /** The per-project quota it starts with, and a reset returns to (see ProjectQuotaLimits). Default unlimited. */
+  quota?: Partial<ProjectQuotaLimits>;
 }
 
 export interface SandboxServerOptions extends SandboxPluginOptions {
@@ -38,7 +41,7 @@ export async function startSandboxServer(
   const host = options.host ?? '127.0.0.1';
   // A close ends every connection, a client's spare one too: a simulator has no request worth draining.
   const app = Fastify({ logger: options.logger ?? false, forceCloseConnections: true });
-  await app.register(plugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed });
+  await app.register(plugin, { clock: options.clock, stateFile: options.stateFile, seed: options.seed, quota: options.quota });
   await app.listen({ port: options.port ?? 0, host });
   const { port } = app.server.address() as AddressInfo;
   return {
@@ -48,13 +51,16 @@ export async function startSandboxServer(
 }
 
 /**
- * A sandbox's command line: PORT (default `defaultPort`), HOST (default 127.0.0.1) and STATE_FILE (optional: where
- * what the provider holds outlives the process) from the environment. A bad value stops it with exit code 78.
+ * A sandbox's command line: PORT (default `defaultPort`), HOST (default 127.0.0.1), STATE_FILE (optional: where
+ * what the provider holds outlives the process) and `<settingsPrefix>_QUOTA_PER_SECOND` / `_QUOTA_PER_MINUTE`
+ * (optional: the per-project quota) from the environment. A bad value stops it with exit code 78.
  */
 export function runSandboxFromCommandLine(sandbox: {
   /** Starts its lines: `Alpha sandbox`. */
   name: string;
   defaultPort: number;
+  /** Names the sandbox's own settings: `ALPHA_SANDBOX` reads ALPHA_SANDBOX_QUOTA_PER_SECOND. */
+  settingsPrefix: string;
   start(options: SandboxServerOptions): Promise<SandboxServer>;
 }): void {
   run(sandbox).catch((error: unknown) => {
@@ -64,17 +70,26 @@ export function runSandboxFromCommandLine(sandbox: {
 }
 
 async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Promise<void> {
+  const perSecond = `${sandbox.settingsPrefix}_QUOTA_PER_SECOND`;
+  const perMinute = `${sandbox.settingsPrefix}_QUOTA_PER_MINUTE`;
+  const quotaLimit = z.coerce.number().pipe(projectQuotaLimitSchema).optional();
   const envSchema = z.object({
     PORT: z.coerce.number().int().min(0).max(65535).default(sandbox.defaultPort),
     HOST: z.string().min(1).default('127.0.0.1'),
     STATE_FILE: z.string().min(1).optional(),
   });
+  // Named by the sandbox, so a separate object: its keys are known only at run time.
+  const quotaSchema = z.partialRecord(z.enum([perSecond, perMinute]), quotaLimit);
   const present = Object.fromEntries(
     Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''),
   );
   const env = envSchema.safeParse(present);
-  if (!env.success) {
-    console.error(env.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
+  const quota = quotaSchema.safeParse(
+    Object.fromEntries(Object.entries(present).filter(([name]) => name === perSecond || name === perMinute)),
+  );
+  if (!env.success || !quota.success) {
+    const issues = [...(env.error?.issues ?? []), ...(quota.error?.issues ?? [])];
+    console.error(issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
     process.exit(78);
   }
   // Warnings only: a state file set aside as unreadable must not go unnoticed.
@@ -82,6 +97,7 @@ async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Pr
     port: env.data.PORT,
     host: env.data.HOST,
     stateFile: env.data.STATE_FILE,
+    quota: { quotaPerSecond: quota.data[perSecond] ?? null, quotaPerMinute: quota.data[perMinute] ?? null },
     logger: { level: 'warn' },
   });
   console.log(`${sandbox.name} listening on ${server.url} (controls under ${server.url}/_control)`);

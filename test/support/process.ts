@@ -83,6 +83,12 @@ export function startCliProcess(args: string[], env: Record<string, string>): Se
   return watchedProcess(spawn(process.execPath, [path.join(ROOT, 'dist/src/cli/main.js'), ...args], { cwd: ROOT, env: childEnv(env) }));
 }
 
+/** Starts a provider sandbox on its own, from the build (dist-dev/sandboxes/<name>/main.js), as the benchmarks do. */
+export function startSandboxProcess(name: 'alpha' | 'beta', env: Record<string, string>): ServerProcess {
+  const script = path.join(ROOT, `dist-dev/sandboxes/${name}/main.js`);
+  return watchedProcess(spawn(process.execPath, [script], { cwd: ROOT, env: childEnv(env) }));
+}
+
 /** A child's output (stdout and stderr together), waited on by pattern. */
 function watchedProcess(child: ChildProcessWithoutNullStreams): ServerProcess {
   let output = '';
