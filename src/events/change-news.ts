@@ -1,11 +1,11 @@
 import type { FollowingWrite } from '../db/change-statement';
 import { EVENT_CHANNEL, encodeEvent, encodeRowEnvelope } from './event-codec';
 import type { EventBus } from './event-bus';
-import type { RowTopic, Topic, TopicPayloads } from './topics';
+import type { Topic, TopicPayloads } from './topics';
 
 type Item =
   | { topic: Topic; payload: TopicPayloads[Topic] }
-  | { topic: RowTopic; part: FollowingWrite; payload: () => TopicPayloads[RowTopic] | undefined };
+  | { topic: Topic; part: FollowingWrite; payload: () => TopicPayloads[Topic] | undefined };
 
 /**
  * The news of a change made by one statement (src/db/change-statement.ts), in the order it is given: the record's
@@ -27,10 +27,10 @@ export class ChangeNews {
 
   /**
    * The rows `part` (a write of the same statement) returns, each an event of `topic` built from the row by its
-   * receivers (PAYLOAD_OF_ROW); `payload` is that event as the part's `returned` recorded it, for a bus that
+   * receivers (`payloadsFromRows`); `payload` is that event as the part's `returned` recorded it, for a bus that
    * announces after the statement.
    */
-  addRows<T extends RowTopic>(topic: T, part: FollowingWrite, payload: () => TopicPayloads[T] | undefined): this {
+  addRows<T extends Topic>(topic: T, part: FollowingWrite, payload: () => TopicPayloads[T] | undefined): this {
     this.items.push({ topic, part, payload });
     return this;
   }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { activeTraceContext, inConsumerSpan, traceContextIn, type TraceContext } from '../observability/trace-context';
-import { isTopic, PAYLOAD_OF_ROW, type RowTopic, type Topic, type TopicPayloads } from './topics';
+import { isTopic, type Topic, type TopicPayloads } from './topics';
 
 /**
  * What every event bus backend shares: the channel name, the wire format of one event, and the listeners of
@@ -47,19 +47,31 @@ export function encodeEvent<T extends Topic>(topic: T, payload: TopicPayloads[T]
   return raw;
 }
 
+type PayloadOfRow<T extends Topic> = (row: Record<string, unknown>) => TopicPayloads[T];
+const payloadOfRow = new Map<Topic, PayloadOfRow<Topic>>();
+
+/**
+ * How every receiver builds the payload of `topic` from a row a statement wrote and sent (src/events/change-news.ts
+ * `addRows`): the one definition of that payload, registered by the module that owns the row's table when it loads.
+ */
+export function payloadsFromRows<T extends Topic>(topic: T, fromRow: PayloadOfRow<T>): void {
+  payloadOfRow.set(topic, fromRow);
+}
+
 /**
  * An event whose payload is a row a statement is about to write (src/events/change-news.ts): everything but the row,
- * as a JSON object the statement completes with `row` (its part's RETURNING, `to_jsonb`). The receiver builds the
- * payload from the row (PAYLOAD_OF_ROW); the statement keeps the size within MAX_EVENT_BYTES.
+ * as a JSON object the statement completes with `row` (its part's RETURNING, `to_jsonb`). The receivers build the
+ * payload from the row (`payloadsFromRows`); the statement keeps the size within MAX_EVENT_BYTES.
  */
-export function encodeRowEnvelope(topic: RowTopic): string {
+export function encodeRowEnvelope(topic: Topic): string {
+  if (!payloadOfRow.has(topic)) throw new Error(`${topic} has no payload built from rows (payloadsFromRows)`);
   return JSON.stringify({ topic, sentAt: Date.now(), ...activeTraceContext() });
 }
 
 /** The payload of a message: its `payload`, or the one its topic builds from its `row`; undefined when neither. */
 function payloadOf(topic: Topic, message: { payload?: unknown; row?: unknown }): object | undefined {
   if (typeof message.payload === 'object' && message.payload !== null) return message.payload;
-  const fromRow = PAYLOAD_OF_ROW[topic];
+  const fromRow = payloadOfRow.get(topic);
   if (fromRow && typeof message.row === 'object' && message.row !== null) return fromRow(message.row as Record<string, unknown>);
   return undefined;
 }

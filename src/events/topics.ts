@@ -1,4 +1,4 @@
-import { asyncWorkOfRow, type AsyncWorkSnapshot } from '../jobs/work-ledger';
+import type { AsyncWorkSnapshot } from '../jobs/work-ledger';
 import type { EntityEvent } from './entity-events';
 
 /**
@@ -33,12 +33,3 @@ export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);
 }
 
-/**
- * Topics a statement may announce by the row it wrote (src/events/change-news.ts): the event carries that row as the
- * statement returned it, and each receiving process turns it into the payload here, by the one definition of it.
- */
-export const PAYLOAD_OF_ROW: { [T in Topic]?: (row: Record<string, unknown>) => TopicPayloads[T] } = {
-  'async-work.updated': asyncWorkOfRow,
-};
-
-export type RowTopic = { [T in Topic]: (typeof PAYLOAD_OF_ROW)[T] extends undefined ? never : T }[Topic];
