@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { runChange, type FollowingWrite } from '../src/db/change-statement';
 import { ChangeNews } from '../src/events/change-news';
 // The ledger registers how its rows travel in events (payloadsFromRows): the rows sent below are its.
-import '../src/jobs/work-ledger';
+import '../src/jobs/work-events';
 import { createEventBus } from '../src/events/create-event-bus';
 import { createPostgresEventBus, type EventBus } from '../src/events/event-bus';
 import { captureLog, eventBusSuite, sample, waitUntil, type LogLine } from './support/event-bus-suite';

@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+// How a unit of work's row travels in events (registered once, as the engine loads).
+import './work-events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';

@@ -1,4 +1,3 @@
-import { payloadsFromRows } from '../events/event-codec';
 import { newId } from '../shared/ids';
 import type { FollowingWrite, WriteAlong } from '../db/change-statement';
 import type { QueueDefinition, QueueWork } from './queue';
@@ -77,9 +76,6 @@ export function asyncWorkOfRow(row: Record<string, unknown>): AsyncWorkSnapshot 
     version: Number(row.version),
   };
 }
-
-// The news of a statement that writes a unit of work carries its row (src/events/change-news.ts): built so.
-payloadsFromRows('async-work.updated', asyncWorkOfRow);
 
 /** The insert of a new unit of work, QUEUED, its owner's columns selected `from` (a FROM clause). */
 function queuedStatement<P extends object>(work: QueueWork<P>, queue: QueueDefinition<P>, payload: P, maxAttempts: number, from: string) {
