@@ -35,6 +35,8 @@ export const alphaFailures = apiFailures({
     const envelope = errorEnvelopeSchema.safeParse(json);
     if (!envelope.success) return undefined;
     const { code, message, status: reason, details } = envelope.data.error;
+    // The provider says when to come back in a RetryInfo detail, with or without a Retry-After header: the later wins.
+    const retryDelay = retryInfoSeconds(details ?? []);
     return new AlphaProviderError({
       status,
       code: code ?? status,
@@ -42,11 +44,23 @@ export const alphaFailures = apiFailures({
       message: message ?? `Alpha provider answered HTTP ${status}`,
       details: details ?? [],
       retryable,
-      retryAfterSeconds,
+      retryAfterSeconds: retryAfterSeconds === undefined ? retryDelay : Math.max(retryAfterSeconds, retryDelay ?? 0),
     });
   },
   reasonForStatus: alphaReasonForStatus,
 });
+
+/** A `google.rpc.RetryInfo` detail's `retryDelay` ("1.5s", a protobuf Duration as JSON), in whole seconds, rounded up. */
+export function retryInfoSeconds(details: unknown[]): number | undefined {
+  for (const detail of details) {
+    if (typeof detail !== 'object' || detail === null) continue;
+    const { '@type': type, retryDelay } = detail as Record<string, unknown>;
+    if (typeof type !== 'string' || !type.endsWith('google.rpc.RetryInfo') || typeof retryDelay !== 'string') continue;
+    const seconds = /^(\d+(?:\.\d+)?)s$/.exec(retryDelay.trim());
+    if (seconds) return Math.ceil(Number(seconds[1]));
+  }
+  return undefined;
+}
 
 /** The provider's canonical reason for an HTTP status, for error answers that carry no readable envelope. */
 export function alphaReasonForStatus(status: number): string {
