@@ -17,6 +17,7 @@ import { Migration20261129000000_WebhookAllEventTypes } from './Migration2026112
 import { Migration20261130000000_RefusalsInStatements } from './Migration20261130000000_RefusalsInStatements';
 import { Migration20261130000100_EventStreams } from './Migration20261130000100_EventStreams';
 import { Migration20261130000200_WorkHistory } from './Migration20261130000200_WorkHistory';
+import { Migration20261201100000_WorkWaits } from './Migration20261201100000_WorkWaits';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130000000_RefusalsInStatements', class: Migration20261130000000_RefusalsInStatements },
   { name: 'Migration20261130000100_EventStreams', class: Migration20261130000100_EventStreams },
   { name: 'Migration20261130000200_WorkHistory', class: Migration20261130000200_WorkHistory },
+  { name: 'Migration20261201100000_WorkWaits', class: Migration20261201100000_WorkWaits },
 ];

@@ -24,6 +24,7 @@ const variablesSchema = z.object({
   JOB_RETRY_LIMIT: z.coerce.number().int().min(0).max(20).default(5),
   JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(600).default(2),
   JOB_STOP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(600).default(10),
+  JOB_MAX_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
   POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
   LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -134,6 +135,8 @@ const configSchema = variablesSchema.transform((raw, ctx) => {
       maintenanceSeconds: raw.JOB_MAINTENANCE_SECONDS,
       retryLimit: raw.JOB_RETRY_LIMIT,
       retryDelaySeconds: raw.JOB_RETRY_DELAY_SECONDS,
+      /** How long, in all, a job may wait for its provider (429s) before they count as failures (docs/jobs.md). */
+      maxWaitSeconds: raw.JOB_MAX_WAIT_SECONDS,
       /** How long a stop waits for running jobs before leaving them to be retried. */
       stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
     },

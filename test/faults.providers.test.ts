@@ -103,6 +103,9 @@ beforeAll(async () => {
   t = await startTestStack({
     JOB_RETRY_LIMIT: String(RETRY_LIMIT),
     JOB_RETRY_DELAY_SECONDS: '1',
+    // A 429 here is a failure like the others (no waiting allowed): its retries and its end are what this file
+    // checks on every queue. Waiting for a 429 instead is test/jobs.waits.test.ts's.
+    JOB_MAX_WAIT_SECONDS: '0',
     PROVIDER_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
     POST_RATE_LIMIT_PER_MINUTE: '100000',
     LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '100000',

@@ -144,14 +144,15 @@ describe('POST /post and the post lifecycle', () => {
   });
 
   it('ends in ERROR with last_error when retries are exhausted, and when the provider refuses the post', async () => {
-    await sandbox().fail({ count: 10, status: 429, method: 'POST' });
+    // A 503 counts against the retries (a 429 makes the job wait instead: test/jobs.waits.test.ts).
+    await sandbox().fail({ count: 10, status: 503, method: 'POST' });
     const exhausted = await createPost({ location_id: locationId, params: standard() });
     const failed = await pollPost(t.url, token, accountId, exhausted.body.payload.id, (p) => p.state === 'ERROR', 40000);
-    expect(failed.last_error).toMatchObject({ status: 429, reason: 'RESOURCE_EXHAUSTED' });
+    expect(failed.last_error).toMatchObject({ status: 503, reason: 'UNAVAILABLE' });
     // The post is marked ERROR just before its job is failed into its dead-letter queue, whose settling leaves the
     // post as its last attempt recorded it.
     await eventually(async () => ((await jobStates('post-publish-dead', failed.id)).includes('completed') ? true : undefined), 10000, 'the dead letter');
-    expect((await pollPost(t.url, token, accountId, failed.id)).last_error).toMatchObject({ status: 429, reason: 'RESOURCE_EXHAUSTED' });
+    expect((await pollPost(t.url, token, accountId, failed.id)).last_error).toMatchObject({ status: 503, reason: 'UNAVAILABLE' });
 
     await sandbox().reset();
     await sandbox().fail({ count: 1, status: 400, method: 'POST' });

@@ -22,8 +22,13 @@ export interface FailureJudgement {
   failure: JobFailure;
   /** A provider failure (expected, logged as a warning) rather than an error of ours (logged with its stack). */
   fromProvider: boolean;
-  /** complete: the record holds the final outcome; fail: pg-boss retries the job, or dead-letters it. */
-  settle: 'complete' | 'fail';
+  /**
+   * complete: the record holds the final outcome; fail: pg-boss retries the job, or dead-letters it; wait: the
+   * provider asked to come back later (a 429), and the job does, after `waitSeconds`, without spending an attempt.
+   */
+  settle: 'complete' | 'fail' | 'wait';
+  /** For `wait`: how long. */
+  waitSeconds?: number;
   /** The provider answered and refused: no retry could change it (not a failure to reach it, nor an error of ours). */
   refusal: boolean;
 }
@@ -31,7 +36,30 @@ export interface FailureJudgement {
 export const INTERNAL_REASON = 'INTERNAL';
 export const RETRIES_EXHAUSTED_REASON = 'RETRIES_EXHAUSTED';
 
-export function judgeFailure(error: unknown, lastAttempt: boolean): FailureJudgement {
+/** How long a job may wait for its provider, in all, before a 429 counts as a failure like any other. */
+export interface WaitAllowance {
+  /** Waited so far (since this job first waited). */
+  waitedSeconds: number;
+  /** JOB_MAX_WAIT_SECONDS: 0 makes every 429 a failure. */
+  maxWaitSeconds: number;
+  /** The wait when the provider names none (JOB_RETRY_DELAY_SECONDS). */
+  defaultSeconds: number;
+}
+
+/** The provider asks the caller to come back later: over its quota (429). */
+function asksToWait(error: ProviderError): boolean {
+  return error.status === 429;
+}
+
+export function judgeFailure(error: unknown, lastAttempt: boolean, allowance?: WaitAllowance): FailureJudgement {
+  if (error instanceof ProviderError && allowance && asksToWait(error)) {
+    const waitSeconds = Math.max(1, error.retryAfterSeconds ?? allowance.defaultSeconds);
+    // Waiting is not failing (docs/jobs.md): no attempt spent, nothing recorded, as long as the allowance lasts.
+    if (allowance.waitedSeconds + waitSeconds <= allowance.maxWaitSeconds) {
+      const failure = { status: error.status, reason: error.reason, message: error.message, details: [], final: false };
+      return { failure, fromProvider: true, settle: 'wait', waitSeconds, refusal: false };
+    }
+  }
   if (error instanceof ProviderError) {
     const final = !error.retryable || lastAttempt;
     const details = (error as { details?: unknown }).details;

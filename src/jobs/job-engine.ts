@@ -46,7 +46,8 @@ export class JobEngine {
     const boss = await startQueues(options);
     const { events, log, clock, metrics, ledger, config } = options;
     const loops = new FetchLoops(boss, log, metrics);
-    const deps = { boss, events, log, clock, metrics, ledger, loops, maxAttempts: config.retryLimit + 1 };
+    const waits = { maxWaitSeconds: config.maxWaitSeconds, defaultSeconds: config.retryDelaySeconds };
+    const deps = { boss, events, log, clock, metrics, ledger, loops, waits, maxAttempts: config.retryLimit + 1 };
     const engine = new JobEngine(deps, config, new Map(options.queues.map((queue) => [queue.name, queue])));
     engine.unsubscribeWake = events.subscribe('jobs.enqueued', ({ queue }) => loops.wake(queue));
     return engine;

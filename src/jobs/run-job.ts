@@ -4,6 +4,7 @@ import type { Metrics } from '../observability/metrics';
 import { originIn, runWithOrigin } from '../observability/origin';
 import { failActiveSpan } from '../observability/trace-context';
 import { completionWrites } from './completion';
+import { BOSS_SCHEMA } from './queue-setup';
 import { judgeFailure } from './failure-policy';
 import type { FetchLoops, RunningJob } from './fetch-loop';
 import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
@@ -17,6 +18,8 @@ export interface JobRunDeps extends LedgerDeps {
   loops: FetchLoops;
   log: FastifyBaseLogger;
   metrics: Metrics | undefined;
+  /** How long jobs may wait for their providers (JOB_MAX_WAIT_SECONDS), and for how long when a 429 names no time. */
+  waits: { maxWaitSeconds: number; defaultSeconds: number };
 }
 
 export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
@@ -73,8 +76,16 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
       log.debug({ err: error }, 'abandoned job ended after the stop');
       return;
     }
-    const judgement = judgeFailure(error, context.isLastAttempt);
+    const judgement = judgeFailure(error, context.isLastAttempt, { ...deps.waits, waitedSeconds: waitedSecondsOf(job.data) });
     const { failure } = judgement;
+    if (judgement.settle === 'wait') {
+      // Waiting is not failing (docs/jobs.md): taken again later with its attempts as they were; nothing recorded.
+      log.info({ reason: failure.reason, status: failure.status, waitSeconds: judgement.waitSeconds }, 'job waits for its provider, no attempt spent');
+      await waitForProvider(deps, queue, job.id, judgement.waitSeconds!, log);
+      deps.metrics?.countJob(queue, 'waited');
+      await noteWork(deps, workId, { status: AsyncWorkStatus.QUEUED, waiting: true }, log);
+      return;
+    }
     failActiveSpan(error);
     const what = failure.final ? 'final' : 'will be retried';
     if (judgement.refusal && origin?.refusalExpected) {
@@ -105,6 +116,31 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   }
   deps.metrics?.countJob(queue, 'completed');
   log.debug('job done');
+}
+
+/** How long a job has waited for its provider, since it first did (pg-boss's data keeps when). */
+function waitedSecondsOf(data: unknown): number {
+  const since = (data as { waitingSince?: unknown } | null)?.waitingSince;
+  const at = typeof since === 'string' ? Date.parse(since) : Number.NaN;
+  return Number.isNaN(at) ? 0 : Math.max(0, (Date.now() - at) / 1000);
+}
+
+/**
+ * Puts an active job back in its queue, due in `seconds`, as it was before it was taken: its retry count untouched
+ * (pg-boss has no call for that; its documentation allows direct writes of its job table). Its data keeps when it
+ * first waited. A job that cannot be put back stays active and is taken again when it expires (an attempt spent).
+ */
+async function waitForProvider(deps: JobRunDeps, queue: string, jobId: string, seconds: number, log: FastifyBaseLogger): Promise<void> {
+  try {
+    await deps.ledger(
+      `update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, start_after = now() + make_interval(secs => ?),
+         data = case when data->'waitingSince' is null then coalesce(data, '{}'::jsonb) || jsonb_build_object('waitingSince', now()) else data end
+       where name = ? and id = ?::uuid and state = 'active'`,
+      [seconds, queue, jobId],
+    );
+  } catch (error) {
+    log.error({ err: error }, 'could not put the waiting job back in its queue; it is taken again when it expires');
+  }
 }
 
 /** Completes or fails a job in pg-boss; a failed last attempt wakes the queue's dead-letter taker. */

@@ -121,7 +121,8 @@ export type WorkChange =
   | { status: AsyncWorkStatus.RETRYING | AsyncWorkStatus.FAILED; error: string }
   /** Without an error of its own: the last attempt's stays. */
   | { status: AsyncWorkStatus.DEAD_LETTERED }
-  | { status: AsyncWorkStatus.QUEUED };
+  /** Queued again: a retry of ended work; or, `waiting`, a job waiting for its provider, the attempt it began given back. */
+  | { status: AsyncWorkStatus.QUEUED; waiting?: boolean };
 
 /** The statement of a change of the work `workId`, with `condition` (SQL) added to its WHERE. */
 function changeStatement(workId: string, change: WorkChange, condition = ''): { sql: string; values: unknown[] } {
@@ -130,7 +131,7 @@ function changeStatement(workId: string, change: WorkChange, condition = ''): { 
   return {
     sql: `update async_work set
        status = ?,
-       attempts = attempts + case when ? then 1 else 0 end,
+       attempts = greatest(0, attempts + ?::int),
        started_at = case when ? then now() else started_at end,
        ended_at = case when ? then now() else null end,
        error = case when ? then ? when ? then null else error end,
@@ -140,7 +141,7 @@ function changeStatement(workId: string, change: WorkChange, condition = ''): { 
      where id = ? ${condition} ${RETURNING}`,
     values: [
       change.status,
-      change.status === AsyncWorkStatus.RUNNING,
+      change.status === AsyncWorkStatus.RUNNING ? 1 : 'waiting' in change && change.waiting ? -1 : 0,
       change.status === AsyncWorkStatus.RUNNING,
       ended,
       error !== null,

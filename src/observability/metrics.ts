@@ -27,7 +27,7 @@ export function errorCodeLabel(error: { extensions?: Record<string, unknown> } |
   return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
 }
 
-export type JobOutcome = 'completed' | 'retried' | 'failed' | 'dead_lettered';
+export type JobOutcome = 'completed' | 'retried' | 'waited' | 'failed' | 'dead_lettered';
 
 /** What the database pool reports when scraped. */
 export interface PoolSnapshot {
@@ -71,7 +71,7 @@ export class Metrics {
   readonly jobsCreated = new Counter({ name: 'lg_jobs_created_total', help: 'Jobs enqueued, by queue', labelNames: ['queue'] as const, registers: [this.registry] });
   readonly jobsEnded = new Counter({
     name: 'lg_job_attempts_total',
-    help: 'Job attempts ended, by queue and outcome: completed, retried (failed, to be tried again), failed (failed for good), dead_lettered (settled from the dead-letter queue)',
+    help: 'Job attempts ended, by queue and outcome: completed, retried (failed, to be tried again), waited (the provider asked to come back later: no attempt spent), failed (failed for good), dead_lettered (settled from the dead-letter queue)',
     labelNames: ['queue', 'outcome'] as const,
     registers: [this.registry],
   });
