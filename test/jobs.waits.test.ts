@@ -154,3 +154,50 @@ describe('a provider answering 429', () => {
     }
   });
 });
+
+describe('a 429 naming the provider’s project quota', () => {
+  // A stack of its own: the pause it starts lasts a minute (the quota's Retry-After), longer than the waits above allow.
+  let paused: TestStack;
+  let fixture: OrganizationFixture;
+  beforeAll(async () => {
+    paused = await startTestStack({ JOB_RETRY_LIMIT: '1', JOB_RETRY_DELAY_SECONDS: '1', POST_RATE_LIMIT_PER_MINUTE: '1000' });
+    fixture = await createOrganizationFixture(paused.em(), { accounts: 1, locationsEach: 1, connected: true });
+  });
+  afterAll(() => paused?.close());
+
+  it('pauses its provider: the jobs after it make no call until then, and spend no attempt', async () => {
+    const sandbox = sandboxOf(paused.url);
+    const accountId = fixture.accounts[0]!.account.id;
+    const post = async (summary: string) => {
+      const created = await http(paused.url, 'POST', `/post?account_id=${accountId}`, {
+        token: fixture.token,
+        body: { location_id: fixture.accounts[0]!.locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
+      });
+      expect(created.status).toBe(202);
+      return created.body.payload.id as string;
+    };
+    const waited = async () => {
+      const text = await (await fetch(`${paused.url}/metrics`)).text();
+      return Number(/^lg_job_attempts_total\{queue="post-publish",outcome="waited"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const jobOf = async (postId: string) =>
+      (await paused.em().getConnection().execute<{ state: string; retry_count: number }[]>(
+        `select state::text, retry_count from pgboss.job where name = 'post-publish' and data->>'postId' = ?`,
+        [postId],
+      ))[0];
+
+    await sandbox.configure({ quotaPerMinute: 1 });
+    const admitted = await post('Admitted by the quota');
+    await pollPost(paused.url, fixture.token, accountId, admitted, (found) => found.state === 'LIVE', 30_000);
+    const refused = await post('Refused: pauses the provider');
+    await eventually(async () => ((await sandbox.state()).quota.refused === 1 ? true : undefined), 15_000, 'the 429');
+    const held = await post('Held by the pause');
+    // Taken and put back without a call: two waits, the refused one's and the held one's.
+    await eventually(async () => ((await waited()) >= 2 ? true : undefined), 15_000, 'the held job to wait');
+    expect((await sandbox.state()).quota).toMatchObject({ admitted: 1, refused: 1, callsDuringRetryAfter: 0 });
+    for (const id of [refused, held]) {
+      expect(await jobOf(id)).toEqual({ state: 'created', retry_count: 0 });
+      expect((await pollPost(paused.url, fixture.token, accountId, id, () => true)).state).toBe('SENDING');
+    }
+  });
+});

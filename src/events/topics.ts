@@ -14,6 +14,8 @@ export interface TopicPayloads {
   'async-work.updated': AsyncWorkSnapshot;
   /** Jobs were enqueued: workers in every process wake instead of waiting for their next poll. */
   'jobs.enqueued': { queue: string };
+  /** A 429 named a provider's project quota: no process calls that provider before `until` (ms since the epoch). */
+  'provider.paused': { provider: 'alpha' | 'beta'; until: number };
   /** A token was revoked: every process closes the WebSockets opened with it, ending their subscriptions. */
   'token.revoked': { tokenId: string };
   /** Webhook work waits: activity events were committed (a database trigger sends it), a ping or redelivery was asked for, or a delivery ended and its record's next may go. The dispatcher looks now instead of at its next poll. */
@@ -27,7 +29,7 @@ export interface TopicPayloads {
 
 export type Topic = keyof TopicPayloads;
 
-export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'token.revoked', 'webhooks.pending', 'activity.recorded'];
+export const TOPICS: readonly Topic[] = ['post.updated', 'location-update-job.updated', 'async-work.updated', 'jobs.enqueued', 'provider.paused', 'token.revoked', 'webhooks.pending', 'activity.recorded'];
 
 export function isTopic(value: unknown): value is Topic {
   return typeof value === 'string' && (TOPICS as readonly string[]).includes(value);

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 // How a unit of work's row travels in events (registered once, as the engine loads).
 import './work-events';
+import { ProviderPauses } from './provider-pauses';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';
@@ -24,6 +25,7 @@ export { defineWorker, type AnyWorker, type JobContext, type JobHandler, type Wo
  */
 export class JobEngine {
   private unsubscribeWake: (() => void) | undefined;
+  private unsubscribePauses: (() => void) | undefined;
 
   private constructor(
     private readonly deps: JobRunDeps & EnqueueDeps,
@@ -47,9 +49,11 @@ export class JobEngine {
     const { events, log, clock, metrics, ledger, config } = options;
     const loops = new FetchLoops(boss, log, metrics);
     const waits = { maxWaitSeconds: config.maxWaitSeconds, defaultSeconds: config.retryDelaySeconds };
-    const deps = { boss, events, log, clock, metrics, ledger, loops, waits, maxAttempts: config.retryLimit + 1 };
+    const pauses = new ProviderPauses();
+    const deps = { boss, events, log, clock, metrics, ledger, loops, waits, pauses, maxAttempts: config.retryLimit + 1 };
     const engine = new JobEngine(deps, config, new Map(options.queues.map((queue) => [queue.name, queue])));
     engine.unsubscribeWake = events.subscribe('jobs.enqueued', ({ queue }) => loops.wake(queue));
+    engine.unsubscribePauses = events.subscribe('provider.paused', ({ provider, until }) => pauses.note(provider, until));
     return engine;
   }
 
@@ -87,6 +91,7 @@ export class JobEngine {
   /** No job starts from now on; running ones go on (and `stop()` waits for them). */
   stopTaking(): void {
     this.unsubscribeWake?.();
+    this.unsubscribePauses?.();
     this.deps.loops.stopTaking();
   }
 

@@ -5,6 +5,8 @@ import { originIn, runWithOrigin } from '../observability/origin';
 import { failActiveSpan } from '../observability/trace-context';
 import { completionWrites } from './completion';
 import { BOSS_SCHEMA } from './queue-setup';
+import type { ProviderPauses } from './provider-pauses';
+import { ProviderError } from '../providers/shared/provider-error';
 import { judgeFailure } from './failure-policy';
 import type { FetchLoops, RunningJob } from './fetch-loop';
 import { noteProgress, noteWork, type LedgerDeps } from './ledger-notes';
@@ -20,6 +22,8 @@ export interface JobRunDeps extends LedgerDeps {
   metrics: Metrics | undefined;
   /** How long jobs may wait for their providers (JOB_MAX_WAIT_SECONDS), and for how long when a 429 names no time. */
   waits: { maxWaitSeconds: number; defaultSeconds: number };
+  /** Providers paused by a 429 that named their project's quota, as every process hears of them. */
+  pauses: ProviderPauses;
 }
 
 export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
@@ -68,6 +72,15 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   }
   const payload = job.data;
   const workId = workIdIn(job.data);
+  // Its provider is paused: back in the queue until then, before anything is noted or called (no attempt).
+  const provider = worker.queue.provider;
+  const pausedSeconds = provider ? Math.ceil(deps.pauses.remainingMs(provider) / 1000) : 0;
+  if (pausedSeconds > 0 && waitedSecondsOf(job.data) + pausedSeconds <= deps.waits.maxWaitSeconds) {
+    log.info({ provider, waitSeconds: pausedSeconds }, 'job waits: its provider is paused, no call made');
+    await waitForProvider(deps, queue, job.id, pausedSeconds, log);
+    deps.metrics?.countJob(queue, 'waited');
+    return;
+  }
   if (!worker.marksRunning) await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
   try {
     await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
@@ -81,6 +94,12 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
     if (judgement.settle === 'wait') {
       // Waiting is not failing (docs/jobs.md): taken again later with its attempts as they were; nothing recorded.
       log.info({ reason: failure.reason, status: failure.status, waitSeconds: judgement.waitSeconds }, 'job waits for its provider, no attempt spent');
+      if (error instanceof ProviderError && error.quotaScope === 'project') {
+        // The limit covers every call: no process calls this provider before then (announce never throws).
+        const until = Date.now() + judgement.waitSeconds! * 1000;
+        deps.pauses.note(error.provider, until);
+        void deps.events.announce('provider.paused', { provider: error.provider, until });
+      }
       await waitForProvider(deps, queue, job.id, judgement.waitSeconds!, log);
       deps.metrics?.countJob(queue, 'waited');
       await noteWork(deps, workId, { status: AsyncWorkStatus.QUEUED, waiting: true }, log);

@@ -94,6 +94,7 @@ const samples: { [T in Topic]: (n: number) => TopicPayloads[T] } = {
     snapshot: { id: `job-${n}`, status: 'RUNNING', fields: ['description'], changes: { description: `Ölmühle n°${n}` }, error: null, version: n },
   }),
   'jobs.enqueued': (n) => ({ queue: `queue-${n}` }),
+  'provider.paused': (n) => ({ provider: n % 2 ? 'alpha' : 'beta', until: 1_767_225_600_000 + n * 1000 }),
   'token.revoked': (n) => ({ tokenId: `token-${n}` }),
   'webhooks.pending': () => ({}),
   'activity.recorded': (n) => ({ id: `event-${n}`, organizationId: 'org-1', accountId: n % 2 ? null : 'account-1', type: 'post.state_changed' }),

@@ -1,14 +1,14 @@
 import { alphaFailures, retryInfoSeconds } from '../../src/providers/alpha/alpha.errors';
 
 /** The alpha provider's 429 envelope, as it answers a spent quota (its sandbox: docs/alpha-sandbox.md). */
-function exhausted(retryDelay: string): unknown {
+function exhausted(retryDelay: string, quotaLimit?: string): unknown {
   return {
     error: {
       code: 429,
       status: 'RESOURCE_EXHAUSTED',
       message: 'Quota exceeded. Retry later.',
       details: [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMIT_EXCEEDED' },
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMIT_EXCEEDED', ...(quotaLimit ? { metadata: { quota_limit: quotaLimit } } : {}) },
         { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay },
       ],
     },
@@ -31,5 +31,12 @@ describe('when the alpha provider says to come back', () => {
     const error = alphaFailures.fromBody({ status: 503, json: { error: { code: 503, status: 'UNAVAILABLE', message: 'Try again' } }, retryable: true, retryAfterSeconds: undefined });
     expect(error).toMatchObject({ status: 503 });
     expect(error?.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('says the limit is the project’s only when its ErrorInfo names a per-project limit', () => {
+    const answer = (quotaLimit?: string) => alphaFailures.fromBody({ status: 429, json: exhausted('1s', quotaLimit), retryable: true, retryAfterSeconds: 1 });
+    expect(answer('RequestsPerMinutePerProject')?.quotaScope).toBe('project');
+    expect(answer('EditsPerMinutePerLocation')?.quotaScope).toBeUndefined();
+    expect(answer()?.quotaScope).toBeUndefined();
   });
 });

@@ -45,10 +45,24 @@ export const alphaFailures = apiFailures({
       details: details ?? [],
       retryable,
       retryAfterSeconds: retryAfterSeconds === undefined ? retryDelay : Math.max(retryAfterSeconds, retryDelay ?? 0),
+      ...(status === 429 && namesProjectQuota(details ?? []) ? { quotaScope: 'project' as const } : {}),
     });
   },
   reasonForStatus: alphaReasonForStatus,
 });
+
+/**
+ * An ErrorInfo detail naming a per-project limit (`quota_limit: RequestsPerMinutePerProject`, …), as the provider's
+ * quota errors do; a per-location edit limit, or a 429 that names none, covers less than every call.
+ */
+function namesProjectQuota(details: unknown[]): boolean {
+  return details.some((detail) => {
+    if (typeof detail !== 'object' || detail === null) return false;
+    const { '@type': type, metadata } = detail as Record<string, unknown>;
+    const limit = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>).quota_limit : undefined;
+    return typeof type === 'string' && type.endsWith('google.rpc.ErrorInfo') && typeof limit === 'string' && limit.endsWith('PerProject');
+  });
+}
 
 /** A `google.rpc.RetryInfo` detail's `retryDelay` ("1.5s", a protobuf Duration as JSON), in whole seconds, rounded up. */
 export function retryInfoSeconds(details: unknown[]): number | undefined {

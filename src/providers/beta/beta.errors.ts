@@ -53,6 +53,8 @@ export const betaFailures = apiFailures({
       details: body.data.details ?? [],
       retryable,
       retryAfterSeconds,
+      // The beta provider has one limit, its project's: every 429 covers every call.
+      ...(status === 429 ? { quotaScope: 'project' as const } : {}),
     });
   },
   reasonForStatus: betaCodeForStatus,

@@ -16,6 +16,8 @@ export interface ProviderErrorInit {
   message: string;
   retryable: boolean;
   retryAfterSeconds?: number;
+  /** What a 429's limit covers, when the provider says: `project`, every call of this integration. */
+  quotaScope?: 'project';
   cause?: unknown;
 }
 
@@ -29,6 +31,8 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   /** From a Retry-After header, when the provider sent one. */
   readonly retryAfterSeconds?: number;
+  /** What a 429's limit covers, when the provider says: `project`, every call of this integration. */
+  readonly quotaScope?: 'project';
 
   constructor(init: ProviderErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -37,6 +41,7 @@ export class ProviderError extends Error {
     this.reason = init.reason;
     this.retryable = init.retryable;
     if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
+    if (init.quotaScope !== undefined) this.quotaScope = init.quotaScope;
   }
 }
 

@@ -1,0 +1,20 @@
+import type { ProviderName } from '../providers/shared/provider-error';
+
+/**
+ * Providers paused because a 429 named their project's quota (docs/jobs.md, "Waiting is not failing"): when each may
+ * be called again, in this process. Every process hears of a pause on the event bus (`provider.paused`), so none calls
+ * a paused provider; a process that starts during a pause learns of it from its first 429.
+ */
+export class ProviderPauses {
+  private readonly until = new Map<ProviderName, number>();
+
+  /** `provider` is paused until `untilMs` (ms since the epoch), or longer if it already was. */
+  note(provider: ProviderName, untilMs: number): void {
+    if (untilMs > (this.until.get(provider) ?? 0)) this.until.set(provider, untilMs);
+  }
+
+  /** How long `provider` stays paused from `nowMs`: 0 when it is not. */
+  remainingMs(provider: ProviderName, nowMs = Date.now()): number {
+    return Math.max(0, (this.until.get(provider) ?? 0) - nowMs);
+  }
+}
