@@ -21,8 +21,17 @@ export interface EnqueueDeps {
   maxAttempts: number;
 }
 
+/**
+ * pg-boss's priority of bulk work (a campaign's posts): below the default 0 of the work a person asked for one by
+ * one, which pg-boss's fetch takes first (`priority desc`), so a campaign of thousands does not hold a single post
+ * behind it in the same queue (docs/jobs.md, "Interactive before bulk").
+ */
+export const BULK_PRIORITY = -1;
+
 export interface EnqueueOptions {
   startAfter?: Date;
+  /** Bulk work (a campaign's post): taken after the work people asked for one by one. */
+  bulk?: boolean;
   /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */
   workId?: string;
 }
@@ -83,7 +92,7 @@ export async function enqueueJob<P extends object>(
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
     : await recordQueued(execute, queue, payload, deps.maxAttempts);
   const data = jobData(payload, work?.id);
-  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
+  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}), ...(options.bulk ? { priority: BULK_PRIORITY } : {}) });
   // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
   if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
   // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).

@@ -205,7 +205,7 @@ export async function createPostCampaign(
       for (const post of posts) em.persist(post);
       await em.flush();
       for (const post of posts) {
-        await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id });
+        await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id }, { bulk: true });
         announcePostChange(em, scope.runtime, post, null);
       }
     }),
