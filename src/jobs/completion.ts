@@ -3,11 +3,6 @@ import type { ChangeNews } from '../events/change-news';
 import { BOSS_SCHEMA } from './queue-setup';
 import { AsyncWorkStatus, workChangeWrite, type AsyncWorkSnapshot } from './work-ledger';
 
-/** A job's completion as its record's change wrote it: the job is done, and its unit of work as it then stood. */
-export interface CompletedInChange {
-  work: AsyncWorkSnapshot | undefined;
-}
-
 /**
  * The completion of job `jobId` as writes that go in the statement of its record's final change
  * (src/db/change-statement.ts): pg-boss's job row completed as pg-boss's own `complete()` does (an active job only;
@@ -19,16 +14,19 @@ export function completionWrites(
   jobId: string,
   workId: string | undefined,
   news: ChangeNews,
-  completed: (done: CompletedInChange) => void,
+  completed: () => void,
 ): FollowingWrite[] {
   const job = {
     sql: `update ${BOSS_SCHEMA}.job set completed_on = now(), state = 'completed'
       where name = ? and id = ?::uuid and state = 'active' and exists (select 1 from changed)`,
     values: [queue, jobId],
   };
-  if (!workId) return [{ ...job, sql: `${job.sql} returning id`, returned: () => completed({ work: undefined }) }];
+  if (!workId) return [{ ...job, sql: `${job.sql} returning id`, returned: completed }];
   let succeeded: AsyncWorkSnapshot | undefined;
-  const work = workChangeWrite(workId, { status: AsyncWorkStatus.SUCCEEDED }, (recorded) => completed({ work: (succeeded = recorded) }));
+  const work = workChangeWrite(workId, { status: AsyncWorkStatus.SUCCEEDED }, (recorded) => {
+    succeeded = recorded;
+    completed();
+  });
   news.addRows('async-work.updated', work, () => succeeded);
   return [job, work];
 }

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type PgBoss from 'pg-boss';
-import type { CompletedInChange } from './completion';
 import type { Metrics } from '../observability/metrics';
 import { originIn } from '../observability/origin';
 import { inConsumerSpan } from '../observability/trace-context';
@@ -42,8 +41,8 @@ export interface RunningJob {
   controller: AbortController;
   /** Given up at stop: whatever its handler does later is not recorded (the job is retried instead). */
   abandoned: boolean;
-  /** Set when its record's change completed it (src/jobs/completion.ts). */
-  completed?: CompletedInChange;
+  /** Set when its record's change completed it, with its unit of work's news (src/jobs/completion.ts). */
+  completed?: boolean;
 }
 
 /** What a fetch loop does with each job it takes; it completes or fails the job itself. */

@@ -36,7 +36,7 @@ export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown
     signal: running.controller.signal,
     log,
     progress: (fraction) => noteProgress(deps, workId, fraction, log),
-    completion: (news) => completionWrites(running.queue, job.id, workId, news, (done) => (running.completed = done)),
+    completion: (news) => completionWrites(running.queue, job.id, workId, news, () => (running.completed = true)),
     running: () => {
       if (!workId) return [];
       // The statement of the read sends the news of its RUNNING (src/events/change-news.ts).
