@@ -76,8 +76,9 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   const provider = worker.queue.provider;
   const pausedSeconds = provider ? Math.ceil(deps.pauses.remainingMs(provider) / 1000) : 0;
   if (pausedSeconds > 0 && waitedSecondsOf(job.data) + pausedSeconds <= deps.waits.maxWaitSeconds) {
-    log.info({ provider, waitSeconds: pausedSeconds }, 'job waits: its provider is paused, no call made');
     await waitForProvider(deps, queue, job.id, pausedSeconds, log);
+    // Said once it is back in its queue: the line tells what was done.
+    log.info({ provider, waitSeconds: pausedSeconds }, 'job waits: its provider is paused, no call made');
     deps.metrics?.countJob(queue, 'waited');
     return;
   }
@@ -93,7 +94,6 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
     const { failure } = judgement;
     if (judgement.settle === 'wait') {
       // Waiting is not failing (docs/jobs.md): taken again later with its attempts as they were; nothing recorded.
-      log.info({ reason: failure.reason, status: failure.status, waitSeconds: judgement.waitSeconds }, 'job waits for its provider, no attempt spent');
       if (error instanceof ProviderError && error.quotaScope === 'project') {
         // The limit covers every call: no process calls this provider before then (announce never throws).
         const until = Date.now() + judgement.waitSeconds! * 1000;
@@ -101,6 +101,7 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
         void deps.events.announce('provider.paused', { provider: error.provider, until });
       }
       await waitForProvider(deps, queue, job.id, judgement.waitSeconds!, log);
+      log.info({ reason: failure.reason, status: failure.status, waitSeconds: judgement.waitSeconds }, 'job waits for its provider, no attempt spent');
       deps.metrics?.countJob(queue, 'waited');
       await noteWork(deps, workId, { status: AsyncWorkStatus.QUEUED, waiting: true }, log);
       return;
