@@ -18,6 +18,7 @@ import { Migration20261130000000_RefusalsInStatements } from './Migration2026113
 import { Migration20261130000100_EventStreams } from './Migration20261130000100_EventStreams';
 import { Migration20261130000200_WorkHistory } from './Migration20261130000200_WorkHistory';
 import { Migration20261201100000_WorkWaits } from './Migration20261201100000_WorkWaits';
+import { Migration20261202090000_ProviderBudgets } from './Migration20261202090000_ProviderBudgets';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -40,4 +41,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130000100_EventStreams', class: Migration20261130000100_EventStreams },
   { name: 'Migration20261130000200_WorkHistory', class: Migration20261130000200_WorkHistory },
   { name: 'Migration20261201100000_WorkWaits', class: Migration20261201100000_WorkWaits },
+  { name: 'Migration20261202090000_ProviderBudgets', class: Migration20261202090000_ProviderBudgets },
 ];

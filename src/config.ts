@@ -1,5 +1,28 @@
 import { z } from 'zod';
 
+const BUDGET_PATTERN = /^(off|[0-9]+(\.[0-9]+)?\/(s|min))$/;
+const BUDGET_MESSAGE = 'must be off, or requests per second or minute above 0, such as 20/s or 300/min';
+const budgetSetting = z
+  .string()
+  .regex(BUDGET_PATTERN, BUDGET_MESSAGE)
+  .refine((text) => text === 'off' || Number(text.split('/')[0]) > 0, BUDGET_MESSAGE);
+
+/**
+ * The providers' published quotas, the budgets' defaults in production: the alpha provider's default per-project
+ * quota of 300 requests a minute (its console shows the project's own); the beta provider publishes none, so ours is
+ * a conservative 10 a second. In development and tests the default is off: the sandboxes have no quota unless one
+ * is given to them (docs/operations.md, "Provider budgets").
+ */
+const PUBLISHED_BUDGETS = { alpha: '300/min', beta: '10/s' } as const;
+
+/** A budget setting as requests per second; undefined: off. */
+function budgetOf(setting: string | undefined, production: boolean, published: string): number | undefined {
+  const text = setting ?? (production ? published : 'off');
+  if (text === 'off') return undefined;
+  const [count, unit] = text.split('/');
+  return Number(count) / (unit === 'min' ? 60 : 1);
+}
+
 /** Every variable the process reads, validated once at start-up. A bad value stops with the variable's name. */
 const variablesSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -25,6 +48,9 @@ const variablesSchema = z.object({
   JOB_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(600).default(2),
   JOB_STOP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(600).default(10),
   JOB_MAX_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(3600),
+  // A provider's request budget (docs/operations.md, "Provider budgets"): `<n>/s`, `<n>/min`, or `off`.
+  ALPHA_BUDGET: budgetSetting.optional(),
+  BETA_BUDGET: budgetSetting.optional(),
   POST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   POST_QUOTA_PER_MONTH: z.coerce.number().int().min(1).default(10000),
   LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -139,6 +165,14 @@ const configSchema = variablesSchema.transform((raw, ctx) => {
       maxWaitSeconds: raw.JOB_MAX_WAIT_SECONDS,
       /** How long a stop waits for running jobs before leaving them to be retried. */
       stopTimeoutSeconds: raw.JOB_STOP_TIMEOUT_SECONDS,
+    },
+    /**
+     * Requests a second each provider may be sent by the whole deployment (src/providers/shared/provider-budget.ts);
+     * undefined: no budget (calls go as fast as jobs run; a 429 still makes them wait).
+     */
+    budgets: {
+      alpha: budgetOf(raw.ALPHA_BUDGET, raw.NODE_ENV === 'production', PUBLISHED_BUDGETS.alpha),
+      beta: budgetOf(raw.BETA_BUDGET, raw.NODE_ENV === 'production', PUBLISHED_BUDGETS.beta),
     },
     /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), the post quota, and other bounds on work. */
     limits: {

@@ -8,6 +8,7 @@ import type { AlphaClient } from './providers/alpha/alpha.client';
 import type { AlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import type { BetaClient } from './providers/beta/beta.client';
 import type { BetaOAuthClient } from './providers/beta/beta.oauth';
+import type { ProviderBudgets } from './providers/shared/provider-budget';
 import type { Metrics } from './observability/metrics';
 import type { ProviderHealthWindow } from './observability/provider-health';
 import type { Clock } from './shared/clock';
@@ -22,6 +23,8 @@ export interface Runtime {
   database: Database;
   events: EventBus;
   jobs: JobEngine;
+  /** Each provider's request budget, shared by the deployment's processes (docs/jobs.md, "Provider budgets"). */
+  providerBudgets: ProviderBudgets;
   alpha: AlphaClient;
   /** The alpha provider's identity provider (consent, tokens). */
   alphaOAuth: AlphaOAuthClient;

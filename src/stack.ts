@@ -22,6 +22,8 @@ import { createAlphaOAuthClient } from './providers/alpha/alpha.oauth';
 import { createBetaClient } from './providers/beta/beta.client';
 import { createBetaOAuthClient } from './providers/beta/beta.oauth';
 import { baseUrlNow, type BaseUrl } from './providers/shared/http';
+import { providerBudgetsOf } from './providers/shared/provider-budget';
+import { postgresSlotStore } from './db/provider-slots';
 import { restEventPresenter } from './rest/event-presenter';
 import type { Runtime } from './runtime';
 import { frontDoorLinks } from './home/front-door';
@@ -153,7 +155,10 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const database = await openDatabase(location.url, { entities: composition.entities, clock, log });
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
-    const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database) });
+    const providerBudgets = providerBudgetsOf(config.budgets, postgresSlotStore(statementsApart(database.orm.em)), log);
+    // Read at each scrape, once the process has started (the budgets and the jobs are built below).
+    const providers = () => ({ budgets: Object.values(providerBudgets).map((budget) => budget.reading()), pauses: jobs.pausedProviders() });
+    const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database), providers });
     const providerHealth = new ProviderHealthWindow();
     const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log, metrics });
     steps.push({ name: 'the event bus', run: () => events.close() });
@@ -201,7 +206,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       jobs,
       clock,
       authentication,
-      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, observe: observeAll(metrics?.providerObserver('alpha'), providerHealth.observer('alpha')) }),
+      providerBudgets,
+      alpha: createAlphaClient({ baseUrl: alphaBaseUrl, accessToken: () => config.alphaAccessToken, timeoutMs, budget: providerBudgets.alpha, observe: observeAll(metrics?.providerObserver('alpha'), providerHealth.observer('alpha')) }),
       alphaOAuth: createAlphaOAuthClient({
         baseUrl: config.alphaOAuthUrl ?? alphaBaseUrl,
         clientId: config.alphaClientId,
@@ -210,7 +216,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
         observe: observeAll(metrics?.providerObserver('alpha-oauth'), providerHealth.observer('alpha-oauth')),
       }),
       // Beta calls always carry a company's token (from its consent): the client has no token of its own.
-      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs, observe: observeAll(metrics?.providerObserver('beta'), providerHealth.observer('beta')) }),
+      beta: createBetaClient({ baseUrl: betaBaseUrl, accessToken: () => '', timeoutMs, budget: providerBudgets.beta, observe: observeAll(metrics?.providerObserver('beta'), providerHealth.observer('beta')) }),
       betaOAuth: createBetaOAuthClient({
         baseUrl: betaBaseUrl,
         clientId: config.betaClientId,

@@ -22,16 +22,21 @@ export interface EnqueueDeps {
 }
 
 /**
- * pg-boss's priority of bulk work (a campaign's posts): below the default 0 of the work a person asked for one by
- * one, which pg-boss's fetch takes first (`priority desc`), so a campaign of thousands does not hold a single post
- * behind it in the same queue (docs/jobs.md, "Interactive before bulk").
+ * Bulk work (a campaign's posts) is queued below the default priority 0 of the work a person asked for one by one,
+ * which pg-boss's fetch takes first (`priority desc`), so a campaign of thousands does not hold a single post behind
+ * it in the same queue; and in turns between organizations: the n-th bulk job of each organization's backlog gets
+ * priority -n, counted from the turn being served when it was queued (`lg_take_bulk_turns`, one statement per
+ * batch), so two organizations' campaigns are taken one job of each in turn (docs/jobs.md, "Interactive before bulk").
  */
-export const BULK_PRIORITY = -1;
+export async function takeBulkTurns(em: EntityManager, queue: string, organizationId: string, count: number): Promise<number> {
+  const [row] = await statementsIn(em)('select lg_take_bulk_turns(?, ?, ?) as first_turn', [queue, organizationId, count]);
+  return Number(row!.first_turn);
+}
 
 export interface EnqueueOptions {
   startAfter?: Date;
-  /** Bulk work (a campaign's post): taken after the work people asked for one by one. */
-  bulk?: boolean;
+  /** Bulk work's turn (takeBulkTurns): taken after the work people asked for one by one, in turn between organizations. */
+  bulkTurn?: number;
   /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */
   workId?: string;
 }
@@ -92,7 +97,7 @@ export async function enqueueJob<P extends object>(
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
     : await recordQueued(execute, queue, payload, deps.maxAttempts);
   const data = jobData(payload, work?.id);
-  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}), ...(options.bulk ? { priority: BULK_PRIORITY } : {}) });
+  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}), ...(options.bulkTurn ? { priority: -options.bulkTurn } : {}) });
   // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
   if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
   // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).

@@ -2,18 +2,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 // How a unit of work's row travels in events (registered once, as the engine loads).
 import './work-events';
 import { ProviderPauses } from './provider-pauses';
+import { readProviderPauses } from '../db/provider-slots';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';
 import type { Metrics } from '../observability/metrics';
 import type { Clock } from '../shared/clock';
 import { takeDeadLetters } from './dead-letters';
-import { enqueueJob, enqueueWrites, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
+import { enqueueJob, enqueueWrites, takeBulkTurns, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
 import { FetchLoops } from './fetch-loop';
 import type { QueueDefinition } from './queue';
 import { startQueues } from './queue-setup';
 import { runJob, type JobRunDeps } from './run-job';
 import type { Worker } from './worker';
+import type { ProviderName } from '../providers/shared/provider-error';
 import type { Execute } from './work-ledger';
 
 export { defineWorker, type AnyWorker, type JobContext, type JobHandler, type Worker } from './worker';
@@ -50,6 +52,8 @@ export class JobEngine {
     const loops = new FetchLoops(boss, log, metrics);
     const waits = { maxWaitSeconds: config.maxWaitSeconds, defaultSeconds: config.retryDelaySeconds };
     const pauses = new ProviderPauses();
+    // A pause met by another process before this one started (a 429 naming the provider's project quota).
+    for (const { provider, untilMs } of await readProviderPauses(ledger)) pauses.note(provider, untilMs);
     const deps = { boss, events, log, clock, metrics, ledger, loops, waits, pauses, maxAttempts: config.retryLimit + 1 };
     const engine = new JobEngine(deps, config, new Map(options.queues.map((queue) => [queue.name, queue])));
     engine.unsubscribeWake = events.subscribe('jobs.enqueued', ({ queue }) => loops.wake(queue));
@@ -64,6 +68,18 @@ export class JobEngine {
    */
   enqueue<P extends object>(em: EntityManager, queue: QueueDefinition<P>, payload: P, options: EnqueueOptions = {}): Promise<string> {
     return enqueueJob(this.deps, em, queue, payload, options);
+  }
+
+  /**
+   * An organization's bulk jobs (a campaign's posts), in the transaction of `em`: after the work people ask for one
+   * by one, and in turn with other organizations' bulk work in the queue (enqueue.ts, takeBulkTurns).
+   */
+  async enqueueBulk<P extends object>(em: EntityManager, queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<string[]> {
+    if (payloads.length === 0) return [];
+    const first = await takeBulkTurns(em, queue.name, organizationId, payloads.length);
+    const ids: string[] = [];
+    for (const [index, payload] of payloads.entries()) ids.push(await enqueueJob(this.deps, em, queue, payload, { bulkTurn: first + index }));
+    return ids;
   }
 
   /** A job and its unit of work as writes of its record's insert (enqueue.ts). */
@@ -109,6 +125,11 @@ export class JobEngine {
   async stop(timeoutMs = this.config.stopTimeoutSeconds * 1000): Promise<void> {
     await this.drain(timeoutMs);
     await this.deps.boss.stop({ graceful: false, wait: true });
+  }
+
+  /** The providers paused now, and until when (ms since the epoch). */
+  pausedProviders(): { provider: ProviderName; untilMs: number }[] {
+    return this.deps.pauses.current();
   }
 
   get retryLimit(): number {

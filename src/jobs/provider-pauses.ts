@@ -3,7 +3,7 @@ import type { ProviderName } from '../providers/shared/provider-error';
 /**
  * Providers paused because a 429 named their project's quota (docs/jobs.md, "Waiting is not failing"): when each may
  * be called again, in this process. Every process hears of a pause on the event bus (`provider.paused`), so none calls
- * a paused provider; a process that starts during a pause learns of it from its first 429.
+ * a paused provider; a process that starts during a pause reads it from the database (`provider_budget`).
  */
 export class ProviderPauses {
   private readonly until = new Map<ProviderName, number>();
@@ -11,6 +11,11 @@ export class ProviderPauses {
   /** `provider` is paused until `untilMs` (ms since the epoch), or longer if it already was. */
   note(provider: ProviderName, untilMs: number): void {
     if (untilMs > (this.until.get(provider) ?? 0)) this.until.set(provider, untilMs);
+  }
+
+  /** The pauses not over at `nowMs`. */
+  current(nowMs = Date.now()): { provider: ProviderName; untilMs: number }[] {
+    return [...this.until].filter(([, untilMs]) => untilMs > nowMs).map(([provider, untilMs]) => ({ provider, untilMs }));
   }
 
   /** How long `provider` stays paused from `nowMs`: 0 when it is not. */

@@ -14,6 +14,8 @@ import { deadLetterQueueOf } from './queue';
 import type { JobContext, Worker } from './worker';
 import { AsyncWorkStatus, workChangeAlong, workIdIn, type AsyncWorkSnapshot } from './work-ledger';
 import { ChangeNews } from '../events/change-news';
+import { recordProviderPause } from '../db/provider-slots';
+import { withCallPriority } from '../providers/shared/provider-budget';
 
 export interface JobRunDeps extends LedgerDeps {
   boss: PgBoss;
@@ -84,7 +86,9 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   }
   if (!worker.marksRunning) await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
   try {
-    await (origin ? runWithOrigin(origin, () => worker.run(payload, context)) : worker.run(payload, context));
+    // Its provider calls wait for their budget's slots in its priority's turn (a person's work before bulk work).
+    const run = () => withCallPriority(job.priority, () => worker.run(payload, context));
+    await (origin ? runWithOrigin(origin, run) : run());
   } catch (error) {
     if (running.abandoned) {
       log.debug({ err: error }, 'abandoned job ended after the stop');
@@ -99,6 +103,11 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
         const until = Date.now() + judgement.waitSeconds! * 1000;
         deps.pauses.note(error.provider, until);
         void deps.events.announce('provider.paused', { provider: error.provider, until });
+        // Kept for the processes that start before it ends, and for every budget's next slots.
+        await recordProviderPause(deps.ledger, error.provider, until).catch((recordError: unknown) =>
+          log.warn({ err: recordError, provider: error.provider }, 'could not keep the provider pause; processes running now still heard of it'),
+        );
+        deps.metrics?.providerPauses.inc({ provider: error.provider });
       }
       await waitForProvider(deps, queue, job.id, judgement.waitSeconds!, log);
       log.info({ reason: failure.reason, status: failure.status, waitSeconds: judgement.waitSeconds }, 'job waits for its provider, no attempt spent');

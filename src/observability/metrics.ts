@@ -36,6 +36,12 @@ export interface PoolSnapshot {
   waiting: number;
 }
 
+/** What the providers' budgets and pauses are now, read at each scrape. */
+export interface ProviderBudgetSnapshot {
+  budgets: { provider: string; perSecond: number; waiting: number; granted: number }[];
+  pauses: { provider: string; untilMs: number }[];
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly operationNames = new Set<string>();
@@ -157,6 +163,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly providerPauses = new Counter({
+    name: 'lg_provider_pauses_total',
+    help: "Pauses of a provider met by this process: a 429 naming the provider's project quota, by provider",
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
   readonly rateLimitRefusals = new Counter({
     name: 'lg_rate_limit_refusals_total',
     help: 'Requests refused by a rate limit, quota or open-work limit, by limit',
@@ -164,8 +177,49 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { pool?: () => PoolSnapshot | undefined } = {}) {
-    const { pool } = options;
+  constructor(options: { pool?: () => PoolSnapshot | undefined; providers?: () => ProviderBudgetSnapshot } = {}) {
+    const { pool, providers } = options;
+    // The providers' budgets as this process sees them (docs/operations.md, "Provider budgets").
+    new Gauge({
+      name: 'lg_provider_budget_requests_per_second',
+      help: 'The request budget of each provider (the whole deployment together), by provider; absent: no budget',
+      labelNames: ['provider'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const budget of providers?.().budgets ?? []) this.set({ provider: budget.provider }, budget.perSecond);
+      },
+    });
+    new Gauge({
+      name: 'lg_provider_budget_waiting_calls',
+      help: "This process's calls waiting for a slot of their provider's budget now, by provider",
+      labelNames: ['provider'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const budget of providers?.().budgets ?? []) this.set({ provider: budget.provider }, budget.waiting);
+      },
+    });
+    new Counter({
+      name: 'lg_provider_budget_calls_total',
+      help: "This process's calls given a slot of their provider's budget, by provider",
+      labelNames: ['provider'] as const,
+      registers: [this.registry],
+      collect() {
+        // The budgets count their own calls: the counter shows their totals.
+        this.reset();
+        for (const budget of providers?.().budgets ?? []) this.inc({ provider: budget.provider }, budget.granted);
+      },
+    });
+    new Gauge({
+      name: 'lg_provider_paused_seconds',
+      help: 'Seconds until a paused provider may be called again (0: not paused), by provider',
+      labelNames: ['provider'] as const,
+      registers: [this.registry],
+      collect() {
+        const now = Date.now();
+        const paused = new Map((providers?.().pauses ?? []).map((pause) => [pause.provider, pause.untilMs]));
+        for (const provider of ['alpha', 'beta']) this.set({ provider }, Math.max(0, ((paused.get(provider) ?? now) - now) / 1000));
+      },
+    });
     new Gauge({
       name: 'lg_db_pool_connections',
       help: "The ORM's database connections, by state: in_use, idle, waiting (requests waiting for a connection)",

@@ -204,10 +204,8 @@ export async function createPostCampaign(
     scope.em.transactional(async (em) => {
       for (const post of posts) em.persist(post);
       await em.flush();
-      for (const post of posts) {
-        await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id }, { bulk: true });
-        announcePostChange(em, scope.runtime, post, null);
-      }
+      await scope.runtime.jobs.enqueueBulk(em, postPublishQueue, principal.organizationId, posts.map((post) => ({ postId: post.id })));
+      for (const post of posts) announcePostChange(em, scope.runtime, post, null);
     }),
   );
   return { campaignId, posts, rateLimit: counted.state };

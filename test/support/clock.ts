@@ -6,9 +6,17 @@ import type { Clock } from '../../src/shared/clock';
  */
 export class TestClock implements Clock {
   private held: number | undefined;
+  /** How far a running clock is ahead of real time. */
+  private ahead = 0;
 
   now(): Date {
-    return new Date(this.held ?? Date.now());
+    return new Date(this.held ?? Date.now() + this.ahead);
+  }
+
+  /** Moves a running clock forward: it goes on at real time's pace from there. */
+  skip(ms: number): void {
+    if (this.held !== undefined) throw new Error('skip() moves a running clock: advance() moves a held one');
+    this.ahead += ms;
   }
 
   /** Stops time where it is (or at `at`): requests, however slow, all see this instant until it is moved. */

@@ -10,6 +10,7 @@ import {
   type ProviderCallObserver,
   type TransportFailureKind,
 } from './http';
+import type { ProviderBudget } from './provider-budget';
 import type { ProviderErrorInit } from './provider-error';
 
 /**
@@ -25,6 +26,8 @@ export interface TransportOptions {
   /** Told of every call as it ends (metrics, provider health). */
   observe?: ProviderCallObserver;
   fetchFn?: typeof fetch;
+  /** The provider's request budget: every call waits for its slot (src/providers/shared/provider-budget.ts). */
+  budget?: Pick<ProviderBudget, 'take'>;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -102,6 +105,10 @@ export function createTransport<E extends Error>(options: TransportOptions, fail
     async send(request, call, signal) {
       let answer: HttpAnswer;
       try {
+        // Cancelled while it waits for its slot: no call was made, as for one cancelled in flight.
+        await options.budget?.take(signal).catch((error: unknown) => {
+          throw new TransportFailure('cancelled', error);
+        });
         answer = await sendHttp(request, { fetchFn, timeoutMs, signal, observe: options.observe });
       } catch (error) {
         if (!(error instanceof TransportFailure)) throw error;

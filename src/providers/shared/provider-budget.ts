@@ -1,0 +1,175 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ProviderName } from './provider-error';
+
+/**
+ * A provider's request budget (docs/jobs.md, "Provider budgets"): every call of the whole deployment to the provider
+ * takes a slot, slots are spaced at the budget's rate, and every process reserves them from one store (PostgreSQL's
+ * `provider_budget`, or Redis), so N processes together never go faster than the budget. A process reserves a few
+ * slots at a time for the calls waiting then (one statement for several calls), holds at most a quarter of a second
+ * of slots ahead (so a call asked later is not queued behind a long reservation), and hands them to its waiting calls
+ * by priority: the work a person asked for (priority 0) before bulk work (a campaign's posts, below 0).
+ */
+
+/** Where the deployment's slots are kept. */
+export interface SlotStore {
+  /** Reserves `count` slots `intervalMs` apart for `provider`: how many ms from now the first one is. */
+  reserve(provider: ProviderName, count: number, intervalMs: number): Promise<number>;
+}
+
+/** What the budget tells of itself (metrics, the dashboard). */
+export interface BudgetReading {
+  provider: ProviderName;
+  perSecond: number;
+  /** Calls of this process waiting for a slot now. */
+  waiting: number;
+  /** Calls this process has made in a slot, since it started. */
+  granted: number;
+  /** Slots given up because their call could not start within LATE_SLOT_MS of them (a busy process). */
+  late: number;
+}
+
+/** The priority of the calls made within `run`: its job's (pg-boss's priority: 0 for a person's work, below for bulk). */
+const callPriority = new AsyncLocalStorage<number>();
+
+export function withCallPriority<T>(priority: number, run: () => T): T {
+  return callPriority.run(priority, run);
+}
+
+/** What a cancelled wait rejects with: the signal's reason when it is an error. */
+function cancellation(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('the call was cancelled while it waited for its slot');
+}
+
+/** How late a call may start after its slot: later, it would bunch with the next slots' calls (see `take`). */
+const LATE_SLOT_MS = 50;
+
+/** How far ahead a process holds slots, at most. */
+const HORIZON_MS = 250;
+
+interface Waiter {
+  priority: number;
+  /** Given its slot's time (ms since the epoch, this process's clock). */
+  start: (atMs: number) => void;
+}
+
+export interface BudgetLog {
+  warn(object: object, message: string): void;
+  info(object: object, message: string): void;
+}
+
+export class ProviderBudget {
+  private readonly waiting: Waiter[] = [];
+  private reserving = false;
+  /** When the last slot this process holds is. */
+  private heldUntilMs = 0;
+  private granted = 0;
+  /** Slots given up because their call could not start in time. */
+  private late = 0;
+  /** Set while the store cannot be reached: calls then go unpaced (a 429 still makes their jobs wait). */
+  private storeDown = false;
+  readonly intervalMs: number;
+  private readonly chunk: number;
+
+  constructor(
+    readonly provider: ProviderName,
+    readonly perSecond: number,
+    private readonly store: SlotStore,
+    private readonly log: BudgetLog,
+  ) {
+    this.intervalMs = 1000 / perSecond;
+    this.chunk = Math.max(1, Math.ceil((perSecond * HORIZON_MS) / 1000));
+  }
+
+  /** Resolves when the call may be made; rejects with the signal's reason when it is cancelled first. */
+  take(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(cancellation(signal));
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const cancel = () => {
+        clearTimeout(timer);
+        const index = this.waiting.indexOf(waiter);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(cancellation(signal!));
+      };
+      signal?.addEventListener('abort', cancel, { once: true });
+      const waiter: Waiter = {
+        priority: callPriority.getStore() ?? 0,
+        start: (atMs) => {
+          const go = () => {
+            // A slot used late would bunch this call with the next slots' (a busy event loop, a slow answer from the
+            // store): past LATE_SLOT_MS it is given up and the call waits for a new one, ahead of its priority's.
+            if (Date.now() - atMs > LATE_SLOT_MS && !this.storeDown) {
+              this.late += 1;
+              this.enqueue(waiter, true);
+              return;
+            }
+            signal?.removeEventListener('abort', cancel);
+            this.granted += 1;
+            resolve();
+          };
+          const delay = atMs - Date.now();
+          if (delay <= 0) go();
+          else timer = setTimeout(go, delay);
+        },
+      };
+      this.enqueue(waiter, false);
+    });
+  }
+
+  /** Higher priority first; in order of arrival within one, or first of its priority when its slot was given up. */
+  private enqueue(waiter: Waiter, first: boolean): void {
+    let at = this.waiting.length;
+    while (at > 0 && (this.waiting[at - 1]!.priority < waiter.priority || (first && this.waiting[at - 1]!.priority === waiter.priority))) at -= 1;
+    this.waiting.splice(at, 0, waiter);
+    void this.reserve();
+  }
+
+  reading(): BudgetReading {
+    return { provider: this.provider, perSecond: this.perSecond, waiting: this.waiting.length, granted: this.granted, late: this.late };
+  }
+
+  /** Reserves slots for the calls waiting, a chunk at a time, holding no more than HORIZON_MS of them ahead. */
+  private async reserve(): Promise<void> {
+    if (this.reserving) return;
+    this.reserving = true;
+    try {
+      while (this.waiting.length > 0) {
+        const aheadMs = this.heldUntilMs - Date.now() - HORIZON_MS;
+        if (aheadMs > 0) await new Promise((resolve) => setTimeout(resolve, aheadMs));
+        const count = Math.min(this.waiting.length, this.chunk);
+        if (count === 0) break;
+        let firstAtMs: number;
+        try {
+          firstAtMs = Date.now() + (await this.store.reserve(this.provider, count, this.intervalMs));
+          if (this.storeDown) this.log.info({ provider: this.provider }, 'provider budget reachable again: calls are paced');
+          this.storeDown = false;
+        } catch (error) {
+          // Without the store no slot can be shared: the calls go now (a 429 from the provider still makes their jobs
+          // wait) rather than fail work that may succeed. Said once per outage.
+          if (!this.storeDown) this.log.warn({ err: error, provider: this.provider }, 'provider budget unreachable: calls go unpaced until it is back');
+          this.storeDown = true;
+          firstAtMs = Date.now();
+        }
+        const taken = this.waiting.splice(0, count);
+        const spacingMs = this.storeDown ? 0 : this.intervalMs;
+        taken.forEach((waiter, index) => waiter.start(firstAtMs + index * spacingMs));
+        this.heldUntilMs = Math.max(this.heldUntilMs, firstAtMs + (taken.length - 1) * spacingMs);
+      }
+    } finally {
+      this.reserving = false;
+    }
+  }
+}
+
+/** Each provider's budget in this process; a provider without one is called as fast as its work runs. */
+export type ProviderBudgets = Partial<Record<ProviderName, ProviderBudget>>;
+
+/** The budgets of the configuration (requests a second per provider; undefined: none). */
+export function providerBudgetsOf(perSecond: Partial<Record<ProviderName, number | undefined>>, store: SlotStore, log: BudgetLog): ProviderBudgets {
+  const budgets: ProviderBudgets = {};
+  for (const provider of ['alpha', 'beta'] as const) {
+    const rate = perSecond[provider];
+    if (rate) budgets[provider] = new ProviderBudget(provider, rate, store, log);
+  }
+  return budgets;
+}
