@@ -1,6 +1,9 @@
+import { Account } from '../src/account/account.entity';
+import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
-import { pollPost, sandboxOf } from './support/posts';
+import { minimalLocationBody } from './support/locations';
+import { eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -9,6 +12,8 @@ import { startTestStack, type TestStack } from './support/stack';
  * of 20 queued after them, and organization B posts one at a time meanwhile. Every post ends LIVE, the provider
  * refuses at most 1% of the calls, B's posts go ahead of the campaigns, and C's campaign is taken in turn with A's
  * instead of after them. How fast (the drain rate, B's wait) is bench/campaign's to print, not a test's to assert.
+ * Then location updates of one location against the provider's 10 edits a minute: past them, they wait, and all
+ * succeed.
  */
 
 const QUOTA_PER_SECOND = 20;
@@ -18,9 +23,10 @@ let t: TestStack;
 let a: OrganizationFixture;
 let b: OrganizationFixture;
 let c: OrganizationFixture;
+const clock = new TestClock();
 
 beforeAll(async () => {
-  t = await startTestStack({ ALPHA_BUDGET: '18/s', POST_RATE_LIMIT_PER_MINUTE: '1000' });
+  t = await startTestStack({ ALPHA_BUDGET: '18/s', POST_RATE_LIMIT_PER_MINUTE: '1000' }, { clock });
   a = await createOrganizationFixture(t.em(), { name: 'A', accounts: 1, locationsEach: 2 * CAMPAIGN_SIZE, connected: true });
   b = await createOrganizationFixture(t.em(), { name: 'B', accounts: 1, locationsEach: 1, connected: true });
   c = await createOrganizationFixture(t.em(), { name: 'C', accounts: 1, locationsEach: 20, connected: true });
@@ -107,3 +113,51 @@ it('drains campaigns within the quota, a single post ahead of them, two organiza
   expect(aLeftWhenCQueued).toBeGreaterThan(100);
   expect(aStartedIn).toBeLessThanOrEqual(cPosts.length + 16 + 5);
 }, 180_000);
+
+it('lets updates of one location past its 10 edits a minute wait for them: every update SUCCEEDED, none FAILED', async () => {
+  const em = t.em();
+  const known = await em.findOneOrFail(Account, b.accounts[0]!.account.id);
+  known.alphaAccountId = 'alpha-budgets';
+  await em.flush();
+  const accountId = known.id;
+  const answer = await http(t.url, 'POST', `/location?account_id=${accountId}`, {
+    token: b.token,
+    body: minimalLocationBody({ name: 'Edited Often Bakery', reference_id: 'edited-often', category_id: 'gcid:bakery' }),
+  });
+  expect(answer.status).toBe(200);
+  const locationId = answer.body.payload.location_id as string;
+  await eventually(async () => {
+    const listed = await http(t.url, 'GET', `/location?account_id=${accountId}&per_page=250`, { token: b.token });
+    return listed.body.data.find((location: { id: string; connected: boolean }) => location.id === locationId)?.connected ? true : undefined;
+  }, 30_000, 'the location to be connected');
+  await sandboxOf(t.url).configure({ quotaPerSecond: null, locationEditsPerMinute: 10 });
+
+  const update = (n: number) =>
+    http(t.url, 'PATCH', `/location/update?account_id=${accountId}&location_id=${locationId}`, { token: b.token, body: { description: `Edit number ${n}` } });
+  const ended = async (updateId: string) =>
+    eventually(async () => {
+      const listed = await http(t.url, 'GET', `/location/updates?account_id=${accountId}&id=${updateId}`, { token: b.token });
+      const found = listed.body.payload.updates[0];
+      return found.status === 'SUCCEEDED' || found.status === 'FAILED' ? found : undefined;
+    }, 60_000, `update ${updateId} to end`);
+  const waitedBefore = await waitedUpdates();
+  // A location takes one update at a time (409 otherwise): each is sent once the one before has ended. Ten fill the
+  // location's minute; the sandbox's minute is then brought near its end, and three more follow.
+  const firstEditAt = clock.now().getTime();
+  const updates = [];
+  for (let n = 1; n <= 13; n += 1) {
+    if (n === 11) clock.skip(58_000 - (clock.now().getTime() - firstEditAt));
+    const sent = await update(n);
+    expect(sent.status).toBe(200);
+    updates.push(await ended(sent.body.payload.id as string));
+  }
+  for (const ended of updates) expect(ended).toMatchObject({ status: 'SUCCEEDED', error: null });
+  // They did meet the edit quota: their jobs waited instead of failing.
+  expect((await waitedUpdates()) - waitedBefore).toBeGreaterThan(0);
+}, 120_000);
+
+/** Location update jobs put back to wait for their provider, as the metrics count them. */
+async function waitedUpdates(): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  return Number(/^lg_job_attempts_total\{queue="location-update",outcome="waited"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+}
