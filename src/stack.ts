@@ -23,7 +23,8 @@ import { createBetaClient } from './providers/beta/beta.client';
 import { createBetaOAuthClient } from './providers/beta/beta.oauth';
 import { baseUrlNow, type BaseUrl } from './providers/shared/http';
 import { providerBudgetsOf } from './providers/shared/provider-budget';
-import { postgresSlotStore } from './db/provider-slots';
+import { postgresSlotStore } from './limits/provider-slots';
+import { redisSlotStore } from './limits/redis-provider-slots';
 import { restEventPresenter } from './rest/event-presenter';
 import type { Runtime } from './runtime';
 import { frontDoorLinks } from './home/front-door';
@@ -155,7 +156,6 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const database = await openDatabase(location.url, { entities: composition.entities, clock, log });
     steps.push({ name: 'the database connections', run: () => database.close() });
     const applied = await migrate(database);
-    const providerBudgets = providerBudgetsOf(config.budgets, postgresSlotStore(statementsApart(database.orm.em)), log);
     // Read at each scrape, once the process has started (the budgets and the jobs are built below).
     const providers = () => ({ budgets: Object.values(providerBudgets).map((budget) => budget.reading()), pauses: jobs.pausedProviders() });
     const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database), providers });
@@ -166,7 +166,13 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     steps.push({ name: 'the subscription bridge', run: unbridge });
     const authentication = composition.authentication({ events, clock, cacheMs: config.tokenCacheSeconds * 1000 });
     steps.push({ name: 'the token cache', run: () => authentication.close() });
+    // The providers' budgets and pauses, shared where the events are: Redis when it is set, else PostgreSQL.
+    const redisSlots = config.redisUrl ? await redisSlotStore(config.redisUrl, log) : undefined;
+    if (redisSlots) steps.push({ name: 'the provider budgets (Redis)', run: () => redisSlots.close() });
+    const slots = redisSlots ?? postgresSlotStore(statementsApart(database.orm.em));
+    const providerBudgets = providerBudgetsOf(config.budgets, slots, log);
     const jobs = await JobEngine.start({
+      slots,
       databaseUrl: location.url,
       events,
       config: config.jobs,

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { locateDatabase } from '../db/locate-database';
 import { DatabaseSetupError } from '../db/embedded';
 import { migrate, openDatabase, type Database } from '../db/orm';
+import { postgresSlotStore } from '../limits/provider-slots';
 import { statementsApart } from '../db/statements';
 import { seedDemo } from '../demo/demo.seed';
 import { DomainError } from '../errors/domain-error';
@@ -60,6 +61,8 @@ async function withJobEngine<T>(context: CommandContext, work: (jobs: JobEngine)
       log,
       clock: systemClock,
       ledger: statementsApart(context.database.orm.em),
+      // It runs no jobs: no pause is met here, and the ones kept are read from the database.
+      slots: postgresSlotStore(statementsApart(context.database.orm.em)),
     });
     try {
       return await work(jobs);

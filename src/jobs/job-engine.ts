@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 // How a unit of work's row travels in events (registered once, as the engine loads).
 import './work-events';
 import { ProviderPauses } from './provider-pauses';
-import { readProviderPauses } from '../db/provider-slots';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config';
 import type { EventBus } from '../events/event-bus';
@@ -16,6 +15,7 @@ import { startQueues } from './queue-setup';
 import { runJob, type JobRunDeps } from './run-job';
 import type { Worker } from './worker';
 import type { ProviderName } from '../providers/shared/provider-error';
+import type { SlotStore } from '../providers/shared/provider-budget';
 import type { Execute } from './work-ledger';
 
 export { defineWorker, type AnyWorker, type JobContext, type JobHandler, type Worker } from './worker';
@@ -44,17 +44,19 @@ export class JobEngine {
     metrics?: Metrics;
     /** Runs a statement on its own (autocommit): how the engine records a unit of work's changes. */
     ledger: Execute;
+    /** Where the providers' budgets and pauses are shared (src/limits/): a pause met here is kept there. */
+    slots: SlotStore;
     /** Every queue of the deployment (its modules'): created, or updated to the configuration in force, at start. */
     queues: readonly QueueDefinition[];
   }): Promise<JobEngine> {
     const boss = await startQueues(options);
-    const { events, log, clock, metrics, ledger, config } = options;
+    const { events, log, clock, metrics, ledger, config, slots } = options;
     const loops = new FetchLoops(boss, log, metrics);
     const waits = { maxWaitSeconds: config.maxWaitSeconds, defaultSeconds: config.retryDelaySeconds };
     const pauses = new ProviderPauses();
     // A pause met by another process before this one started (a 429 naming the provider's project quota).
-    for (const { provider, untilMs } of await readProviderPauses(ledger)) pauses.note(provider, untilMs);
-    const deps = { boss, events, log, clock, metrics, ledger, loops, waits, pauses, maxAttempts: config.retryLimit + 1 };
+    for (const { provider, leftMs } of await slots.pauses()) pauses.note(provider, Date.now() + leftMs);
+    const deps = { boss, events, log, clock, metrics, ledger, loops, waits, pauses, slots, maxAttempts: config.retryLimit + 1 };
     const engine = new JobEngine(deps, config, new Map(options.queues.map((queue) => [queue.name, queue])));
     engine.unsubscribeWake = events.subscribe('jobs.enqueued', ({ queue }) => loops.wake(queue));
     engine.unsubscribePauses = events.subscribe('provider.paused', ({ provider, until }) => pauses.note(provider, until));

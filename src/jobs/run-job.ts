@@ -14,8 +14,7 @@ import { deadLetterQueueOf } from './queue';
 import type { JobContext, Worker } from './worker';
 import { AsyncWorkStatus, workChangeAlong, workIdIn, type AsyncWorkSnapshot } from './work-ledger';
 import { ChangeNews } from '../events/change-news';
-import { recordProviderPause } from '../db/provider-slots';
-import { withCallPriority } from '../providers/shared/provider-budget';
+import { withCallPriority, type SlotStore } from '../providers/shared/provider-budget';
 
 export interface JobRunDeps extends LedgerDeps {
   boss: PgBoss;
@@ -26,6 +25,8 @@ export interface JobRunDeps extends LedgerDeps {
   waits: { maxWaitSeconds: number; defaultSeconds: number };
   /** Providers paused by a 429 that named their project's quota, as every process hears of them. */
   pauses: ProviderPauses;
+  /** Where a pause is kept for the processes that start during it, and for every budget's next slots. */
+  slots: Pick<SlotStore, 'pause'>;
 }
 
 export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown>, running: RunningJob, log: FastifyBaseLogger): JobContext {
@@ -104,7 +105,7 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
         deps.pauses.note(error.provider, until);
         void deps.events.announce('provider.paused', { provider: error.provider, until });
         // Kept for the processes that start before it ends, and for every budget's next slots.
-        await recordProviderPause(deps.ledger, error.provider, until).catch((recordError: unknown) =>
+        await deps.slots.pause(error.provider, judgement.waitSeconds! * 1000).catch((recordError: unknown) =>
           log.warn({ err: recordError, provider: error.provider }, 'could not keep the provider pause; processes running now still heard of it'),
         );
         deps.metrics?.providerPauses.inc({ provider: error.provider });

@@ -10,10 +10,17 @@ import type { ProviderName } from './provider-error';
  * by priority: the work a person asked for (priority 0) before bulk work (a campaign's posts, below 0).
  */
 
-/** Where the deployment's slots are kept. */
+/**
+ * Where the deployment's slots and pauses are kept (PostgreSQL, or Redis with REDIS_URL: src/limits/). Times cross
+ * it as ms from now, measured on the store's clock, so processes whose clocks differ still agree.
+ */
 export interface SlotStore {
-  /** Reserves `count` slots `intervalMs` apart for `provider`: how many ms from now the first one is. */
+  /** Reserves `count` slots `intervalMs` apart for `provider`, none before its pause ends: how many ms from now the first is. */
   reserve(provider: ProviderName, count: number, intervalMs: number): Promise<number>;
+  /** No process calls `provider` for `forMs` from now (a 429 naming its project quota): its next slots come after. */
+  pause(provider: ProviderName, forMs: number): Promise<void>;
+  /** The pauses not over yet, with how long each has left. */
+  pauses(): Promise<{ provider: ProviderName; leftMs: number }[]>;
 }
 
 /** What the budget tells of itself (metrics, the dashboard). */
