@@ -7,6 +7,6 @@ import { runService } from '../src/main';
  * simulators are loaded once tracing has started (src/main.ts): they load Fastify, which it instruments.
  */
 runService(async (config) => {
-  const { providerSandboxes, sandboxesWanted } = await import('./provider-sandboxes.js');
-  return sandboxesWanted(process.env) ? providerSandboxes({ demoData: config.isDevelopment }) : undefined;
+  const { providerSandboxes, sandboxesWanted, sandboxQuotasFromEnv } = await import('./provider-sandboxes.js');
+  return sandboxesWanted(process.env) ? providerSandboxes({ demoData: config.isDevelopment, quota: sandboxQuotasFromEnv(process.env) }) : undefined;
 });

@@ -7,6 +7,8 @@ import { createAlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.cont
 import { addDemoReviews, armDemoRefusal, DEMO_REFUSAL_MARKER } from '../sandboxes/alpha/alpha-sandbox.demo';
 import { betaSandboxPlugin } from '../sandboxes/beta/beta-sandbox';
 import { approveDemoConsent } from '../sandboxes/beta/beta-sandbox.demo';
+import type { ProjectQuotaLimits } from '../sandboxes/shared/project-quota';
+import { sandboxQuotaFromEnv } from '../sandboxes/shared/sandbox-server';
 
 /** The one setting the development entry reads beyond the product's (src/config.ts). */
 export const SANDBOX_SETTING = 'SANDBOX';
@@ -45,6 +47,19 @@ export interface ProviderSandboxesOptions {
    * consents approved on request. Default false.
    */
   demoData?: boolean;
+  /** Each sandbox's per-project quota (ALPHA_SANDBOX_QUOTA_PER_SECOND and the like: sandboxQuotasFromEnv). Default none. */
+  quota?: { alpha?: ProjectQuotaLimits; beta?: ProjectQuotaLimits };
+}
+
+/** The sandboxes' quotas as their own processes read them (docs/alpha-sandbox.md), for `npm start`'s mounted ones. */
+export function sandboxQuotasFromEnv(env: NodeJS.ProcessEnv): { alpha: ProjectQuotaLimits; beta: ProjectQuotaLimits } {
+  const alpha = sandboxQuotaFromEnv('ALPHA_SANDBOX', env);
+  const beta = sandboxQuotaFromEnv('BETA_SANDBOX', env);
+  const problems = [...('problems' in alpha ? alpha.problems : []), ...('problems' in beta ? beta.problems : [])];
+  // Said as the service's own settings are (src/config.ts): the variable, its value, what is wrong.
+  const lines = problems.map(({ name, message }) => `  ${name}=${JSON.stringify(env[name] ?? '')}: ${message}`);
+  if ('problems' in alpha || 'problems' in beta) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  return { alpha: alpha.quota, beta: beta.quota };
 }
 
 /** Both provider simulators on the service's own server, at /sandbox/alpha and /sandbox/beta. */
@@ -54,8 +69,8 @@ export function providerSandboxes(options: ProviderSandboxesOptions = {}): Serve
     async register(app, { clock, dataDir }) {
       const stateFile = (name: string) => (options.persist === false ? undefined : path.join(dataDir, `${name}-sandbox.json`));
       const now = () => clock.now().getTime();
-      await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: now, stateFile: stateFile('alpha') });
-      await app.register(betaSandboxPlugin, { prefix: '/sandbox/beta', clock: now, stateFile: stateFile('beta') });
+      await app.register(alphaSandboxPlugin, { prefix: '/sandbox/alpha', clock: now, stateFile: stateFile('alpha'), quota: options.quota?.alpha });
+      await app.register(betaSandboxPlugin, { prefix: '/sandbox/beta', clock: now, stateFile: stateFile('beta'), quota: options.quota?.beta });
     },
     providerUrls: (serverUrl) => ({ alpha: `${serverUrl}/sandbox/alpha`, beta: `${serverUrl}/sandbox/beta` }),
     async started({ alphaUrl, log }) {

@@ -25,8 +25,9 @@ function portIsFree(port: number): Promise<boolean> {
 /** What `npm start` does after building: the whole stack in one process, as a user runs it. */
 describe('npm start', () => {
   it('stops with a message naming the variable when the configuration is bad', async () => {
-    for (const [name, value] of [['PORT', 'abc'], ['LOG_LEVEL', 'loud'], ['DATABASE_URL', 'mysql://x']]) {
-      const server = startServerProcess({ [name!]: value! });
+    // The mounted sandboxes' settings too (in development `npm start` mounts them).
+    for (const [name, value] of [['PORT', 'abc'], ['LOG_LEVEL', 'loud'], ['DATABASE_URL', 'mysql://x'], ['ALPHA_SANDBOX_QUOTA_PER_SECOND', 'lots']]) {
+      const server = startServerProcess({ NODE_ENV: 'development', [name!]: value! });
       expect(await server.exited()).toBe(78);
       expect(server.output()).toContain('Invalid configuration');
       expect(server.output()).toContain(`${name}="${value}"`);
@@ -57,6 +58,8 @@ describe('npm start', () => {
       EMBEDDED_PG_PORT: String(pgPort),
       // What a first start logs at its default level: a warning or an error there means something is wrong.
       LOG_LEVEL: 'info',
+      // The mounted sandbox takes its quota as its own process does (never reached by the demo's few calls).
+      ALPHA_SANDBOX_QUOTA_PER_MINUTE: '1000',
     };
     const servers: ServerProcess[] = [];
     try {
@@ -72,6 +75,7 @@ describe('npm start', () => {
 
       expect((await http(url!, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
       expect((await http(url!, 'GET', '/readyz')).body).toEqual({ status: 'ready' });
+      expect((await http(url!, 'GET', '/sandbox/alpha/_control/state')).body.config).toMatchObject({ quotaPerSecond: null, quotaPerMinute: 1000 });
       const organization = await http(url!, 'GET', '/organization', { token });
       expect(organization.status).toBe(200);
       expect(organization.body.payload.accounts).toHaveLength(3); // two of the demo's own, and Alice's bakeries imported from the sandbox

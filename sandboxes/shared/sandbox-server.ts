@@ -69,27 +69,37 @@ export function runSandboxFromCommandLine(sandbox: {
   });
 }
 
-async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Promise<void> {
-  const perSecond = `${sandbox.settingsPrefix}_QUOTA_PER_SECOND`;
-  const perMinute = `${sandbox.settingsPrefix}_QUOTA_PER_MINUTE`;
+/**
+ * A sandbox's per-project quota from `<settingsPrefix>_QUOTA_PER_SECOND` and `_QUOTA_PER_MINUTE` in `env` (unset:
+ * no limit), or the problems with their values: read alike by a sandbox's own process and by the development
+ * server that mounts both sandboxes (`npm start`).
+ */
+export function sandboxQuotaFromEnv(settingsPrefix: string, env: NodeJS.ProcessEnv): { quota: ProjectQuotaLimits } | { problems: { name: string; message: string }[] } {
+  const perSecond = `${settingsPrefix}_QUOTA_PER_SECOND`;
+  const perMinute = `${settingsPrefix}_QUOTA_PER_MINUTE`;
   const quotaLimit = z.coerce.number().pipe(projectQuotaLimitSchema).optional();
+  // Named by the sandbox, so a schema of its own: its keys are known only at run time.
+  const quotaSchema = z.partialRecord(z.enum([perSecond, perMinute]), quotaLimit);
+  const given = Object.fromEntries(Object.entries(env).filter(([name, value]) => (name === perSecond || name === perMinute) && value !== undefined && value !== ''));
+  const quota = quotaSchema.safeParse(given);
+  if (!quota.success) return { problems: quota.error.issues.map((issue) => ({ name: String(issue.path[0]), message: issue.message })) };
+  return { quota: { quotaPerSecond: quota.data[perSecond] ?? null, quotaPerMinute: quota.data[perMinute] ?? null } };
+}
+
+async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Promise<void> {
   const envSchema = z.object({
     PORT: z.coerce.number().int().min(0).max(65535).default(sandbox.defaultPort),
     HOST: z.string().min(1).default('127.0.0.1'),
     STATE_FILE: z.string().min(1).optional(),
   });
-  // Named by the sandbox, so a separate object: its keys are known only at run time.
-  const quotaSchema = z.partialRecord(z.enum([perSecond, perMinute]), quotaLimit);
   const present = Object.fromEntries(
     Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''),
   );
   const env = envSchema.safeParse(present);
-  const quota = quotaSchema.safeParse(
-    Object.fromEntries(Object.entries(present).filter(([name]) => name === perSecond || name === perMinute)),
-  );
-  if (!env.success || !quota.success) {
-    const issues = [...(env.error?.issues ?? []), ...(quota.error?.issues ?? [])];
-    console.error(issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`).join('\n'));
+  const quota = sandboxQuotaFromEnv(sandbox.settingsPrefix, process.env);
+  if (!env.success || 'problems' in quota) {
+    const problems = [...(env.error?.issues ?? []).map((issue) => `${String(issue.path[0])}: ${issue.message}`), ...('problems' in quota ? quota.problems.map(({ name, message }) => `${name}: ${message}`) : [])];
+    console.error(problems.join('\n'));
     process.exit(78);
   }
   // Warnings only: a state file set aside as unreadable must not go unnoticed.
@@ -97,7 +107,7 @@ async function run(sandbox: Parameters<typeof runSandboxFromCommandLine>[0]): Pr
     port: env.data.PORT,
     host: env.data.HOST,
     stateFile: env.data.STATE_FILE,
-    quota: { quotaPerSecond: quota.data[perSecond] ?? null, quotaPerMinute: quota.data[perMinute] ?? null },
+    quota: quota.quota,
     logger: { level: 'warn' },
   });
   console.log(`${sandbox.name} listening on ${server.url} (controls under ${server.url}/_control)`);
