@@ -10,4 +10,6 @@ export const accountImportQueue = defineQueue({
     owner: { columns: 'organization_id, id', from: 'from "account" where id = ?' },
   },
   provider: 'alpha',
+  // Many calls a job, none of them awaited by a person: after the calls of the work people ask for one by one.
+  bulk: true,
 });

@@ -37,8 +37,13 @@ export interface QueueDefinition<P extends object = object> {
   isPayload(data: unknown): data is P;
   /** Null for jobs that are not units of work a client follows (webhook deliveries have their own log). */
   readonly work: QueueWork<P> | null;
-  /** The provider its jobs call, if any: what the fault tests aim at. */
+  /** The provider its jobs call, if any: what the fault tests aim at, and what a pause of that provider holds back. */
   readonly provider?: 'alpha' | 'beta';
+  /**
+   * Its jobs are bulk work (an import's pages, a scan's searches): their calls take their provider budget's slots
+   * after the calls of work a person asked for (docs/jobs.md, "Provider budgets").
+   */
+  readonly bulk?: boolean;
 }
 
 export function defineQueue<const S extends Record<string, FieldKind>>(definition: {
@@ -46,12 +51,14 @@ export function defineQueue<const S extends Record<string, FieldKind>>(definitio
   payload: S;
   work: QueueWork<PayloadOf<S>> | null;
   provider?: 'alpha' | 'beta';
+  bulk?: boolean;
 }): QueueDefinition<PayloadOf<S>> {
   const fields = Object.entries(definition.payload);
   return {
     name: definition.name,
     work: definition.work,
     provider: definition.provider,
+    bulk: definition.bulk,
     isPayload: (data): data is PayloadOf<S> =>
       typeof data === 'object' && data !== null && !Array.isArray(data) && fields.every(([field, kind]) => typeof (data as Record<string, unknown>)[field] === kind),
   };

@@ -56,6 +56,9 @@ export function jobContext(deps: LedgerDeps, job: PgBoss.JobWithMetadata<unknown
   };
 }
 
+/** The budget's priority of a bulk queue's calls (an import's, a scan's): after a person's (0), before a campaign's turns. */
+const BULK_CALL_PRIORITY = -1;
+
 /**
  * Runs one attempt of a job: checks its payload, runs the worker, and applies the one failure policy
  * (src/jobs/failure-policy.ts) to what it threw: the record's failure, the job's completion or failure in pg-boss,
@@ -88,7 +91,7 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   if (!worker.marksRunning) await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
   try {
     // Its provider calls wait for their budget's slots in its priority's turn (a person's work before bulk work).
-    const run = () => withCallPriority(job.priority, () => worker.run(payload, context));
+    const run = () => withCallPriority(worker.queue.bulk ? Math.min(job.priority, BULK_CALL_PRIORITY) : job.priority, () => worker.run(payload, context));
     await (origin ? runWithOrigin(origin, run) : run());
   } catch (error) {
     if (running.abandoned) {
