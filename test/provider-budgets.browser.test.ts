@@ -2,8 +2,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './support/chromium';
 import { DashboardPages, signIn } from './support/dashboard-pages';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
-import { graphql, http } from './support/http';
-import { eventually, pollPost, sandboxOf } from './support/posts';
+import { graphql } from './support/http';
+import { eventually, pauseAlphaByQuota, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -41,16 +41,6 @@ const pages = new DashboardPages(() => t.url, () => context);
 /** The Providers panel's row of `provider`. */
 const row = (page: Page, provider: string) => page.locator(`.providers tr[data-provider="${provider}"]`);
 
-async function createPost(summary: string): Promise<string> {
-  const account = org.accounts[0]!;
-  const created = await http(t.url, 'POST', `/post?account_id=${account.account.id}`, {
-    token: org.token,
-    body: { location_id: account.locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
-  });
-  expect(created.status).toBe(202);
-  return created.body.payload.id as string;
-}
-
 pages.test('shows each provider’s budget, the pause a 429 starts and the organization’s work waiting for it', async () => {
   const { page } = await pages.open();
   await signIn(page, org.token, 'Organization: Waiting Org');
@@ -61,14 +51,8 @@ pages.test('shows each provider’s budget, the pause a 429 starts and the organ
   expect(await alpha.locator('td.pause').innerText()).toBe('not paused');
 
   const sandbox = sandboxOf(t.url);
-  await sandbox.reset();
-  await sandbox.configure({ quotaPerMinute: 1 });
   try {
-    const admitted = await createPost('Admitted by the quota');
-    await pollPost(t.url, org.token, org.accounts[0]!.account.id, admitted, (post) => post.state === 'LIVE', 30_000);
-    await createPost('Refused: pauses alpha');
-    await eventually(async () => ((await sandbox.state()).quota.refused === 1 ? true : undefined), 15_000, 'the 429');
-    await createPost('Held by the pause');
+    await pauseAlphaByQuota(t.url, org);
     const answer = await eventually(async () => {
       const read = await graphql(t.url, '{ providerBudgets { provider pausedUntil waitingWork nextWaitingDueAt } }', { token: org.token });
       const found = (read.body.data!.providerBudgets as { provider: string; pausedUntil: string; waitingWork: number; nextWaitingDueAt: string }[]).find((budget) => budget.provider === 'alpha')!;
