@@ -15,6 +15,7 @@ import type { DemoProvider } from './demo/demo.provider';
 import { createEventBus } from './events/create-event-bus';
 import { bridgeEventsToSubscriptions } from './events/graphql-pubsub';
 import { JobEngine } from './jobs/job-engine';
+import { countWaitingJobs } from './jobs/waiting-jobs';
 import { createLogger, type LoggerSetup } from './logger';
 import { composition } from './modules';
 import { createAlphaClient } from './providers/alpha/alpha.client';
@@ -158,7 +159,13 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const applied = await migrate(database);
     // Read at each scrape, once the process has started (the budgets and the jobs are built below).
     const providers = () => ({ budgets: Object.values(providerBudgets).map((budget) => budget.reading()), pauses: jobs.pausedProviders() });
-    const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database), providers });
+    // Counted in the database at each scrape (one grouped count over pg-boss's index of jobs not yet taken).
+    const waitingJobs = () =>
+      countWaitingJobs(statementsApart(database.orm.em), composition.queues).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not count the jobs waiting for their providers; lg_jobs_waiting is left out of this scrape');
+        return undefined;
+      });
+    const metrics = config.metrics.mode === 'off' ? undefined : new Metrics({ pool: () => poolSnapshot(database), providers, waitingJobs });
     const providerHealth = new ProviderHealthWindow();
     const events = await createEventBus({ databaseUrl: location.url, redisUrl: config.redisUrl, log, metrics });
     steps.push({ name: 'the event bus', run: () => events.close() });

@@ -165,6 +165,7 @@ const GRAPHQL_CASES: Record<string, GraphQLCase[]> = {
   asyncWorkCounts: [{ document: 'query ($a: ID) { asyncWorkCounts(accountId: $a) { kind status count } }', variables: (ids) => ({ a: ids.scopeAccountId }) }],
   asyncWorkItem: [{ document: 'query ($id: ID!) { asyncWorkItem(id: $id) { id kind subjectId } }', variables: (ids) => ({ id: ids.workId }) }],
   providerHealth: [{ document: 'query { providerHealth { provider calls } }', variables: () => ({}) }],
+  providerBudgets: [{ document: 'query { providerBudgets { provider pausedUntil waitingWork nextWaitingDueAt } }', variables: () => ({}) }],
   retryAsyncWork: [{ document: 'mutation ($id: ID!) { retryAsyncWork(id: $id) { id status } }', variables: (ids) => ({ id: ids.workId }) }],
   apiTokens: [{ document: 'query ($a: ID) { apiTokens(accountId: $a) { id accountId } }', variables: (ids) => ({ a: ids.accountId }) }],
   apiTokensConnection: [

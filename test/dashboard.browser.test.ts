@@ -1,15 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from './support/chromium';
+import { DashboardPages, signIn } from './support/dashboard-pages';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { minimalLocationBody } from './support/locations';
 import { eventually, pollPost, providerIdOf, sandboxOf } from './support/posts';
-import { ROOT } from './support/process';
 import { startTestStack, type TestStack } from './support/stack';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -21,7 +19,6 @@ import { WebhookReceiver } from './support/webhook-receiver';
  * that cannot start fails the file.
  */
 
-const RESULTS_DIR = path.join(ROOT, 'test-results');
 /** A change at the service must be on the page within this. */
 const SHOWN_WITHIN_MS = 2000;
 /** How long a provider call is held, so that a job is seen RUNNING. */
@@ -50,8 +47,6 @@ let context: BrowserContext;
 let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
 /** A webhook receiver on loopback answering 204 (WEBHOOK_ALLOW_PRIVATE_TARGETS lets the service reach it). */
 let receiver: Server | undefined;
-/** The pages the running test opened, with their console lines: closed when it ends. */
-const consoles = new Map<Page, string[]>();
 
 beforeAll(async () => {
   t = await startTestStack({ JOB_RETRY_LIMIT: String(RETRY_LIMIT), JOB_RETRY_DELAY_SECONDS: '1', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'on' });
@@ -68,59 +63,9 @@ afterAll(async () => {
   await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
 });
 
-/** A test that, when it fails, leaves each open page's screenshot and console log under test-results/. */
-function browserTest(name: string, run: () => Promise<void>, timeoutMs?: number): void {
-  it(
-    name,
-    async () => {
-      try {
-        await run();
-      } catch (error) {
-        await keepEvidence(name);
-        throw error;
-      } finally {
-        for (const page of consoles.keys()) await page.close();
-        consoles.clear();
-      }
-    },
-    timeoutMs,
-  );
-}
-
-async function keepEvidence(name: string): Promise<void> {
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').slice(0, 80);
-  let n = 0;
-  for (const [page, lines] of consoles) {
-    n += 1;
-    const file = path.join(RESULTS_DIR, `dashboard-${slug}-${n}`);
-    await page.screenshot({ path: `${file}.png`, fullPage: true }).catch((error: unknown) => lines.push(`(no screenshot: ${String(error)})`));
-    writeFileSync(`${file}.console.txt`, `${page.url()}\n${lines.join('\n')}\n`);
-    console.log(`dashboard test failed: ${file}.png and ${file}.console.txt`);
-  }
-}
-
-/** A new tab on the dashboard, its console kept (and every request it makes, to check where they go). */
-async function openDashboard(): Promise<{ page: Page; requests: string[] }> {
-  const page = await context.newPage();
-  const lines: string[] = [];
-  const requests: string[] = [];
-  consoles.set(page, lines);
-  page.on('console', (message) => lines.push(`[${message.type()}] ${message.text()}`));
-  page.on('pageerror', (error) => lines.push(`[pageerror] ${error.message}`));
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('websocket', (socket) => requests.push(socket.url()));
-  await page.goto(`${t.url}/dashboard`);
-  return { page, requests };
-}
-
-/** Signs in as a person does: types the token, presses the button, and waits for the live connection. */
-async function signIn(page: Page, token: string, who: string | RegExp): Promise<void> {
-  await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('header .who').filter({ hasText: who }).waitFor();
-  await page.locator('[data-connectivity="live"]').waitFor();
-}
+const pages = new DashboardPages(() => t.url, () => context);
+const browserTest = (name: string, run: () => Promise<void>, timeoutMs?: number) => pages.test(name, run, timeoutMs);
+const openDashboard = () => pages.open();
 
 /** The row of the latest-work panel for the work of `kind` on record `subjectId`. */
 function latestRow(page: Page, kind: string, subjectId: string): Locator {

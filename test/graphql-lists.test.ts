@@ -33,7 +33,7 @@ import { startTestStack, type TestStack } from './support/stack';
 
 // What docs/graphql-lists.md lists as not a connection. A new list joins a connection, or this page and the doc.
 /** Lists on Query that are aggregates bounded by an enumeration, not records. */
-const VALUE_LISTS_OF_QUERY = ['asyncWorkCounts', 'providerHealth'];
+const VALUE_LISTS_OF_QUERY = ['asyncWorkCounts', 'providerHealth', 'providerBudgets'];
 /** The page-numbered twins of the REST lists, and the field of their records. */
 const PAGE_TWINS: Record<string, { type: string; records: string }> = {
   postsPage: { type: 'PostPage', records: 'posts' },

@@ -173,6 +173,7 @@ describe('GET /metrics', () => {
       ['lg_graphql_operations_total', 'counter'],
       ['lg_job_attempts_total', 'counter'],
       ['lg_jobs_active', 'gauge'],
+      ['lg_jobs_waiting', 'gauge'],
       ['lg_job_wait_seconds', 'histogram'],
       ['lg_provider_requests_total', 'counter'],
       ['lg_websocket_sockets', 'gauge'],

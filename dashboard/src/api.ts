@@ -3,6 +3,7 @@ import {
   DashboardAccountDocument,
   DashboardCountsDocument,
   DashboardLocationDocument,
+  DashboardProviderBudgetsDocument,
   DashboardProviderHealthDocument,
   DashboardRecordDocument,
   DashboardRedeliverDocument,
@@ -12,6 +13,7 @@ import {
   DashboardSnapshotDocument,
   DashboardUpdatesDocument,
   DashboardWebhookHealthDocument,
+  type DashboardProviderBudgetsQuery,
   type DashboardProviderHealthQuery,
   type DashboardRecordQuery,
   type DashboardWebhookDeliveriesQuery,
@@ -173,6 +175,12 @@ export type ProviderHealth = DashboardProviderHealthQuery['providerHealth'][numb
 
 export async function readProviderHealth(token: string): Promise<ProviderHealth[]> {
   return (await graphql(token, DashboardProviderHealthDocument, {})).providerHealth;
+}
+
+export type ProviderBudget = DashboardProviderBudgetsQuery['providerBudgets'][number];
+
+export async function readProviderBudgets(token: string): Promise<ProviderBudget[]> {
+  return (await graphql(token, DashboardProviderBudgetsDocument, {})).providerBudgets;
 }
 
 export type WebhookEndpointHealth = DashboardWebhookHealthQuery['webhookEndpoints']['nodes'][number];

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, signIn, type Who } from './api';
-import { useLiveWork, useProviderHealth, useWebhookHealth } from './live';
-import { CountsPanel, FailuresPanel, HealthPanel, LatestPanel, WebhooksPanel } from './panels';
+import { useLiveWork, useProviderBudgets, useProviderHealth, useWebhookHealth } from './live';
+import { CountsPanel, FailuresPanel, HealthPanel, LatestPanel, ProvidersPanel, WebhooksPanel } from './panels';
 import { openRecordOf, type OpenRecord } from './address';
 import { RecordPanel } from './record';
 import { NO_FILTER, type WorkFilter, type WorkKind } from './work';
@@ -107,6 +107,7 @@ function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (messa
   const [filter, setFilter] = useState<WorkFilter>(NO_FILTER);
   const live = useLiveWork(session.token, refused, filter);
   const health = useProviderHealth(session.token, refused);
+  const budgets = useProviderBudgets(session.token, refused);
   const openRecord = useOpenRecord();
   const kinds = [...new Set(live.view.counts.map((count) => count.kind))] as WorkKind[];
   return (
@@ -130,6 +131,7 @@ function Dashboard({ session, onSignOut }: { session: Session; onSignOut: (messa
         {openRecord && <RecordPanel key={window.location.hash} open={openRecord} token={session.token} onTokenRefused={refused} retry={live.retry} />}
         <CountsPanel counts={live.view.counts} reading={live.reading} />
         <HealthPanel health={health} />
+        <ProvidersPanel budgets={budgets} />
         {session.who.kind === 'organization' && <Webhooks token={session.token} onTokenRefused={refused} />}
         <FailuresPanel items={live.view.failures} counts={live.view.counts} reading={live.reading} retry={live.retry} />
         <LatestPanel

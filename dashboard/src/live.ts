@@ -1,5 +1,18 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, followWork, readCounts, readProviderHealth, readSnapshot, readWebhookHealth, retryWork, type Connectivity, type ProviderHealth, type WebhookEndpointHealth } from './api';
+import {
+  ApiError,
+  followWork,
+  readCounts,
+  readProviderBudgets,
+  readProviderHealth,
+  readSnapshot,
+  readWebhookHealth,
+  retryWork,
+  type Connectivity,
+  type ProviderBudget,
+  type ProviderHealth,
+  type WebhookEndpointHealth,
+} from './api';
 import { DEFAULT_LIMITS, WorkBoard, type BoardView, type WorkFilter, type WorkItem } from './work';
 
 /** The counts are read again this often, besides being moved by every event. */
@@ -8,6 +21,8 @@ const COUNTS_REFRESH_MS = 10_000;
 const COUNTS_CATCH_UP_MS = 250;
 /** Provider health is computed by the service over a recent window: read every 5 s. */
 const HEALTH_POLL_MS = 5_000;
+/** A provider's pause and the work waiting for it have no live event of their own: read as often as its health. */
+const BUDGETS_POLL_MS = 5_000;
 /** Webhook endpoints have no live event: their health is read as often as the providers'. */
 const WEBHOOK_POLL_MS = 5_000;
 
@@ -183,6 +198,17 @@ export function usePolledRead<T>(token: string, onTokenRefused: () => void, read
 export function useProviderHealth(token: string, onTokenRefused: () => void): HealthState {
   const { value, problem, readAt } = usePolledRead(token, onTokenRefused, readProviderHealth, HEALTH_POLL_MS);
   return { providers: value, problem, readAt };
+}
+
+export interface ProviderBudgetsState {
+  providers: ProviderBudget[] | null;
+  problem: string | null;
+}
+
+/** providerBudgets, read now and every BUDGETS_POLL_MS. */
+export function useProviderBudgets(token: string, onTokenRefused: () => void): ProviderBudgetsState {
+  const { value, problem } = usePolledRead(token, onTokenRefused, readProviderBudgets, BUDGETS_POLL_MS);
+  return { providers: value, problem };
 }
 
 export interface WebhookHealthState {

@@ -2,7 +2,7 @@ import { useCallback, useState } from 'preact/hooks';
 import { readWebhookDeliveries, redeliver, type WebhookDelivery } from './api';
 import { recordHref } from './address';
 import { Time } from './format';
-import { usePolledRead, type HealthState, type Reading, type WebhookHealthState, useRetry } from './live';
+import { usePolledRead, type HealthState, type ProviderBudgetsState, type Reading, type WebhookHealthState, useRetry } from './live';
 import { attemptsLabel, FAILURE_STATUSES, foldChecks, kindLabel, STATUSES, type LatestRow, type WorkCount, type WorkFilter, type WorkItem, type WorkKind } from './work';
 
 const milliseconds = (ms: number | null) => (ms === null ? '–' : `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`);
@@ -346,6 +346,72 @@ export function HealthPanel({ health }: { health: HealthState }) {
                     </>
                   )}
                 </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** A budget as operators set it: requests a second, and a minute's when a second's is not a whole number (300/min). */
+function budgetLabel(perSecond: number | null): string {
+  if (perSecond === null) return 'no budget';
+  const perMinute = perSecond * 60;
+  return Number.isInteger(perSecond) ? `${perSecond} requests/s` : `${Number(perSecond.toFixed(2))} requests/s (${Number(perMinute.toFixed(1))}/min)`;
+}
+
+/**
+ * Per provider (docs/operations.md, "Provider budgets"): its budget, until when it is paused, the signed-in token's
+ * work waiting for it and when the first of it is due, and the calls of the answering process waiting for a slot.
+ */
+export function ProvidersPanel({ budgets }: { budgets: ProviderBudgetsState }) {
+  return (
+    <section class="panel providers" aria-labelledby="providers-title">
+      <h2 id="providers-title">
+        Providers <span class="total">{budgets.providers ? 'budgets and waits, read every 5 s' : ''}</span>
+      </h2>
+      {budgets.problem && (
+        <p class="problem" role="alert">
+          {budgets.problem}
+        </p>
+      )}
+      {!budgets.providers ? (
+        <Waiting reading={budgets.problem ? 'unread' : 'reading'} empty="" />
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">provider</th>
+              <th scope="col">budget</th>
+              <th scope="col">pause</th>
+              <th scope="col">your work waiting</th>
+              <th scope="col">next due</th>
+              <th scope="col" title="Calls of the process that answered, waiting for a slot of the budget now (every organization's)">
+                calls waiting
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {budgets.providers.map((provider) => (
+              <tr key={provider.provider} data-provider={provider.provider} data-paused={String(provider.pausedUntil !== null)} data-waiting={provider.waitingWork}>
+                <th scope="row">{provider.provider}</th>
+                <td class="budget">{budgetLabel(provider.requestsPerSecond)}</td>
+                <td class={provider.pausedUntil ? 'pause paused' : 'pause'}>
+                  {provider.pausedUntil ? (
+                    <>
+                      paused until <Time at={provider.pausedUntil} />
+                    </>
+                  ) : (
+                    <span class="subject">not paused</span>
+                  )}
+                </td>
+                <td class="number waiting">{provider.waitingWork}</td>
+                <td class="next-due">
+                  <Time at={provider.nextWaitingDueAt} />
+                </td>
+                <td class="number">{provider.waitingCalls}</td>
               </tr>
             ))}
           </tbody>

@@ -6,8 +6,8 @@ import { defineNode } from '../graphql/node';
 import { ConnectionType, sliceRequestOf, toConnection, type Connection } from '../graphql/relay-connection';
 import { recordChangeFilter } from '../graphql/record-change-filter';
 import { AsyncWorkArgs, AsyncWorkCountsArgs, AsyncWorkUpdatedArgs } from './async-work.inputs';
-import { countWork, findWork, listWork, retryWork, viewOfWork, type AsyncWorkView, type WorkCount } from './async-work.service';
-import { AsyncWork, AsyncWorkCount, ProviderHealth, typeOfWork } from './async-work.types';
+import { countWork, findWork, listWork, providerBudgets, retryWork, viewOfWork, type AsyncWorkView, type ProviderBudgetView, type WorkCount } from './async-work.service';
+import { AsyncWork, AsyncWorkCount, ProviderBudget, ProviderHealth, typeOfWork } from './async-work.types';
 import { workTypes } from './work-kinds';
 import { AsyncWorkAttempt } from './async-work-attempt.entity';
 import { workAttempts } from './async-work.loaders';
@@ -45,6 +45,11 @@ export class AsyncWorkResolver {
   providerHealth(@Ctx() ctx: Context): ProviderHealth[] {
     requirePrincipal(ctx);
     return ctx.runtime.providerHealth.figures();
+  }
+
+  @Query(() => [ProviderBudget], { description: "Each provider's request budget, until when it is paused, and what of the caller's work waits for it." })
+  providerBudgets(@Ctx() ctx: Context): Promise<ProviderBudgetView[]> {
+    return providerBudgets(ctx);
   }
 
   @FieldResolver(() => [AsyncWorkAttempt], { description: 'Every attempt, oldest first, over all runs: when it ran, how it ended, why it failed.' })

@@ -12,6 +12,11 @@ import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { AsyncWorkRecord } from './async-work.entity';
 import { countWorkByKindAndStatus, type WorkCount } from './async-work.sql';
 import { isRetryable, retryOf, type RetryDeps } from './work-kinds';
+import type { JobEngine } from '../jobs/job-engine';
+import { waitingJobsByQueue } from '../jobs/waiting-jobs';
+import { statementsApart } from '../db/statements';
+import { PROVIDER_NAMES, type ProviderName } from '../providers/shared/provider-error';
+import type { ProviderBudgets } from '../providers/shared/provider-budget';
 
 export type AsyncWorkDeps = RetryDeps;
 
@@ -155,5 +160,50 @@ export async function retryWork(scope: RequestScope<AsyncWorkDeps>, id: string):
     // The answer is the work as this retry left it (QUEUED), read in its transaction: once it commits, a worker may
     // take the job at once, and the retry's answer must not depend on whether it already did.
     return viewOfRecord(await tx.refreshOrFail(record));
+  });
+}
+
+/** What the provider budgets' view reads of the process: the budgets, and the job engine's pauses and queues. */
+export type ProviderBudgetDeps = { jobs: Pick<JobEngine, 'pausedProviders' | 'queuesCalling'>; providerBudgets: ProviderBudgets };
+
+/** A provider's budget, its pause, and what of the caller's waits for it (docs/operations.md, "Provider budgets"). */
+export interface ProviderBudgetView {
+  provider: ProviderName;
+  /** The deployment's budget (ALPHA_BUDGET, BETA_BUDGET); null: none. */
+  requestsPerSecond: number | null;
+  pausedUntil: Date | null;
+  /** The caller's units of work whose job waits for this provider (a 429, or its pause, put it back in its queue). */
+  waitingWork: number;
+  nextWaitingDueAt: Date | null;
+  /** Calls of the answering process waiting for a slot of the budget now: the deployment's, no organization's. */
+  waitingCalls: number;
+}
+
+/**
+ * Each provider's budget and pause, and the caller's work waiting for it: an organization token its organization's,
+ * an account token its account's (never another's, not even as a count). The pause is the one the answering process
+ * obeys (heard on the event bus from the process that met the 429, or read from the database as it started); the
+ * waiting work is read in one statement for every provider.
+ */
+export async function providerBudgets(scope: RequestScope<ProviderBudgetDeps>): Promise<ProviderBudgetView[]> {
+  const principal = requirePrincipal(scope);
+  const { jobs, providerBudgets: budgets } = scope.runtime;
+  const queuesOf = new Map(PROVIDER_NAMES.map((provider) => [provider, jobs.queuesCalling(provider)]));
+  const waiting = await waitingJobsByQueue(statementsApart(scope.em), [...queuesOf.values()].flat(), reachOf(principal, undefined));
+  const pauses = new Map(jobs.pausedProviders().map((pause) => [pause.provider, pause.untilMs]));
+  return PROVIDER_NAMES.map((provider) => {
+    const queues = queuesOf.get(provider)!;
+    const own = waiting.filter((row) => queues.includes(row.queue));
+    const dues = own.flatMap((row) => (row.firstDueAt ? [row.firstDueAt.getTime()] : []));
+    const budget = budgets[provider]?.reading();
+    const pausedUntil = pauses.get(provider);
+    return {
+      provider,
+      requestsPerSecond: budget?.perSecond ?? null,
+      pausedUntil: pausedUntil === undefined ? null : new Date(pausedUntil),
+      waitingWork: own.reduce((sum, row) => sum + row.count, 0),
+      nextWaitingDueAt: dues.length > 0 ? new Date(Math.min(...dues)) : null,
+      waitingCalls: budget?.waiting ?? 0,
+    };
   });
 }

@@ -3,7 +3,8 @@ import { Node } from '../graphql/node';
 import { AsyncWorkKindEnum, AsyncWorkStatus } from './async-work.enums';
 import type { AsyncWorkKind } from '../jobs/work-ledger';
 import { workTypeNameOf } from './work-kinds';
-import type { AsyncWorkView } from './async-work.service';
+import type { AsyncWorkView, ProviderBudgetView } from './async-work.service';
+import type { ProviderName } from '../providers/shared/provider-error';
 
 /** The GraphQL type of a unit of work: its kind's (src/async-work/work-kinds.ts). */
 export function typeOfWork(work: AsyncWorkView): string {
@@ -110,4 +111,25 @@ export class ProviderHealth {
 
   @Field(() => Date, { nullable: true })
   lastErrorAt!: Date | null;
+}
+
+@ObjectType({ description: "A provider's request budget, its pause, and what of the caller's work waits for it (docs/operations.md, \"Provider budgets\")." })
+export class ProviderBudget implements ProviderBudgetView {
+  @Field(() => String, { description: 'alpha or beta.' })
+  provider!: ProviderName;
+
+  @Field(() => Float, { nullable: true, description: 'Requests a second the whole deployment may send it (ALPHA_BUDGET, BETA_BUDGET); null: no budget.' })
+  requestsPerSecond!: number | null;
+
+  @Field(() => Date, { nullable: true, description: "Until when it is paused (a 429 named its project quota); null: it is not." })
+  pausedUntil!: Date | null;
+
+  @Field(() => Int, { description: "The caller's units of work waiting for it: put back in their queue by a 429 or its pause (an organization token: its organization's; an account token: its account's)." })
+  waitingWork!: number;
+
+  @Field(() => Date, { nullable: true, description: 'When the first of them is due again (it may be past: due, waiting for a worker).' })
+  nextWaitingDueAt!: Date | null;
+
+  @Field(() => Int, { description: 'Calls of the process answering that wait for a slot of its budget now (every organization\'s: a count only).' })
+  waitingCalls!: number;
 }

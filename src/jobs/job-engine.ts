@@ -134,6 +134,11 @@ export class JobEngine {
     return this.deps.pauses.current();
   }
 
+  /** The queues whose jobs call `provider` (their definitions' `provider`): where what waits for it is. */
+  queuesCalling(provider: ProviderName): string[] {
+    return [...this.queues.values()].filter((queue) => queue.provider === provider).map((queue) => queue.name);
+  }
+
   get retryLimit(): number {
     return this.config.retryLimit;
   }

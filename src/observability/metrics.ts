@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProviderCallObserver } from '../providers/shared/http';
+import { PROVIDER_NAMES } from '../providers/shared/provider-error';
 
 /**
  * The process's Prometheus metrics: one registry per running stack (two stacks in one process, as the tests run
@@ -35,6 +36,9 @@ export interface PoolSnapshot {
   idle: number;
   waiting: number;
 }
+
+/** How many jobs of each queue that calls a provider wait for it now (the whole deployment's), read at each scrape. */
+export type WaitingJobs = { queue: string; provider: string; count: number }[];
 
 /** What the providers' budgets and pauses are now, read at each scrape. */
 export interface ProviderBudgetSnapshot {
@@ -177,8 +181,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { pool?: () => PoolSnapshot | undefined; providers?: () => ProviderBudgetSnapshot } = {}) {
-    const { pool, providers } = options;
+  constructor(options: { pool?: () => PoolSnapshot | undefined; providers?: () => ProviderBudgetSnapshot; waitingJobs?: () => Promise<WaitingJobs | undefined> } = {}) {
+    const { pool, providers, waitingJobs } = options;
     // The providers' budgets as this process sees them (docs/operations.md, "Provider budgets").
     new Gauge({
       name: 'lg_provider_budget_requests_per_second',
@@ -217,7 +221,18 @@ export class Metrics {
       collect() {
         const now = Date.now();
         const paused = new Map((providers?.().pauses ?? []).map((pause) => [pause.provider, pause.untilMs]));
-        for (const provider of ['alpha', 'beta']) this.set({ provider }, Math.max(0, ((paused.get(provider) ?? now) - now) / 1000));
+        for (const provider of PROVIDER_NAMES) this.set({ provider }, Math.max(0, ((paused.get(provider) ?? now) - now) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'lg_jobs_waiting',
+      help: "Jobs waiting for their provider now (a 429 or the provider's pause put them back in their queue), by queue and the provider it calls: the whole deployment's, counted in the database at each scrape",
+      labelNames: ['queue', 'provider'] as const,
+      registers: [this.registry],
+      async collect() {
+        // Not counted (the database did not answer; the reader logged it): no samples rather than stale ones.
+        this.reset();
+        for (const row of (await waitingJobs?.()) ?? []) this.set({ queue: row.queue, provider: row.provider }, row.count);
       },
     });
     new Gauge({

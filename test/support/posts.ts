@@ -40,3 +40,34 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** What posting needs of an organization fixture (test/support/fixtures.ts): its token, its first account's location. */
+type PostingFixture = { token: string; accounts: { account: { id: string }; locations: { id: string }[] }[] };
+
+/** A post of the fixture's first account, on its first location, created over REST as a client does: its id. */
+export async function createPostOf(baseUrl: string, fixture: PostingFixture, summary: string): Promise<string> {
+  const account = fixture.accounts[0]!;
+  const created = await http(baseUrl, 'POST', `/post?account_id=${account.account.id}`, {
+    token: fixture.token,
+    body: { location_id: account.locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
+  });
+  if (created.status !== 202) throw new Error(`the post was not created: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body.payload.id as string;
+}
+
+/**
+ * Pauses the alpha provider as a 429 naming its project quota does (docs/jobs.md, "Waiting is not failing"), with the
+ * sandbox's per-minute quota set to 1 (the caller lifts it): a post of the fixture admitted (LIVE), the next refused
+ * (its job waits; alpha paused for the rest of the minute), a third created during the pause (taken and put back
+ * without a call). Resolves once the 429 was answered, with the ids of the two posts that wait.
+ */
+export async function pauseAlphaByQuota(baseUrl: string, fixture: PostingFixture): Promise<string[]> {
+  const sandbox = sandboxOf(baseUrl);
+  await sandbox.reset();
+  await sandbox.configure({ quotaPerMinute: 1 });
+  const admitted = await createPostOf(baseUrl, fixture, 'Admitted by the quota');
+  await pollPost(baseUrl, fixture.token, fixture.accounts[0]!.account.id, admitted, (post) => post.state === 'LIVE', 30_000);
+  const refused = await createPostOf(baseUrl, fixture, 'Refused: pauses alpha');
+  await eventually(async () => ((await sandbox.state()).quota.refused === 1 ? true : undefined), 15_000, 'the 429');
+  return [refused, await createPostOf(baseUrl, fixture, 'Held by the pause')];
+}

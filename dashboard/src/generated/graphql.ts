@@ -207,6 +207,11 @@ export type DashboardProviderHealthQueryVariables = Exact<{ [key: string]: never
 
 export type DashboardProviderHealthQuery = { providerHealth: Array<{ provider: string, windowSeconds: number, calls: number, errors: number, latencyP50Ms: number | null, latencyP95Ms: number | null, lastError: string | null, lastErrorAt: string | null }> };
 
+export type DashboardProviderBudgetsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashboardProviderBudgetsQuery = { providerBudgets: Array<{ provider: string, requestsPerSecond: number | null, pausedUntil: string | null, waitingWork: number, nextWaitingDueAt: string | null, waitingCalls: number }> };
+
 export type DashboardRetryMutationVariables = Exact<{
   id: string | number;
 }>;
@@ -523,6 +528,18 @@ export const DashboardProviderHealthDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashboardProviderHealthQuery, DashboardProviderHealthQueryVariables>;
+export const DashboardProviderBudgetsDocument = new TypedDocumentString(`
+    query DashboardProviderBudgets {
+  providerBudgets {
+    provider
+    requestsPerSecond
+    pausedUntil
+    waitingWork
+    nextWaitingDueAt
+    waitingCalls
+  }
+}
+    `) as unknown as TypedDocumentString<DashboardProviderBudgetsQuery, DashboardProviderBudgetsQueryVariables>;
 export const DashboardRetryDocument = new TypedDocumentString(`
     mutation DashboardRetry($id: ID!) {
   retryAsyncWork(id: $id) {

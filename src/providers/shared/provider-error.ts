@@ -7,6 +7,9 @@
  */
 export type ProviderName = 'alpha' | 'beta';
 
+/** Every provider, in the order operators read them (metrics, the dashboard). */
+export const PROVIDER_NAMES: readonly ProviderName[] = ['alpha', 'beta'];
+
 export interface ProviderErrorInit {
   provider: ProviderName;
   /** HTTP status; 0 when no answer arrived (network error, time-out) or no call was made. */
