@@ -81,8 +81,8 @@ it('drains campaigns within the quota, a single post ahead of them, two organiza
   const byPost = new Map(jobs.map((job) => [job.post_id, job]));
   const all = [...aPosts, ...cPosts, ...bPosts];
   // Every post LIVE, none retried, none dead-lettered: a 429 would have made its job wait, never fail.
-  const [{ live }] = await t.em().getConnection().execute<{ live: string }[]>(`select count(*) as live from post where id in (?) and state = 'LIVE'`, [all]);
-  expect(Number(live)).toBe(all.length);
+  const [counted] = await t.em().getConnection().execute<{ live: string }[]>(`select count(*) as live from post where id in (?) and state = 'LIVE'`, [all]);
+  expect(Number(counted?.live)).toBe(all.length);
   expect(all.map((id) => byPost.get(id)?.state)).toEqual(all.map(() => 'completed'));
   expect(all.filter((id) => byPost.get(id)!.retry_count > 0)).toEqual([]);
 
