@@ -18,7 +18,7 @@ import { decimalOption, integerOption, runBench, type BenchEnvironment } from '.
 import { createConnectedOrganizations, targetsOf, type BenchOrganization } from './support/organizations';
 import { createPost, createPostsPaced, type CreateRecord } from './support/posting';
 import { graphql, type BenchStack } from './support/stack';
-import { ms, summarize, table, type Summary } from './support/stats';
+import { ms, percentileOfSorted, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
 
 const USAGE = `  --posts N            organization A's posts: campaigns of 100 locations (createPostCampaign), one post per
@@ -62,6 +62,7 @@ interface WorkerCalls {
   url: string;
   granted: number | undefined;
   refused: number | undefined;
+  late: number | undefined;
 }
 
 interface Result {
@@ -84,6 +85,10 @@ interface Result {
   admitted: number;
   refused: number;
   callsDuringRetryAfter: number;
+  /** Gaps between consecutive admitted post creates at the sandbox, ms: the budget spaces them 1000 / budget apart. */
+  arrivalGaps: { p1: number | undefined; p5: number | undefined; p50: number | undefined };
+  /** When each refusal came, seconds after the run's first admitted call. */
+  refusalsAtS: number[];
   bCreated: number;
   bCreateErrors: Record<string, number>;
   bCreateToLive: Summary;
@@ -108,8 +113,8 @@ function sumOf(scrape: string, metric: string, labels: Record<string, string>): 
   return sum;
 }
 
-/** A worker's alpha calls so far: given a slot of the budget, and answered 429 (undefined: not scraped). */
-async function scrapeWorker(url: string): Promise<{ granted: number; refused: number } | undefined> {
+/** A worker's alpha calls so far: given a slot of the budget, answered 429, slots given up late (undefined: not scraped). */
+async function scrapeWorker(url: string): Promise<{ granted: number; refused: number; late: number } | undefined> {
   try {
     const response = await fetch(url);
     const text = await response.text();
@@ -117,6 +122,7 @@ async function scrapeWorker(url: string): Promise<{ granted: number; refused: nu
     return {
       granted: sumOf(text, 'lg_provider_budget_calls_total', { provider: 'alpha' }),
       refused: sumOf(text, 'lg_provider_requests_total', { provider: 'alpha', status: '429' }),
+      late: sumOf(text, 'lg_provider_budget_late_slots_total', { provider: 'alpha' }),
     };
   } catch (error) {
     console.log(`  (could not scrape ${url}: ${error instanceof Error ? error.message : String(error)})`);
@@ -151,6 +157,12 @@ async function deadLettered(databaseUrl: string, ids: string[]): Promise<number>
   } finally {
     await client.end();
   }
+}
+
+/** The low end of a sample (bunched calls show there), and its median. */
+function summarizeLow(values: number[]): { p1: number | undefined; p5: number | undefined; p50: number | undefined } {
+  const sorted = Float64Array.from(values).sort();
+  return { p1: percentileOfSorted(sorted, 1), p5: percentileOfSorted(sorted, 5), p50: percentileOfSorted(sorted, 50) };
 }
 
 function outcomeOf(timelines: PostTimeline[], dead: number): Outcome {
@@ -306,6 +318,9 @@ class CampaignBench {
       .filter((post) => post.accountId === a.alphaAccountId && post.createTime)
       .map((post) => Date.parse(post.createTime!))
       .sort((x, y) => x - y);
+    // Every admitted post create of the run (A's and B's), as the sandbox stamped it: how evenly the calls came.
+    const arrivals = state.posts.flatMap((post) => (post.createTime ? [Date.parse(post.createTime)] : [])).sort((x, y) => x - y);
+    const arrivalGaps = arrivals.slice(1).map((at, index) => at - arrivals[index]!);
     const aLiveTimes = aIds.flatMap((id) => {
       const end = aRecorder.probeTerminal.get(id);
       return end?.state === 'LIVE' ? [end.at] : [];
@@ -324,7 +339,8 @@ class CampaignBench {
     const workers = workerUrls.map((url, index) => {
       const start = before[index];
       const end = after[index];
-      return { url, granted: start && end ? end.granted - start.granted : undefined, refused: start && end ? end.refused - start.refused : undefined };
+      const delta = (key: 'granted' | 'refused' | 'late') => (start && end ? end[key] - start[key] : undefined);
+      return { url, granted: delta('granted'), refused: delta('refused'), late: delta('late') };
     });
 
     result({
@@ -342,6 +358,8 @@ class CampaignBench {
       admitted: state.quota.admitted,
       refused: state.quota.refused,
       callsDuringRetryAfter: state.quota.callsDuringRetryAfter,
+      arrivalGaps: summarizeLow(arrivalGaps),
+      refusalsAtS: state.quota.refusals.map((refusal) => (Date.parse(refusal.at) - (arrivals[0] ?? 0)) / 1000),
       bCreated: bIds.length,
       bCreateErrors,
       bCreateToLive: summarize(bCreateToLive),
@@ -389,6 +407,8 @@ function report(r: Partial<Result>, options: Options & { workers: number }, abor
       ['provider calls admitted / refused (sandbox quota)', `${r.admitted ?? '-'} / ${r.refused ?? '-'}`],
       ['refused share', pct(refusedShare)],
       ['calls during a Retry-After', String(r.callsDuringRetryAfter ?? '-')],
+      ['refusals at, s after the first call', r.refusalsAtS && r.refusalsAtS.length > 0 ? r.refusalsAtS.map((at) => at.toFixed(1)).join(', ') : '-'],
+      [`gap between admitted creates p1 / p5 / p50, ms (budget: ${(1000 / options.budget).toFixed(1)})`, r.arrivalGaps ? `${ms(r.arrivalGaps.p1)} / ${ms(r.arrivalGaps.p5)} / ${ms(r.arrivalGaps.p50)}` : '-'],
       ['A: campaigns created in', r.campaignsCreatedMs === undefined ? '-' : `${ms(r.campaignsCreatedMs / 1000)} s`],
       ['A: first campaign sent -> last LIVE', r.aLastLiveMs === undefined ? '-' : `${ms(r.aLastLiveMs / 1000)} s`],
       ['A: drain, posts/s (first campaign sent -> last LIVE)', `${ms(drainEndToEnd, 2)} = ${pct(share(drainEndToEnd))} of the quota`],
@@ -402,10 +422,10 @@ function report(r: Partial<Result>, options: Options & { workers: number }, abor
     console.log('Each worker process (its own metrics, during the run)');
     console.log(
       table([
-        ['worker', 'alpha calls in a budget slot', 'alpha 429s', 'share of the calls'],
+        ['worker', 'alpha calls in a budget slot', 'alpha 429s', 'slots given up late', 'share of the calls'],
         ...r.workers.map((worker, index) => {
           const total = r.workers!.reduce((sum, w) => sum + (w.granted ?? 0), 0);
-          return [`${index + 1} (${worker.url})`, String(worker.granted ?? 'n/a'), String(worker.refused ?? 'n/a'), pct(total > 0 && worker.granted !== undefined ? worker.granted / total : undefined)];
+          return [`${index + 1} (${worker.url})`, String(worker.granted ?? 'n/a'), String(worker.refused ?? 'n/a'), String(worker.late ?? 'n/a'), pct(total > 0 && worker.granted !== undefined ? worker.granted / total : undefined)];
         }),
       ]),
     );
