@@ -7,14 +7,13 @@
  * --help` lists the options; docs/benchmarks.md explains them.
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { deadLetterQueueOf } from '../src/jobs/queue';
 import { postPublishQueue } from '../src/post/post.queues';
 import { sleep } from './support/abort';
 import { readTimelines, type PostTimeline } from './support/breakdown';
-import { decimalOption, integerOption, runBench, type BenchEnvironment } from './support/harness';
+import { decimalOption, integerOption, loadAverage, runBench, type BenchEnvironment } from './support/harness';
 import { createConnectedOrganizations, targetsOf, type BenchOrganization } from './support/organizations';
 import { createPost, createPostsPaced, type CreateRecord } from './support/posting';
 import { graphql, type BenchStack } from './support/stack';
@@ -95,11 +94,6 @@ interface Result {
   bUnfinished: number;
   workers: WorkerCalls[];
 }
-
-const loadAverage = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 
 /** The sum of the samples of `metric` whose labels include every one of `labels`, in a Prometheus text scrape. */
 function sumOf(scrape: string, metric: string, labels: Record<string, string>): number {

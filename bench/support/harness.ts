@@ -180,7 +180,8 @@ function machine() {
   return { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim() ?? 'unknown', platform: `${process.platform}/${process.arch}` };
 }
 
-const loadAverage = () =>
+/** os.loadavg() as the benches print it: the 1, 5 and 15 minute figures. */
+export const loadAverage = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
