@@ -64,6 +64,8 @@ export interface BenchDefinition<S extends string, F extends string, O> {
   flags?: readonly F[];
   /** Default of --timeout-s. */
   timeoutSeconds: number;
+  /** Default of --workers (0 when absent: one process does all). */
+  defaultWorkers?: number;
   /**
    * What --database-url (with --url: the running stack's database) serves in this bench; `required` when it
    * cannot run without it. Absent: the bench takes no --database-url.
@@ -79,7 +81,7 @@ export interface BenchDefinition<S extends string, F extends string, O> {
    * The stack it starts: the provider sandboxes in processes of their own even without --workers (a baseline of
    * the bench calls the same sandbox process), and the service's statements counted on the wire (`stack.statements`).
    */
-  stackShape?(options: O): { sandboxesApart?: boolean; countStatements?: boolean };
+  stackShape?(options: O): { sandboxesApart?: boolean; countStatements?: boolean; workerMetrics?: boolean; sandboxEnv?: Record<string, string> };
   /** Its own options from their raw values; throws (naming the option) on a bad one. */
   read(values: { [K in S]?: string } & { [K in F]?: boolean }, common: CommonOptions): O;
   /** Prints what it will do (after the machine's lines) and returns the session that does it. */
@@ -111,7 +113,8 @@ export function decimalOption(name: string, raw: string | undefined, fallback: n
   return numberOption(name, raw, fallback, min, Number.MAX_SAFE_INTEGER, false);
 }
 
-function usageOf(definition: Pick<BenchDefinition<never, never, unknown>, 'name' | 'usage' | 'timeoutSeconds' | 'databaseUrl'>): string {
+function usageOf(definition: Pick<BenchDefinition<never, never, unknown>, 'name' | 'usage' | 'timeoutSeconds' | 'databaseUrl' | 'defaultWorkers'>): string {
+  const workers = definition.defaultWorkers ?? 0;
   const databaseUrl = definition.databaseUrl
     ? `  --database-url URL   with --url: its database, ${definition.databaseUrl.why}${definition.databaseUrl.required ? '' : ' (optional)'}\n`
     : '';
@@ -124,7 +127,7 @@ function usageOf(definition: Pick<BenchDefinition<never, never, unknown>, 'name'
     '  --json FILE          also write the figures as JSON\n' +
     '  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)\n' +
     '  --workers N          run the jobs in N worker processes (ROLE=worker) beside the server (ROLE=api), and each\n' +
-    '                       provider sandbox in a process of its own (default 0: one process does all, sandboxes in it)\n' +
+    `                       provider sandbox in a process of its own (default ${workers}${workers === 0 ? ': one process does all, sandboxes in it' : ''})\n` +
     '\nWithout --url the stack is started for the run (node dist-dev/dev/main.js) on a throwaway database: on\n' +
     "DATABASE_URL's server when that is set, else on an embedded PostgreSQL of the run.\n"
   );
@@ -167,7 +170,7 @@ function readOptions<S extends string, F extends string, O>(definition: BenchDef
     databaseUrl: text('database-url'),
     json: text('json'),
     profileServer: text('profile-server'),
-    workers: integerOption('workers', text('workers'), 0, 0),
+    workers: integerOption('workers', text('workers'), definition.defaultWorkers ?? 0, 0),
   };
   return { ...definition.read(raw as { [K in S]?: string } & { [K in F]?: boolean }, common), ...common };
 }
@@ -177,7 +180,8 @@ function machine() {
   return { node: process.version, cores: cpus().length, cpu: cpus()[0]?.model.trim() ?? 'unknown', platform: `${process.platform}/${process.arch}` };
 }
 
-const loadAverage = () =>
+/** os.loadavg() as the benches print it: the 1, 5 and 15 minute figures. */
+export const loadAverage = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');

@@ -43,20 +43,22 @@ export async function createPost(stack: BenchStack, index: number, summary: stri
 
 /**
  * `count` creates, request i sent `i / rate` seconds after the first (an open loop: a slow answer does not delay
- * the next request), at most `maxInFlight` at once. Summaries are `${prefix}#${i}`.
+ * the next request), at most `maxInFlight` at once. Summaries are `${prefix}#${i}`. `stop`, when given, ends the
+ * schedule early: a request whose time comes once it holds is not sent (those in flight are answered).
  */
 export async function createPostsPaced(
   stack: BenchStack,
-  options: { count: number; rate: number; prefix: string; signal: AbortSignal; maxInFlight?: number },
+  options: { count: number; rate: number; prefix: string; signal: AbortSignal; maxInFlight?: number; stop?: () => boolean },
 ): Promise<CreateRecord[]> {
   const records: CreateRecord[] = [];
   let next = 0;
   const start = performance.now();
+  const stopped = () => options.signal.aborted || (options.stop?.() ?? false);
   const lane = async () => {
-    while (next < options.count && !options.signal.aborted) {
+    while (next < options.count && !stopped()) {
       const index = next++;
       await sleep(start + (index * 1000) / options.rate - performance.now(), options.signal);
-      if (options.signal.aborted) break;
+      if (stopped()) break;
       records.push(await createPost(stack, index, `${options.prefix}#${index}`, options.signal));
     }
   };

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startDatabaseServer } from '../../dev/database-server';
+import { freePort } from '../../dev/ports';
 import type { DemoSeed } from '../../src/demo/demo.seed';
 import { sleep } from './abort';
 import { INSPECTOR_NOISE } from './inspector';
@@ -38,6 +39,8 @@ export interface BenchStack {
   servicePids(): number[];
   /** The provider sandboxes' processes, when they run apart (`--workers N`); none when the server mounts them. */
   sandboxPids(): number[];
+  /** With `workerMetrics`: each worker process's metrics (`http://127.0.0.1:<port>/metrics`), in start order. */
+  workerMetricsUrls?: string[];
   /** Base URL of the alpha sandbox of this stack (its controls are under /_control). */
   alphaUrl: string;
   /** The loopback port of the server's inspector, when it was started with one. */
@@ -211,6 +214,13 @@ export async function startOwnedStack(options: {
   sandboxesApart?: boolean;
   /** Every service process reaches PostgreSQL through a counting proxy (bench/support/pg-count-proxy.ts). */
   countStatements?: boolean;
+  /**
+   * Each worker process serves its metrics on a port of its own (METRICS=<port>): a worker serves nothing else,
+   * and what a process counts (its provider calls) is read from it alone.
+   */
+  workerMetrics?: boolean;
+  /** Settings of the provider sandboxes' processes when they run apart (e.g. ALPHA_SANDBOX_QUOTA_PER_SECOND). */
+  sandboxEnv?: Record<string, string>;
 }): Promise<BenchStack> {
   const databaseServer = await startDatabaseServer({ databaseUrl: process.env.DATABASE_URL, directoryPrefix: 'lg-bench-pg-' });
   const databaseName = `lg_bench_${randomBytes(6).toString('hex')}`;
@@ -282,7 +292,7 @@ export async function startOwnedStack(options: {
       for (const name of ['alpha', 'beta'] as const) {
         const sandbox = await spawnServer({
           root: options.root,
-          env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+          env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...options.sandboxEnv },
           args: [],
           dataDir,
           signal: options.signal,
@@ -299,9 +309,13 @@ export async function startOwnedStack(options: {
     }
     const started = await spawnServer({ root: options.root, env, args: [...profile, ...inspect], dataDir, signal: options.signal, startTimeoutMs: options.startTimeoutMs });
     server = started;
+    const workerMetricsUrls: string[] = [];
     for (let index = 0; index < (options.workers ?? 0); index += 1) {
       const workerDir = mkdtempSync(path.join(tmpdir(), 'lg-bench-'));
-      const worker = await spawnServer({ root: options.root, env: { ...env, DATA_DIR: workerDir, ROLE: 'worker' }, args: [], dataDir: workerDir, signal: options.signal, banner: WORKER_BANNER }).catch(
+      const metricsPort = options.workerMetrics ? await freePort() : undefined;
+      if (metricsPort !== undefined) workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
+      const workerEnv = { ...env, DATA_DIR: workerDir, ROLE: 'worker', ...(metricsPort === undefined ? {} : { METRICS: String(metricsPort) }) };
+      const worker = await spawnServer({ root: options.root, env: workerEnv, args: [], dataDir: workerDir, signal: options.signal, banner: WORKER_BANNER }).catch(
         (error: unknown) => {
           rmSync(workerDir, { recursive: true, force: true });
           throw error;
@@ -321,6 +335,7 @@ export async function startOwnedStack(options: {
       serverPid: started.pid,
       servicePids: () => [started, ...workers].flatMap((running) => (running.pid === undefined ? [] : [running.pid])),
       sandboxPids: () => sandboxes.flatMap((running) => (running.pid === undefined ? [] : [running.pid])),
+      ...(options.workerMetrics ? { workerMetricsUrls } : {}),
       alphaUrl: alphaUrl ?? `${baseUrl}/sandbox/alpha`,
       inspectorPort: options.inspectorPort,
       postmasterPid: () => databaseServer.postmasterPid(),

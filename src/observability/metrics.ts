@@ -42,7 +42,7 @@ export type WaitingJobs = { queue: string; provider: string; count: number }[];
 
 /** What the providers' budgets and pauses are now, read at each scrape. */
 export interface ProviderBudgetSnapshot {
-  budgets: { provider: string; perSecond: number; waiting: number; granted: number }[];
+  budgets: { provider: string; perSecond: number; waiting: number; granted: number; late: number }[];
   pauses: { provider: string; untilMs: number }[];
 }
 
@@ -211,6 +211,17 @@ export class Metrics {
         // The budgets count their own calls: the counter shows their totals.
         this.reset();
         for (const budget of providers?.().budgets ?? []) this.inc({ provider: budget.provider }, budget.granted);
+      },
+    });
+    new Counter({
+      name: 'lg_provider_budget_late_slots_total',
+      help: "This process's budget slots given up because their call could not start in time (a busy process), by provider",
+      labelNames: ['provider'] as const,
+      registers: [this.registry],
+      collect() {
+        // Each one is a slot of the deployment's budget no call used: a busy process drains below its budget.
+        this.reset();
+        for (const budget of providers?.().budgets ?? []) this.inc({ provider: budget.provider }, budget.late);
       },
     });
     new Gauge({

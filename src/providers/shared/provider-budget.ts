@@ -72,6 +72,8 @@ export class ProviderBudget {
   private granted = 0;
   /** Slots given up because their call could not start in time. */
   private late = 0;
+  /** When this process's last call went (ms since the epoch): the next goes an interval after it at the earliest. */
+  private lastCallAtMs = 0;
   /** Set while the store cannot be reached: calls then go unpaced (a 429 still makes their jobs wait). */
   private storeDown = false;
   readonly intervalMs: number;
@@ -103,13 +105,22 @@ export class ProviderBudget {
         priority: callPriority.getStore() ?? 0,
         start: (atMs) => {
           const go = () => {
+            const now = Date.now();
             // A slot used late would bunch this call with the next slots' (a busy event loop, a slow answer from the
             // store): past LATE_SLOT_MS it is given up and the call waits for a new one, ahead of its priority's.
-            if (Date.now() - atMs > LATE_SLOT_MS && !this.storeDown) {
+            if (now - atMs > LATE_SLOT_MS && !this.storeDown) {
               this.late += 1;
               this.enqueue(waiter, true);
               return;
             }
+            // Within it, a call after a late one waits until a slot's interval after it: the provider counts any
+            // rolling second, and a late call followed by one on time is two calls closer than the budget allows.
+            const spacedAt = this.lastCallAtMs + (this.storeDown ? 0 : this.intervalMs);
+            if (now < spacedAt) {
+              timer = setTimeout(go, spacedAt - now);
+              return;
+            }
+            this.lastCallAtMs = now;
             signal?.removeEventListener('abort', cancel);
             this.granted += 1;
             resolve();
