@@ -1,4 +1,7 @@
 import { Account } from '../src/account/account.entity';
+import { statementsApart } from '../src/db/statements';
+import { postgresSlotStore } from '../src/limits/provider-slots';
+import { ProviderBudget } from '../src/providers/shared/provider-budget';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
@@ -161,3 +164,31 @@ async function waitedUpdates(): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
   return Number(/^lg_job_attempts_total\{queue="location-update",outcome="waited"\} (\d+)$/m.exec(text)?.[1] ?? 0);
 }
+
+/** Keeps the event loop busy for `ms`, as a process busy with other work is. */
+function busy(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // Spinning on purpose: no timer may fire meanwhile.
+  }
+}
+
+it('keeps a process’s calls a slot apart when one starts late: the late call pushes the next ones, it does not bunch with them', async () => {
+  // A budget of its own on the deployment's store (beta: no call of this file's work uses its slots).
+  const budget = new ProviderBudget('beta', 20, postgresSlotStore(statementsApart(t.em())), { warn: () => undefined, info: () => undefined });
+  const startedAt: number[] = [];
+  const calls = Array.from({ length: 8 }, (_, index) =>
+    budget.take().then(() => {
+      startedAt.push(Date.now());
+      // The first call's process is then busy until well into the second call's slot (50 ms later): the second
+      // starts late, but within the time a late slot is still used.
+      if (index === 0) setTimeout(() => busy(45), 25);
+    }),
+  );
+  await Promise.all(calls);
+  const gaps = startedAt.slice(1).map((at, index) => at - startedAt[index]!);
+  // A provider counting any rolling second sees no two calls closer than the budget's interval (timers: 1 ms). A
+  // lower bound only: a busier machine spaces them more, never less.
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(49);
+  expect(budget.reading()).toMatchObject({ granted: 8, waiting: 0 });
+});
