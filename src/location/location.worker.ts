@@ -16,7 +16,7 @@ import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange, updateJobChangeNews, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
-import { readUpdatesToRun, type UpdateToRun } from './location.sql';
+import { readUpdatesToRun, startAlong, type UpdateToRun } from './location.sql';
 import { batchedReadWith } from '../db/batched-read';
 import type { WriteAlong } from '../db/change-statement';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
@@ -174,10 +174,15 @@ export async function runLocationUpdate(
   job: JobContext,
 ): Promise<void> {
   const em = runtime.database.orm.em.fork();
-  const read = await readUpdate(payload.jobId, job.running());
-  if (!read || !UNFINISHED.includes(read.update.status)) return;
-  const { update, location } = read;
   const now = () => runtime.clock.now();
+  // The job's RUNNING first, then its work's (docs/events.md), both in the read's statement.
+  const start = startAlong(runtime, payload.jobId, now());
+  const read = await readUpdate(payload.jobId, [...start.along, ...job.running()]);
+  if (!read) return;
+  const update = start.started() ?? read.update;
+  if (!UNFINISHED.includes(update.status)) return;
+  const { location } = read;
+  // Still QUEUED as read, yet not started by the read: it moved on meanwhile, decided under its row lock.
   const running = update.status === LocationUpdateStatus.QUEUED ? await markRunning(runtime, update, now()) : update;
   if (!running) return;
   // Only an update of a connected location is queued.
