@@ -126,7 +126,8 @@ async function markRunning(runtime: UpdateJobEventDeps, update: LocationUpdateJo
  * moved on meanwhile: the caller then decides under the row locks.
  */
 async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdateJob, location: Location, job: JobContext, now: Date): Promise<boolean> {
-  const em = runtime.database.orm.em.fork();
+  // No unit of work here (the metadata, and a statement on a pooled connection): no fork of the ORM's manager either.
+  const em = runtime.database.orm.em;
   const metadata = em.getMetadata();
   const platform = em.getPlatform();
   const after = transitionedFrom(em, LocationUpdateJob, update, { status: LocationUpdateStatus.SUCCEEDED, error: null, finishedAt: now }, now);
@@ -173,7 +174,6 @@ export async function runLocationUpdate(
   payload: JobPayload<typeof locationUpdateQueue>,
   job: JobContext,
 ): Promise<void> {
-  const em = runtime.database.orm.em.fork();
   const now = () => runtime.clock.now();
   // The job's RUNNING first, then its work's (docs/events.md), both in the read's statement.
   const start = startAlong(runtime, payload.jobId, now());
@@ -192,7 +192,7 @@ export async function runLocationUpdate(
   );
   if (await succeedAtOnce(runtime, running, location, job, now())) return;
   // The location first, then its job: the order every transaction takes them in.
-  await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
+  await changeLocked(runtime.database.orm.em.fork(), Location, { id: location.id }, async (current, tx) => {
     const pending = await lockRow(tx, LocationUpdateJob, { id: update.id, status: { $in: UNFINISHED } });
     if (!pending) return;
     const statusBefore = pending.status;
