@@ -1,9 +1,9 @@
 import type { EventManager, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { rootOf } from '../events/announce-on-commit';
-import type { MetadataStorage } from '@mikro-orm/core';
+import type { EntityClass, MetadataStorage } from '@mikro-orm/core';
 import type { FollowingWrite } from '../db/change-statement';
-import { codecOf } from '../db/entity-codec';
+import { codecOf, snapshotSql } from '../db/entity-codec';
 import { newId } from '../shared/ids';
 import type { EventTypeDefinition } from './activity.enums';
 import type { Clock } from '../shared/clock';
@@ -81,6 +81,27 @@ async function writePending(args: TransactionEventArgs): Promise<void> {
 export function eventWrite<E extends object>(metadata: MetadataStorage, runtime: EventRecordDeps, type: EventTypeDefinition<E>, record: E & RecordedEntity): FollowingWrite {
   const event = { id: newId(), type, occurredAt: runtime.clock.now(), record };
   return { sql: `insert into "activity_event" (${COLUMNS}) select ${VALUES} from changed`, values: eventValues(metadata, event) };
+}
+
+/**
+ * Records that the row `part` (another part of the same statement) returns changed (`type`): for a change whose row is
+ * known only to PostgreSQL (an update of rows the statement reads itself), its record encoded there
+ * (`snapshotSql`, the codec's encoding). Written exactly when `part` returns its row, with no event when it returns none.
+ * `part` returns one row at most (one event id); the record's owner is its organization and account columns, as
+ * `eventValues` takes them from a record without an `owner` of its type.
+ */
+export function eventOfRowWrite<E extends object>(metadata: MetadataStorage, runtime: EventRecordDeps, type: EventTypeDefinition<E>, part: FollowingWrite): FollowingWrite {
+  const recordType = type.record;
+  if (recordType.owner) throw new Error(`eventOfRowWrite(${type.name}): a record type with its own owner is not supported`);
+  const meta = metadata.get(recordType.entity.name);
+  const column = (relation: string) => (meta.properties[relation] ? `r."${meta.properties[relation].fieldNames[0]}"` : 'null::uuid');
+  const account = column('account');
+  const organization = `coalesce(${column('organization')}, (select "organization_id" from "account" where "id" = ${account}))`;
+  return {
+    sql: (nameOf) =>
+      `insert into "activity_event" (${COLUMNS}) select ?, ?, ?, ${organization}, ${account}, ?, r."id", ${snapshotSql(metadata, recordType.entity as EntityClass<object>, 'r')} from ${nameOf(part)} r`,
+    values: [newId(), type.name, runtime.clock.now(), recordType.name],
+  };
 }
 
 function watch(eventManager: EventManager): void {

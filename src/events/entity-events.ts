@@ -1,6 +1,6 @@
-import type { EntityClass } from '@mikro-orm/core';
+import type { EntityClass, MetadataStorage } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { codecOf, type EntitySnapshot } from '../db/entity-codec';
+import { codecOf, snapshotSql, type EntitySnapshot } from '../db/entity-codec';
 
 /**
  * An entity carried by an event: its id and version, and the entity as it was at that change (a snapshot by its
@@ -19,6 +19,16 @@ const MAX_SNAPSHOT_BYTES = 7000;
 export function eventSnapshot<T extends object>(orm: MikroORM, entity: EntityClass<T>, instance: T): EntitySnapshot | undefined {
   const snapshot = codecOf(orm.getMetadata(), entity).encode(instance);
   return Buffer.byteLength(JSON.stringify(snapshot)) <= MAX_SNAPSHOT_BYTES ? snapshot : undefined;
+}
+
+/**
+ * `eventSnapshot` built by PostgreSQL from a row of the entity's table (`row`, an alias in a statement's part): null
+ * when it is too large to travel. Measured as jsonb's text, which is longer than the compact JSON `eventSnapshot`
+ * measures, so a snapshot this lets through fits an event too.
+ */
+export function eventSnapshotSql<T extends object>(metadata: MetadataStorage, entity: EntityClass<T>, row: string): string {
+  const snapshot = snapshotSql(metadata, entity, row);
+  return `case when octet_length((${snapshot})::text) <= ${MAX_SNAPSHOT_BYTES} then ${snapshot} end`;
 }
 
 /** Entities of events, built once per event however many subscribers it reaches (the event object is shared). */

@@ -41,14 +41,30 @@ export interface EnqueueOptions {
   workId?: string;
 }
 
+/** pg-boss's statement in `?` form, and which of its `$n` values each `?` takes (0-based). */
+interface KnexForm {
+  sql: string;
+  order: number[];
+}
+
+/** pg-boss sends a few statement texts, each the same at every call: converted once each (their regexes cost). */
+const knexForms = new Map<string, KnexForm>();
+const MAX_KNEX_FORMS = 64;
+
 /** pg-boss writes `$1`-style SQL; MikroORM's knex transaction takes `?` bindings. */
 function toKnexBindings(text: string, values: unknown[]): { sql: string; bindings: unknown[] } {
-  const bindings: unknown[] = [];
-  const sql = text.replace(/\?/g, '\\?').replace(/\$(\d+)/g, (_match, index: string) => {
-    bindings.push(values[Number(index) - 1]);
-    return '?';
-  });
-  return { sql, bindings };
+  let form = knexForms.get(text);
+  if (!form) {
+    const order: number[] = [];
+    const sql = text.replace(/\?/g, '\\?').replace(/\$(\d+)/g, (_match, index: string) => {
+      order.push(Number(index) - 1);
+      return '?';
+    });
+    form = { sql, order };
+    // Bounded, in case a text ever carried a value: then it is converted at every call, as before.
+    if (knexForms.size < MAX_KNEX_FORMS) knexForms.set(text, form);
+  }
+  return { sql: form.sql, bindings: form.order.map((index) => values[index]) };
 }
 
 /**

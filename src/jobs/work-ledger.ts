@@ -52,7 +52,20 @@ const MAX_ERROR_CHARS = 1000;
 const RETURNING = `returning id, organization_id, account_id, kind, status, subject_id, attempts, max_attempts, run, run_attempts, error, progress,
   created_at, started_at, ended_at, updated_at, version`;
 
-const iso = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(value as string | Date).toISOString());
+/** A timestamp as PostgreSQL's JSON writes it in UTC: `2026-11-28T15:24:50.123456+00:00` (the fraction optional). */
+const PG_UTC_TIME = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00:00$/;
+
+/**
+ * A time as ISO text in UTC with milliseconds, as `toISOString` gives it. PostgreSQL's UTC text is rewritten
+ * directly (the fraction cut to milliseconds, as Date's parser cuts it): parsing that format is slow, and every
+ * ledger row of every event is read so, in each process.
+ */
+function iso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const utc = typeof value === 'string' ? PG_UTC_TIME.exec(value) : null;
+  if (utc) return `${utc[1]}.${(utc[2] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+  return new Date(value as string | Date).toISOString();
+}
 
 /** The snapshot of a row as this ledger's statements return it (from the driver, or as JSON: `to_jsonb`). */
 export function asyncWorkOfRow(row: Record<string, unknown>): AsyncWorkSnapshot {

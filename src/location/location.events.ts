@@ -1,11 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineEventType, defineRecordType } from '../activity/activity.enums';
-import { eventWrite, recordEvent } from '../activity/record-event';
+import { eventOfRowWrite, eventWrite, recordEvent } from '../activity/record-event';
 import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { ChangeNews } from '../events/change-news';
 import type { TopicPayloads } from '../events/topics';
-import { entityOfEvent, eventSnapshot } from '../events/entity-events';
+import { entityOfEvent, eventSnapshot, eventSnapshotSql } from '../events/entity-events';
+import { payloadsFromRows } from '../events/event-codec';
+import type { EntitySnapshot } from '../db/entity-codec';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import type { LocationUpdateStatus } from './location.enums';
@@ -64,6 +66,46 @@ export function updateJobChangeWrites(runtime: UpdateJobEventDeps, after: Locati
 /** The news of a change made by one statement: the job as the statement leaves it (`after`), first of its news. */
 export function updateJobChangeNews(runtime: UpdateJobEventDeps, after: LocationUpdateJob): ChangeNews {
   return new ChangeNews(runtime.events).add('location-update-job.updated', updateJobUpdated(runtime, after));
+}
+
+/**
+ * The payload of `location-update-job.updated` as a statement builds it from the job's row (`updateJobRowNews`): the
+ * same fields as `updateJobUpdated`, the snapshot encoded by PostgreSQL (null when too large, as `eventSnapshot`).
+ */
+function payloadOfUpdateJobRow(row: Record<string, unknown>): TopicPayloads['location-update-job.updated'] {
+  return {
+    id: row.id as string,
+    organizationId: row.organizationId as string,
+    accountId: row.accountId as string,
+    locationId: row.locationId as string,
+    version: Number(row.version),
+    snapshot: (row.snapshot as EntitySnapshot | null) ?? undefined,
+  };
+}
+payloadsFromRows('location-update-job.updated', payloadOfUpdateJobRow);
+
+/**
+ * The activity event and the news of a change of update jobs made by a part of a statement that PostgreSQL alone
+ * sees the rows of (`part` returns the job as changed, one row at most: a job made RUNNING by its own read,
+ * location.sql.ts): writes of that statement, after `part`. A bus the statement cannot reach is told once the
+ * statement has run.
+ */
+export function updateJobRowWrites(runtime: UpdateJobEventDeps, part: FollowingWrite): FollowingWrite[] {
+  const metadata = runtime.database.orm.getMetadata();
+  let payload: TopicPayloads['location-update-job.updated'] | undefined;
+  const payloadPart: FollowingWrite = {
+    sql: (nameOf) => `select r.id, r.organization_id as "organizationId", r.account_id as "accountId", r.location_id as "locationId", r.version,
+      ${eventSnapshotSql(metadata, LocationUpdateJob, 'r')} as snapshot from ${nameOf(part)} r`,
+    values: [],
+    returned: (rows) => {
+      payload = rows[0] ? payloadOfUpdateJobRow(rows[0]) : undefined;
+      // Where the bus announces after the statement: now, before the writes after it announce theirs (never throws;
+      // it logs what it loses).
+      void news.announced();
+    },
+  };
+  const news = new ChangeNews(runtime.events).addRows('location-update-job.updated', payloadPart, () => payload);
+  return [eventOfRowWrite(metadata, runtime, updateJobStatusChanged, part), payloadPart, ...news.writes()];
 }
 
 export function loadUpdateJobForEvent(runtime: { database: Database }, event: TopicPayloads['location-update-job.updated']): Promise<LocationUpdateJob> {

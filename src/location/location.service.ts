@@ -13,6 +13,7 @@ import type { RequestScope } from '../request-scope';
 import { findPlain, findPlainAndCount, findPlainWithinBytes, type BoundedPage } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { runChange } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
 import { changeLocked } from '../db/row-lock';
 import { insertChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
@@ -176,11 +177,15 @@ export async function updateLocation(
   const now = scope.runtime.clock.now();
   // A connected location never goes back (its account's disconnect deletes it): its update is queued at once.
   if (stored.connected) {
-    const queued = scope.em.create(
-      LocationUpdateJob,
-      { organization: scope.em.getReference(Organization, principal.organizationId), account: stored.account, location: stored, fields, changes, createdAt: now },
-      { persist: false },
-    );
+    // Written by its own statement (insertChange): a plain instance, not the ORM's entity.
+    const queued = codecOf(scope.em.getMetadata(), LocationUpdateJob).create({
+      organization: { id: principal.organizationId },
+      account: stored.account,
+      location: stored,
+      fields,
+      changes,
+      createdAt: now,
+    });
     const rateLimit = await insertUpdateJobWithJob(scope, queued, countRequestInChange(scope, 'location-updates', { accountId }));
     return { result: { job: queued, message: QUEUED_MESSAGE }, rateLimit };
   }

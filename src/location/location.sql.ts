@@ -3,6 +3,8 @@ import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
+import { LocationUpdateStatus } from './location.enums';
+import { updateJobRowWrites, type UpdateJobEventDeps } from './location.events';
 
 /**
  * The number of locations of each account asked for, in one grouped count (accounts without any are absent): the
@@ -46,4 +48,26 @@ export async function readUpdatesToRun(em: EntityManager, jobIds: string[], alon
     found.set(update.id, { update, location: codecOf(metadata, Location).decode(mapped(Location.name, locationRow as Record<string, unknown>)) });
   }
   return found;
+}
+
+/**
+ * A QUEUED update job made RUNNING by the read that starts it (`readUpdatesToRun`'s `along`): the transition, its
+ * activity event and its news ride in that read's statement, so starting a job costs no statement of its own
+ * (docs/write-path.md). The guard is the status alone: the update waits for a concurrent change of the row and tests
+ * it again. `started()` is the job as the statement left it once the read has run; undefined when the job was not
+ * QUEUED (a retried job already RUNNING, or one that moved on), which the caller takes as read.
+ */
+export function startAlong(runtime: UpdateJobEventDeps, jobId: string, now: Date): { along: WriteAlong[]; started(): LocationUpdateJob | undefined } {
+  const em = runtime.database.orm.em;
+  const metadata = em.getMetadata();
+  const jobs = metadata.get<LocationUpdateJob>(LocationUpdateJob.name).tableName;
+  let started: LocationUpdateJob | undefined;
+  const transition: WriteAlong = {
+    sql: `update "${jobs}" set status = ?, started_at = ?, version = version + 1 where id = ? and status = ? returning *`,
+    values: [LocationUpdateStatus.RUNNING, now, jobId, LocationUpdateStatus.QUEUED],
+    returned: (rows) => {
+      started = rows[0] ? codecOf(metadata, LocationUpdateJob).decode(em.getComparator().mapResult<Record<string, unknown>>(LocationUpdateJob.name, rows[0])) : undefined;
+    },
+  };
+  return { along: [transition, ...updateJobRowWrites(runtime, transition)], started: () => started };
 }

@@ -16,7 +16,7 @@ import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange, updateJobChangeNews, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
-import { readUpdatesToRun, type UpdateToRun } from './location.sql';
+import { readUpdatesToRun, startAlong, type UpdateToRun } from './location.sql';
 import { batchedReadWith } from '../db/batched-read';
 import type { WriteAlong } from '../db/change-statement';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
@@ -126,7 +126,8 @@ async function markRunning(runtime: UpdateJobEventDeps, update: LocationUpdateJo
  * moved on meanwhile: the caller then decides under the row locks.
  */
 async function succeedAtOnce(runtime: UpdateJobEventDeps, update: LocationUpdateJob, location: Location, job: JobContext, now: Date): Promise<boolean> {
-  const em = runtime.database.orm.em.fork();
+  // No unit of work here (the metadata, and a statement on a pooled connection): no fork of the ORM's manager either.
+  const em = runtime.database.orm.em;
   const metadata = em.getMetadata();
   const platform = em.getPlatform();
   const after = transitionedFrom(em, LocationUpdateJob, update, { status: LocationUpdateStatus.SUCCEEDED, error: null, finishedAt: now }, now);
@@ -173,11 +174,15 @@ export async function runLocationUpdate(
   payload: JobPayload<typeof locationUpdateQueue>,
   job: JobContext,
 ): Promise<void> {
-  const em = runtime.database.orm.em.fork();
-  const read = await readUpdate(payload.jobId, job.running());
-  if (!read || !UNFINISHED.includes(read.update.status)) return;
-  const { update, location } = read;
   const now = () => runtime.clock.now();
+  // The job's RUNNING first, then its work's (docs/events.md), both in the read's statement.
+  const start = startAlong(runtime, payload.jobId, now());
+  const read = await readUpdate(payload.jobId, [...start.along, ...job.running()]);
+  if (!read) return;
+  const update = start.started() ?? read.update;
+  if (!UNFINISHED.includes(update.status)) return;
+  const { location } = read;
+  // Still QUEUED as read, yet not started by the read: it moved on meanwhile, decided under its row lock.
   const running = update.status === LocationUpdateStatus.QUEUED ? await markRunning(runtime, update, now()) : update;
   if (!running) return;
   // Only an update of a connected location is queued.
@@ -187,7 +192,7 @@ export async function runLocationUpdate(
   );
   if (await succeedAtOnce(runtime, running, location, job, now())) return;
   // The location first, then its job: the order every transaction takes them in.
-  await changeLocked(em, Location, { id: location.id }, async (current, tx) => {
+  await changeLocked(runtime.database.orm.em.fork(), Location, { id: location.id }, async (current, tx) => {
     const pending = await lockRow(tx, LocationUpdateJob, { id: update.id, status: { $in: UNFINISHED } });
     if (!pending) return;
     const statusBefore = pending.status;
@@ -241,6 +246,8 @@ export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
       queue: locationUpdateQueue,
       run: (payload, job) => runLocationUpdate(runtime, readUpdate, payload, job),
       marksRunning: true,
+      // An update waits on the provider most of its time: 16 at once, as a post's publish (docs/benchmarks.md).
+      batchSize: 16,
       recordFailure: (payload, failure) => recordUpdateFailure(runtime, payload, failure),
     }),
   ];

@@ -15,6 +15,7 @@ import { findLocationInScope, findLocationOfAccount } from '../location/location
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { lockUntilCommit } from '../db/advisory-lock';
+import { codecOf } from '../db/entity-codec';
 import { runChange, type FollowingWrite } from '../db/change-statement';
 import { transitionedFrom, transitionRow } from '../db/row-transition';
 import { insertChange } from '../db/row-writes';
@@ -65,22 +66,18 @@ function preparePost(
   now: Date,
   campaignId: string | null,
 ): Post {
-  requirePostable(location);
-  const { params, scheduledTime } = preparePostParams(content, location, now);
   return scope.em.create(
     Post,
-    {
-      organization: scope.em.getReference(Organization, principal.organizationId),
-      account: location.account,
-      location,
-      source: sourceOf(scope),
-      params,
-      scheduledTime,
-      campaignId,
-      createdAt: now,
-    },
+    { ...newPostFields(scope, location, content, now), organization: scope.em.getReference(Organization, principal.organizationId), campaignId },
     { persist: false },
   );
+}
+
+/** What a new post takes from its request and its location, checked; its organization and campaign apart. */
+function newPostFields(scope: RequestScope<PostServiceDeps>, location: Location, content: Parameters<typeof preparePostParams>[0], now: Date) {
+  requirePostable(location);
+  const { params, scheduledTime } = preparePostParams(content, location, now);
+  return { account: location.account, location, source: sourceOf(scope), params, scheduledTime, createdAt: now };
 }
 
 /**
@@ -132,11 +129,13 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
   } else {
     ({ accountId, location } = await findLocationInScope(scope, args.accountId, args.input.locationId));
   }
-  const post = preparePost(scope, principal, location, args.input, now, null);
   if (!key) {
+    // Written by its own statement (insertChange): a plain instance, not the ORM's entity (0.5 ms of CPU a post).
+    const post = codecOf(scope.em.getMetadata(), Post).create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId } });
     const rateLimit = await insertPostWithJob(scope, post, countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }));
     return { post, replayed: false, rateLimit };
   }
+  const post = preparePost(scope, principal, location, args.input, now, null);
   const counted = await countPostLimits(scope, accountId, 1, now);
 
   const outcome = await withCountedRequest(counted, () =>
