@@ -40,6 +40,37 @@ const TRY_AGAIN_LATER = 1013;
 const TEXT_FRAME = { binary: false } as const;
 const CLOSING_BRACE = 0x7d;
 
+/** How often every socket is pinged, and how long it has to answer: graphql-ws's default keep-alive. */
+const KEEP_ALIVE_MS = 12_000;
+
+/**
+ * graphql-ws's keep-alive (a ping every 12 s; a socket that has not answered by the next one is terminated, so a
+ * dead peer is let go within 24 s), one timer for every socket: graphql-ws gives each socket an interval and, at
+ * each ping, a timeout and a listener, so 1,000 idle sockets woke the process 160 times a second.
+ */
+function keepAlive(wss: WebSocketServer): () => void {
+  const awaitingPong = new WeakSet<WebSocket>();
+  // One listener function for every socket (`this` is the socket): nothing is allocated per socket.
+  function answered(this: WebSocket) {
+    awaitingPong.delete(this);
+  }
+  wss.on('connection', (socket) => socket.on('pong', answered));
+  const timer = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (socket.readyState !== WebSocket.OPEN) continue;
+      if (awaitingPong.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      awaitingPong.add(socket);
+      socket.ping();
+    }
+  }, KEEP_ALIVE_MS);
+  // Pings do not keep a process alive that has nothing else to do.
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
 
@@ -245,11 +276,15 @@ function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { 
       isProd: true,
     },
     wss,
+    // graphql-ws's own keep-alive would run two timers per socket; keepAlive() below does it for all at once.
+    0,
   );
+  const stopKeepingAlive = keepAlive(wss);
 
   return {
     close: async () => {
       stopWatchingRevocations();
+      stopKeepingAlive();
       await cleanup.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
