@@ -184,8 +184,10 @@ describe('postUpdated over graphql-ws', () => {
 
   it("writes graphql-ws's exact next message to each socket of a group, with that socket's own id, as text", async () => {
     // Raw sockets, so the bytes are what is checked: a grouped subscription's payload is serialized once and each
-    // socket's id spliced in (src/graphql/websocket.ts). Ids that JSON must escape, and one that ends early.
-    const ids = ['a', 'quote " and \\ é \u2028', 'ends'];
+    // socket's id spliced in (src/graphql/websocket.ts). Ids that JSON must escape, and three of one length, so that
+    // two of them follow each other in the group whatever its order (a frame written over the previous socket's);
+    // the last one ends early.
+    const ids = ['a', 'b', 'quote " and \\ é \u2028', 'e'];
     const url = `${t.url.replace(/^http/, 'ws')}/graphql`;
     const frames = new Map<string, { text: string; binary: boolean }[]>(ids.map((id) => [id, []]));
     // Called at every frame: what a wait below is waiting for is checked again then.
@@ -218,15 +220,15 @@ describe('postUpdated over graphql-ws', () => {
       const nothingFailed = () => undefined;
       // Not acknowledged by graphql-ws: probes (every 100 ms) until every socket got one.
       await waitUntil(arrived, () => ids.every((id) => nexts(id).length > 0), nothingFailed, 'a next frame on every socket', 20_000, () => void probe.send());
-      const last = ids[2]!;
-      sockets[2]!.send(JSON.stringify({ id: last, type: 'complete' }));
+      const last = ids[3]!;
+      sockets[3]!.send(JSON.stringify({ id: last, type: 'complete' }));
       // The completed id gets nothing more; the others get the next events, ordered after the earlier ones. The
       // group writes an event to all its sockets in one pass: once the others have the second probe, a frame for
       // the completed id would have come before it.
       const counts = ids.map((id) => nexts(id).length);
       const probeId = await probe.send();
       const laterProbeId = await probe.send();
-      await waitUntil(arrived, () => ids.slice(0, 2).every((id) => got(id, probeId) && got(id, laterProbeId)), nothingFailed, 'both probes on the open sockets', 20_000);
+      await waitUntil(arrived, () => ids.slice(0, 3).every((id) => got(id, probeId) && got(id, laterProbeId)), nothingFailed, 'both probes on the open sockets', 20_000);
       const payloads = new Set<string>();
       for (const id of ids) {
         for (const frame of nexts(id)) {
@@ -238,7 +240,7 @@ describe('postUpdated over graphql-ws', () => {
         }
       }
       expect(nexts(ids[0]!).map((frame) => JSON.parse(frame.text).payload)).toEqual(nexts(ids[1]!).map((frame) => JSON.parse(frame.text).payload));
-      expect(nexts(last)).toHaveLength(counts[2]!);
+      expect(nexts(last)).toHaveLength(counts[3]!);
       expect(frames.get(last)!.some((frame) => frame.text.includes(probeId) || frame.text.includes(laterProbeId))).toBe(false);
     } finally {
       await Promise.all(

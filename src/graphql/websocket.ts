@@ -40,8 +40,77 @@ const TRY_AGAIN_LATER = 1013;
 const TEXT_FRAME = { binary: false } as const;
 const CLOSING_BRACE = 0x7d;
 
+/** How often every socket is pinged, and how long it has to answer: graphql-ws's default keep-alive. */
+const KEEP_ALIVE_MS = 12_000;
+
+/**
+ * graphql-ws's keep-alive (a ping every 12 s; a socket that has not answered by the next one is terminated, so a
+ * dead peer is let go within 24 s), one timer for every socket: graphql-ws gives each socket an interval and, at
+ * each ping, a timeout and a listener, so 1,000 idle sockets woke the process 160 times a second.
+ */
+function keepAlive(wss: WebSocketServer): () => void {
+  const awaitingPong = new WeakSet<WebSocket>();
+  // One listener function for every socket (`this` is the socket): nothing is allocated per socket.
+  function answered(this: WebSocket) {
+    awaitingPong.delete(this);
+  }
+  wss.on('connection', (socket) => socket.on('pong', answered));
+  const timer = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (socket.readyState !== WebSocket.OPEN) continue;
+      if (awaitingPong.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      awaitingPong.add(socket);
+      socket.ping();
+    }
+  }, KEEP_ALIVE_MS);
+  // Pings do not keep a process alive that has nothing else to do.
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** The largest message a socket accepts: Fastify's default HTTP body limit, so neither transport takes more. */
 export const MAX_WS_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * The `next` frames of a group's events. A socket's frame is graphql-ws's exact `next` message, `{"id":…,"type":
+ * "next","payload":` + the event's payload bytes + `}`, and the sockets of a group differ only by that prefix (their
+ * ids). So one frame is kept with the payload in place, and each socket's prefix is written over the last one's
+ * before it is sent: no buffer and no payload copy per socket. ws hands a frame to the kernel at once when its socket
+ * has nothing queued, and `bufferedAmount` is then 0 (ws documents it so): the buffer is free for the next socket. A
+ * socket that queued it keeps it, and the next socket gets a new one.
+ */
+class NextFrames {
+  private frame: Buffer | undefined;
+  /** What `frame` holds: the payload of this result, after a prefix of this many bytes. */
+  private result: ExecutionResult | undefined;
+  private prefixBytes = 0;
+
+  constructor(
+    private readonly payloadOf: (result: ExecutionResult) => Buffer,
+    private readonly written: (error?: Error) => void,
+  ) {}
+
+  /** Sends `result`'s `next` message, `prefix` (of `prefixBytes` bytes in UTF-8) first, to an open socket. */
+  send(socket: WebSocket, prefix: string, prefixBytes: number, result: ExecutionResult): void {
+    let frame = this.frame;
+    // Taken while it is being sent: should the send throw, no later socket shares a frame in an unknown state.
+    this.frame = undefined;
+    if (frame === undefined || this.result !== result || this.prefixBytes !== prefixBytes) {
+      const payload = this.payloadOf(result);
+      frame = Buffer.allocUnsafe(prefixBytes + payload.length + 1);
+      payload.copy(frame, prefixBytes);
+      frame[frame.length - 1] = CLOSING_BRACE;
+      this.result = result;
+      this.prefixBytes = prefixBytes;
+    }
+    frame.write(prefix, 0, 'utf8');
+    socket.send(frame, TEXT_FRAME, this.written);
+    if (socket.bufferedAmount === 0) this.frame = frame;
+  }
+}
 
 /**
  * graphql-ws on the same path and port as HTTP, authenticated as docs/graphql-limits.md, "graphql-ws
@@ -90,12 +159,12 @@ function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { 
   const written = (error?: Error) => {
     if (error) deps.log.debug({ err: error }, 'graphql-ws: a next message was not written, the socket is gone');
   };
+  const nextFrames = new NextFrames(nextPayload, written);
   /**
    * The write path of a grouped subscription, instead of graphql-ws's per-socket JSON.stringify of the whole
-   * message (each socket has its own subscription id): graphql-ws's exact `next` message, `{"id":…,"type":"next",
-   * "payload":…}`, as this id's prefix + the shared payload bytes + `}`. Written at once, in the group's order; like
-   * graphql-ws's own send, nothing to a socket that is closing. graphql-ws still sends `complete` and `error` (the
-   * member's generator ends or fails after its last result was written).
+   * message (each socket has its own subscription id): graphql-ws's exact `next` message (NextFrames). Written at
+   * once, in the group's order; like graphql-ws's own send, nothing to a socket that is closing. graphql-ws still
+   * sends `complete` and `error` (the member's generator ends or fails after its last result was written).
    */
   const deliveryTo = (socket: WebSocket, id: string): Delivery => {
     // A string, not bytes: it is kept for the subscription's life, and a small Buffer costs more (memory per idle
@@ -103,13 +172,7 @@ function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { 
     const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
     const prefixBytes = Buffer.byteLength(prefix);
     return (result) => {
-      if (socket.readyState !== WebSocket.OPEN) return;
-      const payload = nextPayload(result);
-      const frame = Buffer.allocUnsafe(prefixBytes + payload.length + 1);
-      frame.write(prefix, 0, 'utf8');
-      payload.copy(frame, prefixBytes);
-      frame[frame.length - 1] = CLOSING_BRACE;
-      socket.send(frame, TEXT_FRAME, written);
+      if (socket.readyState === WebSocket.OPEN) nextFrames.send(socket, prefix, prefixBytes, result);
     };
   };
   // Dashboards send the same few documents: each is parsed and validated once, and its AST shared.
@@ -213,11 +276,15 @@ function attachGraphQLWebSocket(server: Server, deps: WebSocketDependencies): { 
       isProd: true,
     },
     wss,
+    // graphql-ws's own keep-alive would run two timers per socket; keepAlive() below does it for all at once.
+    0,
   );
+  const stopKeepingAlive = keepAlive(wss);
 
   return {
     close: async () => {
       stopWatchingRevocations();
+      stopKeepingAlive();
       await cleanup.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
