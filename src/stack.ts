@@ -190,6 +190,8 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
       queues: composition.queues,
     });
     steps.push({ name: 'the jobs (waiting for running ones)', run: () => jobs.stop() });
+    // A pause met here or heard of: this process's calls holding a slot before its end wait for new ones after it.
+    jobs.onProviderPause((provider, untilMs) => providerBudgets[provider]?.pauseUntil(untilMs));
     const demo =
       options.seedDemo === false || config.role === 'worker'
         ? undefined

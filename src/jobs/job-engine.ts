@@ -129,6 +129,11 @@ export class JobEngine {
     await this.deps.boss.stop({ graceful: false, wait: true });
   }
 
+  /** Calls `listener` at every pause of a provider this process meets or hears of; answers how to stop. */
+  onProviderPause(listener: (provider: ProviderName, untilMs: number) => void): () => void {
+    return this.deps.pauses.listen(listener);
+  }
+
   /** The providers paused now, and until when (ms since the epoch). */
   pausedProviders(): { provider: ProviderName; untilMs: number }[] {
     return this.deps.pauses.current();

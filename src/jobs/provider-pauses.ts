@@ -7,10 +7,19 @@ import type { ProviderName } from '../providers/shared/provider-error';
  */
 export class ProviderPauses {
   private readonly until = new Map<ProviderName, number>();
+  private readonly listeners = new Set<(provider: ProviderName, untilMs: number) => void>();
 
   /** `provider` is paused until `untilMs` (ms since the epoch), or longer if it already was. */
   note(provider: ProviderName, untilMs: number): void {
-    if (untilMs > (this.until.get(provider) ?? 0)) this.until.set(provider, untilMs);
+    if (untilMs <= (this.until.get(provider) ?? 0)) return;
+    this.until.set(provider, untilMs);
+    for (const listener of this.listeners) listener(provider, untilMs);
+  }
+
+  /** Told of every pause that starts or grows, met here or heard of (the providers' budgets give up their slots). */
+  listen(listener: (provider: ProviderName, untilMs: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** The pauses not over at `nowMs`. */

@@ -106,11 +106,12 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
         // The limit covers every call: no process calls this provider before then (announce never throws).
         const until = Date.now() + judgement.waitSeconds! * 1000;
         deps.pauses.note(error.provider, until);
-        void deps.events.announce('provider.paused', { provider: error.provider, until });
-        // Kept for the processes that start before it ends, and for every budget's next slots.
+        // Kept for the processes that start before it ends, and for every budget's next slots: before it is told, so a
+        // budget that gives up its slots on hearing it reserves new ones after it.
         await deps.slots.pause(error.provider, judgement.waitSeconds! * 1000).catch((recordError: unknown) =>
-          log.warn({ err: recordError, provider: error.provider }, 'could not keep the provider pause; processes running now still heard of it'),
+          log.warn({ err: recordError, provider: error.provider }, 'could not keep the provider pause; processes running now still hear of it'),
         );
+        void deps.events.announce('provider.paused', { provider: error.provider, until });
         deps.metrics?.providerPauses.inc({ provider: error.provider });
       }
       await waitForProvider(deps, queue, job.id, judgement.waitSeconds!, log);

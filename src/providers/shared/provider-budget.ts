@@ -57,6 +57,9 @@ interface Waiter {
   priority: number;
   /** Given its slot's time (ms since the epoch, this process's clock). */
   start: (atMs: number) => void;
+  /** While it holds a slot: when the slot is, and how to give it up (its timer cleared). */
+  slotAtMs?: number;
+  release?: () => void;
 }
 
 export interface BudgetLog {
@@ -74,6 +77,10 @@ export class ProviderBudget {
   private late = 0;
   /** When this process's last call went (ms since the epoch): the next goes an interval after it at the earliest. */
   private lastCallAtMs = 0;
+  /** The calls holding a slot, waiting for its time. */
+  private readonly held = new Set<Waiter>();
+  /** Until when the provider is paused, as this process heard (a 429 naming its project quota). */
+  private pausedUntilMs = 0;
   /** Set while the store cannot be reached: calls then go unpaced (a 429 still makes their jobs wait). */
   private storeDown = false;
   readonly intervalMs: number;
@@ -96,6 +103,7 @@ export class ProviderBudget {
       let timer: NodeJS.Timeout | undefined;
       const cancel = () => {
         clearTimeout(timer);
+        this.held.delete(waiter);
         const index = this.waiting.indexOf(waiter);
         if (index >= 0) this.waiting.splice(index, 1);
         reject(cancellation(signal!));
@@ -104,8 +112,12 @@ export class ProviderBudget {
       const waiter: Waiter = {
         priority: callPriority.getStore() ?? 0,
         start: (atMs) => {
+          waiter.slotAtMs = atMs;
+          waiter.release = () => clearTimeout(timer);
+          this.held.add(waiter);
           const go = () => {
             const now = Date.now();
+            this.held.delete(waiter);
             // A slot used late would bunch this call with the next slots' (a busy event loop, a slow answer from the
             // store): past LATE_SLOT_MS it is given up and the call waits for a new one, ahead of its priority's.
             if (now - atMs > LATE_SLOT_MS && !this.storeDown) {
@@ -117,6 +129,7 @@ export class ProviderBudget {
             // rolling second, and a late call followed by one on time is two calls closer than the budget allows.
             const spacedAt = this.lastCallAtMs + (this.storeDown ? 0 : this.intervalMs);
             if (now < spacedAt) {
+              this.held.add(waiter);
               timer = setTimeout(go, spacedAt - now);
               return;
             }
@@ -142,6 +155,22 @@ export class ProviderBudget {
     void this.reserve();
   }
 
+  /**
+   * The provider is paused until `untilMs` (a 429 naming its project quota, heard on the event bus): the calls of this
+   * process holding a slot before then give it up and wait for new ones, which come after the pause (the store keeps
+   * it too; this process waits for it even when the store could not be told).
+   */
+  pauseUntil(untilMs: number): void {
+    if (untilMs <= this.pausedUntilMs) return;
+    this.pausedUntilMs = untilMs;
+    for (const waiter of [...this.held]) {
+      if (waiter.slotAtMs! >= untilMs) continue;
+      waiter.release!();
+      this.held.delete(waiter);
+      this.enqueue(waiter, true);
+    }
+  }
+
   reading(): BudgetReading {
     return { provider: this.provider, perSecond: this.perSecond, waiting: this.waiting.length, granted: this.granted, late: this.late };
   }
@@ -152,13 +181,16 @@ export class ProviderBudget {
     this.reserving = true;
     try {
       while (this.waiting.length > 0) {
-        const aheadMs = this.heldUntilMs - Date.now() - HORIZON_MS;
+        const aheadMs = Math.max(this.heldUntilMs - Date.now() - HORIZON_MS, this.pausedUntilMs - Date.now());
         if (aheadMs > 0) await new Promise((resolve) => setTimeout(resolve, aheadMs));
         const count = Math.min(this.waiting.length, this.chunk);
         if (count === 0) break;
         let firstAtMs: number;
         try {
-          firstAtMs = Date.now() + (await this.store.reserve(this.provider, count, this.intervalMs));
+          // The store answers in ms from its own now, somewhere between the question and the answer: the middle.
+          const askedAt = Date.now();
+          const inMs = await this.store.reserve(this.provider, count, this.intervalMs);
+          firstAtMs = (askedAt + Date.now()) / 2 + inMs;
           if (this.storeDown) this.log.info({ provider: this.provider }, 'provider budget reachable again: calls are paced');
           this.storeDown = false;
         } catch (error) {
