@@ -9,9 +9,9 @@ const budgetSetting = z
 
 /**
  * The providers' published quotas, the budgets' defaults in production: the alpha provider's default per-project
- * quota of 300 requests a minute (its console shows the project's own); the beta provider publishes none, so ours is
- * a conservative 10 a second. In development and tests the default is off: the sandboxes have no quota unless one
- * is given to them (docs/operations.md, "Provider budgets").
+ * quota of 300 requests a minute (its console shows the project's own) and the beta provider's 10 requests a second
+ * per integration. In development and tests the default is off: the sandboxes have no quota unless one is given to
+ * them (docs/operations.md, "Provider budgets").
  */
 const PUBLISHED_BUDGETS = { alpha: '300/min', beta: '10/s' } as const;
 
