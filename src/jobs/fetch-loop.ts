@@ -35,6 +35,14 @@ class IdleWait {
   }
 }
 
+/** One queue's loop: where it waits, whether a wake-up came since its last fetch, and its end. */
+interface Loop {
+  idle: IdleWait;
+  /** Set by a wake-up (a job enqueued, a dead letter made), cleared by the next fetch. */
+  woken: boolean;
+  done: Promise<void>;
+}
+
 export interface RunningJob {
   queue: string;
   id: string;
@@ -54,7 +62,7 @@ export type JobProcessor = (job: PgBoss.JobWithMetadata<unknown>, running: Runni
  * the loops lets `drain()` wait for every fetch, handler and completion before the connections close.
  */
 export class FetchLoops {
-  private readonly loops = new Map<string, { idle: IdleWait; done: Promise<void> }>();
+  private readonly loops = new Map<string, Loop>();
   private readonly running = new Set<RunningJob>();
   private taking = true;
 
@@ -69,14 +77,17 @@ export class FetchLoops {
   }
 
   start(queue: string, batchSize: number, pollingMs: number, process: JobProcessor): void {
-    const idle = new IdleWait();
-    const done = this.fetchLoop(queue, process, idle, batchSize, pollingMs);
-    this.loops.set(queue, { idle, done });
+    const loop: Loop = { idle: new IdleWait(), woken: false, done: Promise.resolve() };
+    this.loops.set(queue, loop);
+    loop.done = this.fetchLoop(queue, process, loop, batchSize, pollingMs);
   }
 
   /** Ends the queue's idle wait now (a job was enqueued, or a dead letter made). */
   wake(queue: string): void {
-    this.loops.get(queue)?.idle.wake();
+    const loop = this.loops.get(queue);
+    if (!loop) return;
+    loop.woken = true;
+    loop.idle.wake();
   }
 
   /** No loop takes a job from now on; running ones go on. */
@@ -114,25 +125,32 @@ export class FetchLoops {
    * end, so one slow job (a provider call waiting out its time-out) never holds up the others. While jobs run, it
    * takes more once half of the slots are free rather than at every job's end: under a backlog each fetch (one
    * locking statement of pg-boss's) then brings several jobs instead of one. An idle loop waits for a wake-up, a job
-   * ending, or its polling interval. Ends when the engine stops taking jobs and the running ones have ended.
+   * ending, or its polling interval. A job's end wakes the loop only when more may be waiting: its last fetch took all
+   * it asked for, or a wake-up came since; otherwise the queue was drained and the next job's enqueue wakes it (at a
+   * low rate this saves a fetch that finds nothing after every job). Ends when the engine stops taking jobs and the
+   * running ones have ended.
    */
-  private async fetchLoop(queue: string, process: JobProcessor, idle: IdleWait, batchSize: number, pollingMs: number): Promise<void> {
+  private async fetchLoop(queue: string, process: JobProcessor, loop: Loop, batchSize: number, pollingMs: number): Promise<void> {
+    const { idle } = loop;
     const inFlight = new Set<Promise<void>>();
     const refillAt = Math.ceil(batchSize / 2);
+    let tookAllAsked = false;
     while (this.taking) {
       const free = batchSize - inFlight.size;
       let jobs: PgBoss.JobWithMetadata<unknown>[] = [];
       if (free > 0 && (inFlight.size === 0 || free >= refillAt)) {
+        loop.woken = false;
         try {
           jobs = await this.boss.fetch<unknown>(queue, { batchSize: free, includeMetadata: true });
         } catch (error) {
           this.log.error({ err: error, queue }, 'fetching jobs failed');
         }
+        tookAllAsked = jobs.length === free;
       }
       for (const job of jobs) {
         const running: Promise<void> = this.track(queue, job, process).finally(() => {
           inFlight.delete(running);
-          idle.wake();
+          if (tookAllAsked || loop.woken) idle.wake();
         });
         inFlight.add(running);
       }
