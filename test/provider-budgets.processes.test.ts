@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
-import { graphql, http } from './support/http';
-import { pollPost, sandboxOf } from './support/posts';
+import { graphql } from './support/http';
+import { createPostOf, pollPost, sandboxOf } from './support/posts';
 import { createAlphaSandboxControl } from '../sandboxes/alpha/alpha-sandbox.control';
 import { freePort } from './support/ports';
 import { startSandboxProcess, startServerProcess, type ServerProcess } from './support/process';
@@ -66,16 +66,6 @@ async function deploy(env: Record<string, string>, alphaUrl: (t: TestStack) => s
     throw error;
   }
   return { t, fixture, workers, close };
-}
-
-async function post(d: Deployment, summary: string): Promise<string> {
-  const account = d.fixture.accounts[0]!;
-  const created = await http(d.t.url, 'POST', `/post?account_id=${account.account.id}`, {
-    token: d.fixture.token,
-    body: { location_id: account.locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
-  });
-  expect(created.status).toBe(202);
-  return created.body.payload.id as string;
 }
 
 const live = (d: Deployment, id: string) => pollPost(d.t.url, d.fixture.token, d.fixture.accounts[0]!.account.id, id, (found) => found.state === 'LIVE', 120_000);
@@ -149,17 +139,17 @@ describe('a 429 with a Retry-After of 5 s', () => {
   it('pauses the provider in every process until then: no call, no attempt spent', async () => {
     const alpha = sandboxOf(d.t.url);
     await alpha.configure({ quotaPerMinute: 1 });
-    const admitted = await post(d, 'Admitted by the quota');
+    const admitted = await createPostOf(d.t.url, d.fixture, 'Admitted by the quota');
     await live(d, admitted);
     // The sandbox's minute since that call is near its end: the next call is refused with a Retry-After of 5 s (4
     // if it comes more than a second later).
     const admittedAt = Date.parse((await alpha.state()).quota.lastCallAt!);
     clock.skip(55_000 - (clock.now().getTime() - admittedAt));
-    const refused = await post(d, 'Refused: pauses the provider for 5 s');
+    const refused = await createPostOf(d.t.url, d.fixture, 'Refused: pauses the provider for 5 s');
     await Promise.any(d.workers.map(({ process: worker }) => worker.waitFor(/job waits for its provider, no attempt spent/, 30_000)));
     // The quota would let calls through now: only the pause keeps them back until the Retry-After ends.
     await alpha.configure({ quotaPerMinute: 1000 });
-    const held = await post(d, 'Held by the pause');
+    const held = await createPostOf(d.t.url, d.fixture, 'Held by the pause');
     for (const id of [refused, held]) await live(d, id);
 
     // No call reached the provider, from either process, during the Retry-After of that refusal.

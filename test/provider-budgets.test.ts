@@ -6,7 +6,7 @@ import { TestClock } from './support/clock';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { minimalLocationBody } from './support/locations';
-import { eventually, pollPost, sandboxOf } from './support/posts';
+import { createPostOf, eventually, pollPost, sandboxOf } from './support/posts';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -50,16 +50,6 @@ async function campaign(fixture: OrganizationFixture, locationIds: string[]): Pr
   return (created.body.data!.createPostCampaign.posts as { id: string }[]).map((post) => post.id);
 }
 
-async function singlePost(fixture: OrganizationFixture, summary: string): Promise<string> {
-  const account = fixture.accounts[0]!;
-  const created = await http(t.url, 'POST', `/post?account_id=${account.account.id}`, {
-    token: fixture.token,
-    body: { location_id: account.locations[0]!.id, params: { topicType: 'STANDARD', summary, languageCode: 'en' } },
-  });
-  expect(created.status).toBe(202);
-  return created.body.payload.id as string;
-}
-
 interface JobRow {
   post_id: string;
   created_on: Date;
@@ -77,7 +67,7 @@ it('drains campaigns within the quota, a single post ahead of them, two organiza
   // B posts one at a time while the campaigns drain: each waits for the one before to be LIVE.
   const bPosts: string[] = [];
   for (let n = 0; n < 5; n += 1) {
-    const id = await singlePost(b, `One of B's, number ${n + 1}`);
+    const id = await createPostOf(t.url, b, `One of B's, number ${n + 1}`);
     bPosts.push(id);
     await pollPost(t.url, b.token, b.accounts[0]!.account.id, id, (post) => post.state === 'LIVE', 60_000);
   }
