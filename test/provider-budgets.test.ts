@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { Account } from '../src/account/account.entity';
 import { statementsApart } from '../src/db/statements';
 import { postgresSlotStore } from '../src/limits/provider-slots';
@@ -182,3 +183,36 @@ it('keeps a process’s calls a slot apart when one starts late: the late call p
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(49);
   expect(budget.reading()).toMatchObject({ granted: 8, waiting: 0 });
 });
+
+it('dates a slot on the store’s clock: an answer that waited on the store does not bring its call forward', async () => {
+  const store = postgresSlotStore(statementsApart(t.em()));
+  const budget = new ProviderBudget('beta', 20, store, { warn: () => undefined, info: () => undefined });
+  // A quick first exchange: the budget learns how the store's clock stands to its own.
+  await budget.take();
+  // Another process has reserved the next three seconds: the next free slot is after its sixty.
+  const other = await store.reserve('beta', 60, 50);
+  const freeAtMs = other.firstAtMs + 60 * 50;
+  // The next reservation then waits on a row lock for about a second: its answer comes back late, and dated from the
+  // middle of its wait its slot would be about 400 ms early (beside the other process's calls).
+  const holder = new Client({ connectionString: t.databaseUrl, application_name: 'provider-budgets-test' });
+  await holder.connect();
+  try {
+    await holder.query('begin');
+    await holder.query(`select * from provider_budget where provider = 'beta' for update`);
+    const call = budget.take().then(() => Date.now());
+    await eventually(async () => {
+      const { rows } = await holder.query(
+        `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%lg_reserve_provider_slots%'`,
+      );
+      return rows.length > 0 ? true : undefined;
+    }, 10_000, 'the reservation to wait on the lock');
+    // How long the store is slow: the scenario itself, not a wait for an event.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await holder.query('commit');
+    // Both clocks are this machine's. The quickest exchange bounds the offset to half its time: 100 ms is room for
+    // a loaded machine's, far from the 400 ms a late answer would put it off.
+    expect(await call).toBeGreaterThanOrEqual(freeAtMs - 100);
+  } finally {
+    await holder.end();
+  }
+}, 30_000);

@@ -10,8 +10,13 @@ import type { SlotStore } from '../providers/shared/provider-budget';
 export function postgresSlotStore(run: RunStatement): SlotStore {
   return {
     async reserve(provider, count, intervalMs) {
-      const [row] = await run('select lg_reserve_provider_slots(?, ?, ?) as first_in_ms', [provider, count, intervalMs]);
-      return Number(row?.first_in_ms ?? 0);
+      // The function answers in ms from its clock_timestamp(); the clock read next to it dates that answer.
+      const [row] = await run(
+        'select lg_reserve_provider_slots(?, ?, ?) as first_in_ms, extract(epoch from clock_timestamp()) * 1000 as now_ms',
+        [provider, count, intervalMs],
+      );
+      const nowMs = Number(row!.now_ms);
+      return { firstAtMs: nowMs + Number(row!.first_in_ms), nowMs };
     },
 
     async pause(provider, forMs) {

@@ -10,10 +10,10 @@ import type { SlotStore } from '../providers/shared/provider-budget';
  */
 const RESERVE = `
   local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
   local first = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now, tonumber(redis.call('GET', KEYS[2]) or '0'))
-  redis.call('SET', KEYS[1], tostring(first + tonumber(ARGV[1]) * tonumber(ARGV[2])), 'PX', 86400000)
-  return tostring(first - now)`;
+  redis.call('SET', KEYS[1], string.format('%.3f', first + tonumber(ARGV[1]) * tonumber(ARGV[2])), 'PX', 86400000)
+  return { string.format('%.3f', first), string.format('%.3f', now) }`;
 
 const PAUSE = `
   local time = redis.call('TIME')
@@ -48,7 +48,8 @@ export async function redisSlotStore(redisUrl: string, log: FastifyBaseLogger, k
   const paused = (provider: ProviderName) => `${keyPrefix}${provider}:paused`;
   return {
     async reserve(provider, count, intervalMs) {
-      return Number(await client.eval(RESERVE, { keys: [next(provider), paused(provider)], arguments: [String(count), String(intervalMs)] }));
+      const [firstAtMs, nowMs] = (await client.eval(RESERVE, { keys: [next(provider), paused(provider)], arguments: [String(count), String(intervalMs)] })) as [string, string];
+      return { firstAtMs: Number(firstAtMs), nowMs: Number(nowMs) };
     },
     async pause(provider, forMs) {
       await client.eval(PAUSE, { keys: [paused(provider)], arguments: [String(Math.ceil(forMs))] });

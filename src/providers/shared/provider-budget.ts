@@ -11,16 +11,50 @@ import type { ProviderName } from './provider-error';
  */
 
 /**
- * Where the deployment's slots and pauses are kept (PostgreSQL, or Redis with REDIS_URL: src/limits/). Times cross
- * it as ms from now, measured on the store's clock, so processes whose clocks differ still agree.
+ * Where the deployment's slots and pauses are kept (PostgreSQL, or Redis with REDIS_URL: src/limits/). Slots are
+ * times on the store's clock, the one clock every process shares; each process maps them onto its own (StoreClock).
  */
 export interface SlotStore {
-  /** Reserves `count` slots `intervalMs` apart for `provider`, none before its pause ends: how many ms from now the first is. */
-  reserve(provider: ProviderName, count: number, intervalMs: number): Promise<number>;
+  /** Reserves `count` slots `intervalMs` apart for `provider`, none before its pause ends: when the first is. */
+  reserve(provider: ProviderName, count: number, intervalMs: number): Promise<ReservedSlots>;
   /** No process calls `provider` for `forMs` from now (a 429 naming its project quota): its next slots come after. */
   pause(provider: ProviderName, forMs: number): Promise<void>;
   /** The pauses not over yet, with how long each has left. */
   pauses(): Promise<{ provider: ProviderName; leftMs: number }[]>;
+}
+
+/** Times on the store's clock, in ms since the epoch. */
+export interface ReservedSlots {
+  /** The first slot reserved. */
+  firstAtMs: number;
+  /** The store's clock as it answered. */
+  nowMs: number;
+}
+
+/**
+ * The store's clock against this process's, NTP's way: the store read its clock somewhere between the question and
+ * the answer, so the exchange that took least time bounds the offset best. A slow exchange (a pool's queue, a row
+ * lock, a busy event loop) would date its slots off by up to half its time, and two processes' slots would then
+ * bunch at the provider; its slots are dated with the best offset seen instead. A best exchange ages (a millisecond
+ * every AGEING_MS), so a clock that moved is followed within seconds.
+ */
+export class StoreClock {
+  private best: { offsetMs: number; roundTripMs: number; atMs: number } | undefined;
+
+  static readonly AGEING_MS = 10_000;
+
+  /** An exchange asked at `askedAtMs` and answered at `answeredAtMs` (this process's clock), the store's clock `storeNowMs`. */
+  observe(askedAtMs: number, answeredAtMs: number, storeNowMs: number): void {
+    const roundTripMs = answeredAtMs - askedAtMs;
+    const best = this.best;
+    if (best && roundTripMs > best.roundTripMs + (answeredAtMs - best.atMs) / StoreClock.AGEING_MS) return;
+    this.best = { offsetMs: storeNowMs - (askedAtMs + answeredAtMs) / 2, roundTripMs, atMs: answeredAtMs };
+  }
+
+  /** A time of the store's clock on this process's; the first exchange must have been observed. */
+  local(storeMs: number): number {
+    return storeMs - this.best!.offsetMs;
+  }
 }
 
 /** What the budget tells of itself (metrics, the dashboard). */
@@ -83,6 +117,7 @@ export class ProviderBudget {
   private pausedUntilMs = 0;
   /** Set while the store cannot be reached: calls then go unpaced (a 429 still makes their jobs wait). */
   private storeDown = false;
+  private readonly storeClock = new StoreClock();
   readonly intervalMs: number;
   private readonly chunk: number;
 
@@ -187,10 +222,10 @@ export class ProviderBudget {
         if (count === 0) break;
         let firstAtMs: number;
         try {
-          // The store answers in ms from its own now, somewhere between the question and the answer: the middle.
           const askedAt = Date.now();
-          const inMs = await this.store.reserve(this.provider, count, this.intervalMs);
-          firstAtMs = (askedAt + Date.now()) / 2 + inMs;
+          const reserved = await this.store.reserve(this.provider, count, this.intervalMs);
+          this.storeClock.observe(askedAt, Date.now(), reserved.nowMs);
+          firstAtMs = this.storeClock.local(reserved.firstAtMs);
           if (this.storeDown) this.log.info({ provider: this.provider }, 'provider budget reachable again: calls are paced');
           this.storeDown = false;
         } catch (error) {
