@@ -20,13 +20,16 @@ import { graphql, type BenchStack } from './support/stack';
 import { ms, percentileOfSorted, summarize, table, type Summary } from './support/stats';
 import { PhaseRecorder, SubscriberPool } from './support/subscribers';
 
+/** The budget's default share of the quota: 2.5% under it, the smallest margin its lateness rule is built for. */
+const SMALLEST_MARGIN_BUDGET = 0.975;
+
 const USAGE = `  --posts N            organization A's posts: campaigns of 100 locations (createPostCampaign), one post per
                        location (default 1000)
   --quota Q            the alpha sandbox's per-project quota, calls a second (its own process, started with it;
                        default 20)
-  --budget B           the service's alpha budget, calls a second: ALPHA_BUDGET of every process (default 19, 95% of
-                       the quota: the sandbox counts any rolling second, and calls paced exactly at the quota arrive
-                       bunched by a few ms of jitter)
+  --budget B           the service's alpha budget, calls a second: ALPHA_BUDGET of every process (default 97.5% of
+                       the quota, 19.5 of 20: the smallest margin the budget's lateness rule keeps within the
+                       provider's rolling second, docs/jobs.md "Provider budgets")
   --single-every-ms M  organization B creates one post (POST /post) every M ms, on a schedule, until A's last post
                        is LIVE (default 1000)
   --drain-idle-s S     stop waiting after S seconds without a post of the run ending (default 60)
@@ -461,10 +464,11 @@ runBench({
   stackShape: (options: Options) => ({ sandboxesApart: true, workerMetrics: true, sandboxEnv: { ALPHA_SANDBOX_QUOTA_PER_SECOND: String(options.quota) } }),
   read(values, common): Options {
     if (common.workers < 1 || common.workers > 2) throw new Error(`--workers must be 1 or 2 for bench/campaign, not ${common.workers}`);
+    const quota = integerOption('quota', values.quota, 20, 1, 1_000_000);
     return {
       posts: integerOption('posts', values.posts, 1000, 1, 100_000),
-      quota: integerOption('quota', values.quota, 20, 1, 1_000_000),
-      budget: decimalOption('budget', values.budget, 19, 0.1),
+      quota,
+      budget: decimalOption('budget', values.budget, quota * SMALLEST_MARGIN_BUDGET, 0.1),
       singleEveryMs: integerOption('single-every-ms', values['single-every-ms'], 1000, 10),
       drainIdleMs: integerOption('drain-idle-s', values['drain-idle-s'], 60, 1) * 1000,
     };

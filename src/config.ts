@@ -1,3 +1,4 @@
+import type { BudgetRate } from './providers/shared/provider-budget';
 import { z } from 'zod';
 
 const BUDGET_PATTERN = /^(off|[0-9]+(\.[0-9]+)?\/(s|min))$/;
@@ -8,19 +9,20 @@ const budgetSetting = z
   .refine((text) => text === 'off' || Number(text.split('/')[0]) > 0, BUDGET_MESSAGE);
 
 /**
- * The providers' published quotas, the budgets' defaults in production: the alpha provider's default per-project
- * quota of 300 requests a minute (its console shows the project's own) and the beta provider's 10 requests a second
- * per integration. In development and tests the default is off: the sandboxes have no quota unless one is given to
- * them (docs/operations.md, "Provider budgets").
+ * The budgets' defaults in production: 5% under the providers' published quotas, the alpha provider's default
+ * per-project quota of 300 requests a minute (its console shows the project's own) and the beta provider's 10
+ * requests a second per integration. At the quota itself a call started a little late would now and then be refused
+ * (docs/operations.md, "Setting the budget"). In development and tests the default is off: the sandboxes have no
+ * quota unless one is given to them.
  */
-const PUBLISHED_BUDGETS = { alpha: '300/min', beta: '10/s' } as const;
+const DEFAULT_BUDGETS = { alpha: '285/min', beta: '9.5/s' } as const;
 
-/** A budget setting as requests per second; undefined: off. */
-function budgetOf(setting: string | undefined, production: boolean, published: string): number | undefined {
-  const text = setting ?? (production ? published : 'off');
+/** A budget setting as calls per window; undefined: off. */
+function budgetOf(setting: string | undefined, production: boolean, fallback: string): BudgetRate | undefined {
+  const text = setting ?? (production ? fallback : 'off');
   if (text === 'off') return undefined;
   const [count, unit] = text.split('/');
-  return Number(count) / (unit === 'min' ? 60 : 1);
+  return { count: Number(count), windowMs: unit === 'min' ? 60_000 : 1000 };
 }
 
 /** Every variable the process reads, validated once at start-up. A bad value stops with the variable's name. */
@@ -171,8 +173,8 @@ const configSchema = variablesSchema.transform((raw, ctx) => {
      * undefined: no budget (calls go as fast as jobs run; a 429 still makes them wait).
      */
     budgets: {
-      alpha: budgetOf(raw.ALPHA_BUDGET, raw.NODE_ENV === 'production', PUBLISHED_BUDGETS.alpha),
-      beta: budgetOf(raw.BETA_BUDGET, raw.NODE_ENV === 'production', PUBLISHED_BUDGETS.beta),
+      alpha: budgetOf(raw.ALPHA_BUDGET, raw.NODE_ENV === 'production', DEFAULT_BUDGETS.alpha),
+      beta: budgetOf(raw.BETA_BUDGET, raw.NODE_ENV === 'production', DEFAULT_BUDGETS.beta),
     },
     /** Requests per rolling window of each limited operation (src/limits/request-limits.ts), the post quota, and other bounds on work. */
     limits: {

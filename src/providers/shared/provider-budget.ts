@@ -65,8 +65,14 @@ export interface BudgetReading {
   waiting: number;
   /** Calls this process has made in a slot, since it started. */
   granted: number;
-  /** Slots given up because their call could not start within LATE_SLOT_MS of them (a busy process). */
+  /** Slots given up because their call could not start within the budget's lateness of them (a busy process). */
   late: number;
+}
+
+/** A budget as it is set: `count` calls in any `windowMs` (`20/s`: 20 in 1,000 ms; `300/min`: 300 in 60,000 ms). */
+export interface BudgetRate {
+  count: number;
+  windowMs: number;
 }
 
 /** The priority of the calls made within `run`: its job's (pg-boss's priority: 0 for a person's work, below for bulk). */
@@ -81,8 +87,14 @@ function cancellation(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('the call was cancelled while it waited for its slot');
 }
 
-/** How late a call may start after its slot: later, it would bunch with the next slots' calls (see `take`). */
-const LATE_SLOT_MS = 50;
+/**
+ * How late a call may start after its slot, as a share of the budget's window, and at most. The provider counts its
+ * calls in a rolling window; a budget set a share m of the quota under it spaces Q + 1 calls about m of a window
+ * wider than the window, and a call that starts d late narrows that by d. Lateness within 1.5% of the window keeps
+ * a budget 2.5% under the quota within it, with a millisecond or ten left for the network (docs/jobs.md).
+ */
+const LATE_SHARE_OF_WINDOW = 0.015;
+const LATE_SLOT_MAX_MS = 50;
 
 /** How far ahead a process holds slots, at most. */
 const HORIZON_MS = 250;
@@ -109,8 +121,6 @@ export class ProviderBudget {
   private granted = 0;
   /** Slots given up because their call could not start in time. */
   private late = 0;
-  /** When this process's last call went (ms since the epoch): the next goes an interval after it at the earliest. */
-  private lastCallAtMs = 0;
   /** The calls holding a slot, waiting for its time. */
   private readonly held = new Set<Waiter>();
   /** Until when the provider is paused, as this process heard (a 429 naming its project quota). */
@@ -118,17 +128,22 @@ export class ProviderBudget {
   /** Set while the store cannot be reached: calls then go unpaced (a 429 still makes their jobs wait). */
   private storeDown = false;
   private readonly storeClock = new StoreClock();
+  readonly perSecond: number;
   readonly intervalMs: number;
+  /** How late a call may start after its slot (LATE_SHARE_OF_WINDOW). */
+  readonly lateLimitMs: number;
   private readonly chunk: number;
 
   constructor(
     readonly provider: ProviderName,
-    readonly perSecond: number,
+    rate: BudgetRate,
     private readonly store: SlotStore,
     private readonly log: BudgetLog,
   ) {
-    this.intervalMs = 1000 / perSecond;
-    this.chunk = Math.max(1, Math.ceil((perSecond * HORIZON_MS) / 1000));
+    this.perSecond = (rate.count * 1000) / rate.windowMs;
+    this.intervalMs = rate.windowMs / rate.count;
+    this.lateLimitMs = Math.min(LATE_SLOT_MAX_MS, LATE_SHARE_OF_WINDOW * rate.windowMs);
+    this.chunk = Math.max(1, Math.ceil(HORIZON_MS / this.intervalMs));
   }
 
   /** Resolves when the call may be made; rejects with the signal's reason when it is cancelled first. */
@@ -153,22 +168,15 @@ export class ProviderBudget {
           const go = () => {
             const now = Date.now();
             this.held.delete(waiter);
-            // A slot used late would bunch this call with the next slots' (a busy event loop, a slow answer from the
-            // store): past LATE_SLOT_MS it is given up and the call waits for a new one, ahead of its priority's.
-            if (now - atMs > LATE_SLOT_MS && !this.storeDown) {
+            // A slot used late narrows the provider's window over it and the calls after it (a busy event loop, a
+            // slow answer from the store): past the budget's lateness it is given up and the call waits for a new
+            // one, ahead of its priority's. Each call keeps to its own slot: spacing a call from a late one instead
+            // would carry the lateness, and each timer's overshoot, on to every call after it.
+            if (now - atMs > this.lateLimitMs && !this.storeDown) {
               this.late += 1;
               this.enqueue(waiter, true);
               return;
             }
-            // Within it, a call after a late one waits until a slot's interval after it: the provider counts any
-            // rolling second, and a late call followed by one on time is two calls closer than the budget allows.
-            const spacedAt = this.lastCallAtMs + (this.storeDown ? 0 : this.intervalMs);
-            if (now < spacedAt) {
-              this.held.add(waiter);
-              timer = setTimeout(go, spacedAt - now);
-              return;
-            }
-            this.lastCallAtMs = now;
             signal?.removeEventListener('abort', cancel);
             this.granted += 1;
             resolve();
@@ -249,11 +257,11 @@ export class ProviderBudget {
 /** Each provider's budget in this process; a provider without one is called as fast as its work runs. */
 export type ProviderBudgets = Partial<Record<ProviderName, ProviderBudget>>;
 
-/** The budgets of the configuration (requests a second per provider; undefined: none). */
-export function providerBudgetsOf(perSecond: Partial<Record<ProviderName, number | undefined>>, store: SlotStore, log: BudgetLog): ProviderBudgets {
+/** The budgets of the configuration (undefined: none). */
+export function providerBudgetsOf(rates: Partial<Record<ProviderName, BudgetRate | undefined>>, store: SlotStore, log: BudgetLog): ProviderBudgets {
   const budgets: ProviderBudgets = {};
   for (const provider of ['alpha', 'beta'] as const) {
-    const rate = perSecond[provider];
+    const rate = rates[provider];
     if (rate) budgets[provider] = new ProviderBudget(provider, rate, store, log);
   }
   return budgets;
