@@ -8,7 +8,7 @@ import type { EventBus } from '../events/event-bus';
 import type { Metrics } from '../observability/metrics';
 import type { Clock } from '../shared/clock';
 import { takeDeadLetters } from './dead-letters';
-import { enqueueJob, enqueueWrites, takeBulkTurns, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
+import { enqueueBulkWrites, enqueueJob, enqueueWrites, takeBulkTurns, type BulkEnqueueInChange, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
 import { FetchLoops } from './fetch-loop';
 import type { QueueDefinition } from './queue';
 import { startQueues } from './queue-setup';
@@ -87,6 +87,14 @@ export class JobEngine {
   /** A job and its unit of work as writes of its record's insert (enqueue.ts). */
   enqueueWrites<P extends object>(queue: QueueDefinition<P>, payload: P, options: Pick<EnqueueOptions, 'startAfter'> = {}): Promise<EnqueueInChange> {
     return enqueueWrites(this.deps, queue, payload, options);
+  }
+
+  /**
+   * An organization's bulk jobs (`enqueueBulk`) as writes of the statement that inserts their records, in turn with
+   * other organizations' bulk work exactly as `enqueueBulk` puts them (enqueue.ts).
+   */
+  enqueueBulkWrites<P extends object>(queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<BulkEnqueueInChange> {
+    return enqueueBulkWrites(this.deps, queue, organizationId, payloads);
   }
 
   /**
