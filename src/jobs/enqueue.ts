@@ -22,22 +22,8 @@ export interface EnqueueDeps {
   maxAttempts: number;
 }
 
-/**
- * Bulk work (a campaign's posts) is queued below the default priority 0 of the work a person asked for one by one,
- * which pg-boss's fetch takes first (`priority desc`), so a campaign of thousands does not hold a single post behind
- * it in the same queue; and in turns between organizations: the n-th bulk job of each organization's backlog gets
- * priority -n, counted from the turn being served when it was queued (`lg_take_bulk_turns`, one statement per
- * batch), so two organizations' campaigns are taken one job of each in turn (docs/jobs.md, "Interactive before bulk").
- */
-export async function takeBulkTurns(em: EntityManager, queue: string, organizationId: string, count: number): Promise<number> {
-  const [row] = await statementsIn(em)('select lg_take_bulk_turns(?, ?, ?) as first_turn', [queue, organizationId, count]);
-  return Number(row!.first_turn);
-}
-
 export interface EnqueueOptions {
   startAfter?: Date;
-  /** Bulk work's turn (takeBulkTurns): taken after the work people asked for one by one, in turn between organizations. */
-  bulkTurn?: number;
   /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */
   workId?: string;
 }
@@ -114,7 +100,7 @@ export async function enqueueJob<P extends object>(
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
     : await recordQueued(execute, queue, payload, deps.maxAttempts);
   const data = jobData(payload, work?.id);
-  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}), ...(options.bulkTurn ? { priority: -options.bulkTurn } : {}) });
+  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
   // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
   if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
   // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).
@@ -249,18 +235,22 @@ const JOBS_OF_INSERT = 'json_to_recordset($1)';
 const TURNS = 'lg_turns_part';
 
 /**
- * An organization's bulk jobs (a campaign's posts) as writes of the statement that inserts their records, each
- * job's subject one of those records: the organization's turns (`lg_take_bulk_turns`, as `takeBulkTurns`), the jobs
- * written by pg-boss's own `insert` (taken from its `db`, as `enqueueWrites` takes `send`'s) with each job's priority
- * -turn set by the statement from those turns, and one unit of work each (`queuedRowsWrite`). The turns are taken
- * only when the statement commits, so a refused statement leaves them as they were.
+ * An organization's bulk jobs (a campaign's posts) as writes of the statement that inserts their records, each job's
+ * subject one of those records, with one unit of work each (`queuedRowsWrite`). Bulk work is queued below the default
+ * priority 0 of the work a person asked for one by one, which pg-boss's fetch takes first (`priority desc`), so a
+ * campaign of thousands does not hold a single post behind it in the same queue; and in turns between organizations:
+ * the n-th bulk job of each organization's backlog gets priority -n, counted from the turn being served when it was
+ * queued (`lg_take_bulk_turns`, a part of the statement), so two organizations' campaigns are taken one job of each
+ * in turn (docs/jobs.md, "Interactive before bulk"). The jobs are pg-boss's own `insert` (taken from its `db`, as
+ * `enqueueWrites` takes `send`'s), each priority set by the statement from the turns it takes; a refused statement
+ * takes its turns back with it.
  */
 export async function enqueueBulkWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<BulkEnqueueInChange> {
   let works: AsyncWorkSnapshot[] = [];
   const queued = queue.work ? queuedRowsWrite(queue.work, queue, payloads, deps.maxAttempts, (recorded) => (works = recorded)) : undefined;
   const jobs = payloads.map((payload, index) => ({ id: randomUUID(), name: queue.name, data: jobData(payload, queued?.workIds[index]) }));
   const { insert, answer, fail, sending } = await bossStatement(queue.name, (db) => deps.boss.insert(jobs, { db }));
-  // The n-th job (ordinality n, from 1) takes the n-th turn: priority -(first turn + n - 1), as enqueueBulk gives.
+  // The n-th job (ordinality n, from 1) takes the n-th turn: priority -(first turn + n - 1).
   const text = insert.text.replace(
     JOBS_OF_INSERT,
     `json_to_recordset((select jsonb_agg(j.job || jsonb_build_object('priority', -(t.first_turn + j.n::int - 1))) from jsonb_array_elements($1::jsonb) with ordinality as j(job, n), ${TURNS} t)::json)`,
