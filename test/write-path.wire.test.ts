@@ -1,16 +1,17 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { Account } from '../src/account/account.entity';
 import { Location } from '../src/location/location.entity';
 import { Organization } from '../src/organization/organization.entity';
 import { reviewFieldsOf } from '../src/review/review.alpha-mapping';
 import { Review } from '../src/review/review.entity';
-import { startWireCounter, type WireCounter, type WireCounts } from '../dev/pg-wire-counter';
+import type { WireCounter, WireCounts } from '../dev/pg-wire-counter';
 import { createOrganizationFixture, type OrganizationFixture } from './support/fixtures';
 import { graphql, http } from './support/http';
 import { betaConsent } from './support/job-faults';
 import { minimalLocationBody } from './support/locations';
 import { eventually, sandboxOf } from './support/posts';
-import { createTestDatabase, startTestStack, type TestStack } from './support/stack';
+import type { TestStack } from './support/stack';
+import { startWireStack, type WireStack } from './support/wire-stack';
 
 /*
  * What an asynchronous command costs on the wire, every connection counted (the ORM's, pg-boss's, the event bus's)
@@ -18,35 +19,25 @@ import { createTestDatabase, startTestStack, type TestStack } from './support/st
  * docs/write-path.md lists what each statement is.
  */
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let wire: WireStack;
 let counter: WireCounter;
 let stack: TestStack;
 let org: OrganizationFixture;
 let direct: Client;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  const url = new URL(database.url);
-  counter = await startWireCounter({ host: url.hostname, port: Number(url.port) });
-  stack = await startTestStack(
-    {
-      POST_RATE_LIMIT_PER_MINUTE: '1000',
-      LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '1000',
-      LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '1000',
-      SCANS_RUNNING_LIMIT: '100',
-      SCAN_START_RATE_LIMIT_PER_HOUR: '1000',
-    },
-    { sharedDatabaseUrl: counter.urlFor(database.url) },
-  );
+  wire = await startWireStack({
+    POST_RATE_LIMIT_PER_MINUTE: '1000',
+    LOCATION_UPDATE_RATE_LIMIT_PER_HOUR: '1000',
+    LOCATION_CREATE_RATE_LIMIT_PER_MINUTE: '1000',
+    SCANS_RUNNING_LIMIT: '100',
+    SCAN_START_RATE_LIMIT_PER_HOUR: '1000',
+  });
+  ({ counter, stack, direct } = wire);
   org = await createOrganizationFixture(stack.em(), { accounts: 1, locationsEach: 1, connected: true, alphaAccounts: true });
-  direct = new Client({ connectionString: database.url });
-  await direct.connect();
 });
 afterAll(async () => {
-  await direct?.end();
-  await stack?.close();
-  await counter?.close();
-  await database?.drop();
+  await wire?.close();
 });
 
 const accountId = () => org.accounts[0]!.account.id;

@@ -83,6 +83,22 @@ export function eventWrite<E extends object>(metadata: MetadataStorage, runtime:
   return { sql: `insert into "activity_event" (${COLUMNS}) select ${VALUES} from changed`, values: eventValues(metadata, event) };
 }
 
+/** `VALUES` with each value cast to its column's type: rows of a VALUES list read by a SELECT take none from the table. */
+const TYPED_VALUES = `?::uuid, ?::text, ?::timestamptz, coalesce(?::uuid, (select "organization_id" from "account" where "id" = ?::uuid)), ?::uuid, ?::text, ?::uuid, ?::jsonb`;
+
+/**
+ * `eventWrite` for the records a statement creates together (a campaign's posts, `insertRowsChange`): one event each,
+ * in one write, written exactly when that change is.
+ */
+export function eventsWrite<E extends object>(metadata: MetadataStorage, runtime: EventRecordDeps, type: EventTypeDefinition<E>, records: readonly (E & RecordedEntity)[]): FollowingWrite {
+  const occurredAt = runtime.clock.now();
+  const events = records.map((record) => ({ id: newId(), type, occurredAt, record }));
+  return {
+    sql: `insert into "activity_event" (${COLUMNS}) select * from (values ${events.map(() => `(${TYPED_VALUES})`).join(', ')}) as lg_events where exists (select 1 from changed)`,
+    values: events.flatMap((event) => eventValues(metadata, event)),
+  };
+}
+
 /**
  * Records that the row `part` (another part of the same statement) returns changed (`type`): for a change whose row is
  * known only to PostgreSQL (an update of rows the statement reads itself), its record encoded there

@@ -54,6 +54,47 @@ export function insertChange<T extends object>(
 }
 
 /**
+ * `INSERT … RETURNING *` of several entities built in memory, in one statement: a batch of records created together
+ * (a campaign's posts). The same columns and values as `insertChange`'s, each value cast to its column's type (the
+ * rows are a VALUES list read by a SELECT, whose values take no type from the table); `admittedBy` as there.
+ */
+export function insertRowsChange<T extends object>(
+  metadata: MetadataStorage,
+  platform: Platform,
+  entity: EntityClass<T>,
+  instances: readonly T[],
+  options: { admittedBy?: string } = {},
+): Change {
+  if (instances.length === 0) throw new Error(`insertRowsChange(${entity.name}) was given no rows`);
+  const meta = metadata.get<T>(entity.name);
+  const { scalars, relations } = encodedProperties(metadata, entity);
+  const properties = [...scalars, ...relations];
+  const related = new Set(relations);
+  const columns = properties.map((prop) => `"${prop.fieldNames[0]}"`);
+  const values: unknown[] = [];
+  const rows = instances.map((instance) => {
+    const record = instance as Record<string, unknown>;
+    const placeholders = properties.map((prop) => {
+      const type = prop.columnTypes[0];
+      if (!type) throw new Error(`insertRowsChange(${entity.name}): ${prop.name} has no column type`);
+      if (related.has(prop)) {
+        const target = record[prop.name] as Record<string, unknown> | null | undefined;
+        values.push(target?.[prop.targetMeta!.primaryKeys[0] as string] ?? null);
+      } else {
+        values.push(columnValue(prop, record[prop.name], platform).value);
+      }
+      return `?::${type}`;
+    });
+    return `(${placeholders.join(', ')})`;
+  });
+  const admitted = options.admittedBy ? ` where (select ok from ${options.admittedBy})` : '';
+  return {
+    sql: `insert into "${meta.tableName}" (${columns.join(', ')}) select * from (values ${rows.join(', ')}) as lg_rows${admitted} returning *`,
+    values,
+  };
+}
+
+/**
  * `UPDATE … SET` the scalar properties in which `after` differs from `before` (the row as read), the version
  * counted and `updatedAt` stamped from `now`, `WHERE id = ? ${condition}` (which the caller writes: a guard, or
  * `and exists (select 1 from changed)` for a following write).

@@ -5,7 +5,7 @@ import type { Topic, TopicPayloads } from './topics';
 
 type Item =
   | { topic: Topic; payload: TopicPayloads[Topic] }
-  | { topic: Topic; part: FollowingWrite; payload: () => TopicPayloads[Topic] | undefined };
+  | { topic: Topic; part: FollowingWrite; payload: () => TopicPayloads[Topic] | readonly TopicPayloads[Topic][] | undefined };
 
 /**
  * The news of a change made by one statement (src/db/change-statement.ts), in the order it is given: the record's
@@ -27,10 +27,10 @@ export class ChangeNews {
 
   /**
    * The rows `part` (a write of the same statement) returns, each an event of `topic` built from the row by its
-   * receivers (`payloadsFromRows`); `payload` is that event as the part's `returned` recorded it, for a bus that
-   * announces after the statement.
+   * receivers (`payloadsFromRows`); `payload` is that event (or, for a part of several rows, those events) as the
+   * part's `returned` recorded it, for a bus that announces after the statement.
    */
-  addRows<T extends Topic>(topic: T, part: FollowingWrite, payload: () => TopicPayloads[T] | undefined): this {
+  addRows<T extends Topic>(topic: T, part: FollowingWrite, payload: () => TopicPayloads[T] | readonly TopicPayloads[T][] | undefined): this {
     this.items.push({ topic, part, payload });
     return this;
   }
@@ -60,9 +60,10 @@ export class ChangeNews {
     if (this.events.statementsSend) return;
     // Called in order, without waiting between them: the bus keeps that order (docs/events.md).
     await Promise.all(
-      this.items.map((item) => {
+      this.items.flatMap((item) => {
         const payload = 'part' in item ? item.payload() : item.payload;
-        return payload === undefined ? Promise.resolve() : this.events.announce(item.topic, payload);
+        const payloads = payload === undefined ? [] : Array.isArray(payload) ? (payload as readonly TopicPayloads[Topic][]) : [payload as TopicPayloads[Topic]];
+        return payloads.map((each) => this.events.announce(item.topic, each));
       }),
     );
   }

@@ -1,4 +1,5 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
 import type PgBoss from 'pg-boss';
 import { announceOnCommit } from '../events/announce-on-commit';
 import type { ChangeNews } from '../events/change-news';
@@ -10,7 +11,7 @@ import type { Clock } from '../shared/clock';
 import type { QueueDefinition } from './queue';
 import { statementsIn } from '../db/statements';
 import type { FollowingWrite } from '../db/change-statement';
-import { AsyncWorkStatus, queuedWrite, recordChange, recordQueued, type AsyncWorkSnapshot } from './work-ledger';
+import { AsyncWorkStatus, queuedRowsWrite, queuedWrite, recordChange, recordQueued, type AsyncWorkSnapshot } from './work-ledger';
 
 export interface EnqueueDeps {
   boss: PgBoss;
@@ -21,22 +22,8 @@ export interface EnqueueDeps {
   maxAttempts: number;
 }
 
-/**
- * Bulk work (a campaign's posts) is queued below the default priority 0 of the work a person asked for one by one,
- * which pg-boss's fetch takes first (`priority desc`), so a campaign of thousands does not hold a single post behind
- * it in the same queue; and in turns between organizations: the n-th bulk job of each organization's backlog gets
- * priority -n, counted from the turn being served when it was queued (`lg_take_bulk_turns`, one statement per
- * batch), so two organizations' campaigns are taken one job of each in turn (docs/jobs.md, "Interactive before bulk").
- */
-export async function takeBulkTurns(em: EntityManager, queue: string, organizationId: string, count: number): Promise<number> {
-  const [row] = await statementsIn(em)('select lg_take_bulk_turns(?, ?, ?) as first_turn', [queue, organizationId, count]);
-  return Number(row!.first_turn);
-}
-
 export interface EnqueueOptions {
   startAfter?: Date;
-  /** Bulk work's turn (takeBulkTurns): taken after the work people asked for one by one, in turn between organizations. */
-  bulkTurn?: number;
   /** A retry: the unit of work the job carries on (its row goes back to QUEUED). */
   workId?: string;
 }
@@ -113,7 +100,7 @@ export async function enqueueJob<P extends object>(
     ? await recordChange(execute, options.workId, { status: AsyncWorkStatus.QUEUED })
     : await recordQueued(execute, queue, payload, deps.maxAttempts);
   const data = jobData(payload, work?.id);
-  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}), ...(options.bulkTurn ? { priority: -options.bulkTurn } : {}) });
+  const id = await deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
   // pg-boss answers null when it did not create the job (e.g. an unknown queue): never lose a job silently.
   if (!id) throw new Error(`pg-boss did not create a ${queue.name} job`);
   // Counted as sent: a transaction that rolls back afterwards takes the job with it (rare: a failed request).
@@ -122,6 +109,37 @@ export async function enqueueJob<P extends object>(
   // Woken after the transaction's own announcements: subscribers hear of the change before a job moves it on.
   if (!options.startAfter) announceOnCommit(em, deps.events, 'jobs.enqueued', () => ({ queue: queue.name }), { wakeKey: queue.name });
   return id;
+}
+
+/** What pg-boss asks its `db` to run; `sending` is its call, which ends once `answer` (or `fail`) has been given. */
+interface BossStatement<R> {
+  insert: { text: string; values: unknown[] };
+  answer: (rows: Record<string, unknown>[]) => void;
+  fail: (error: unknown) => void;
+  sending: Promise<R>;
+}
+
+/**
+ * The statement a pg-boss call (`send`, `insert`) builds, taken from the `db` it is given (its documented way into a
+ * caller's transaction) to go into a change's statement instead of running on its own.
+ */
+async function bossStatement<R>(queue: string, call: (db: { executeSql(text: string, values: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }) => Promise<R>): Promise<BossStatement<R>> {
+  let answer!: (rows: Record<string, unknown>[]) => void;
+  let fail!: (error: unknown) => void;
+  const answered = new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
+    answer = (rows) => resolve({ rows });
+    fail = reject;
+  });
+  let capture!: (insert: { text: string; values: unknown[] }) => void;
+  let refuse!: (error: unknown) => void;
+  const captured = new Promise<{ text: string; values: unknown[] }>((resolve, reject) => {
+    capture = resolve;
+    refuse = reject;
+  });
+  const sending = call({ executeSql: (text, values) => (capture({ text, values }), answered) });
+  // pg-boss hands over its statement, or fails before it (a settled promise ignores the later outcome).
+  sending.then(() => refuse(new Error(`pg-boss wrote ${queue} jobs without their statement`)), refuse);
+  return { insert: await captured, answer, fail, sending };
 }
 
 /** A job enqueued by the statement that inserts its record (src/db/change-statement.ts). */
@@ -157,24 +175,8 @@ export async function enqueueWrites<P extends object>(
   let work: AsyncWorkSnapshot | undefined;
   const queued = queue.work ? queuedWrite(queue.work, queue, payload, deps.maxAttempts, (recorded) => (work = recorded)) : undefined;
   const data = jobData(payload, queued?.workId);
-  let answer!: (rows: Record<string, unknown>[]) => void;
-  let fail!: (error: unknown) => void;
-  const answered = new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
-    answer = (rows) => resolve({ rows });
-    fail = reject;
-  });
-  let capture!: (insert: { text: string; values: unknown[] }) => void;
-  let refuse!: (error: unknown) => void;
-  const captured = new Promise<{ text: string; values: unknown[] }>((resolve, reject) => {
-    capture = resolve;
-    refuse = reject;
-  });
   const startAfter = bossStartAfter(deps, options.startAfter);
-  const db = { executeSql: (text: string, values: unknown[]) => (capture({ text, values }), answered) };
-  const sending = deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) });
-  // pg-boss hands over its statement, or fails before it (a settled promise ignores the later outcome).
-  sending.then(() => refuse(new Error(`pg-boss sent a ${queue.name} job without its statement`)), refuse);
-  const insert = await captured;
+  const { insert, answer, fail, sending } = await bossStatement(queue.name, (db) => deps.boss.send(queue.name, data, { db, ...(startAfter ? { startAfter } : {}) }));
   const { sql, bindings } = toKnexBindings(insert.text, insert.values);
   let jobRows: Record<string, unknown>[] = [];
   const inChange: EnqueueInChange = {
@@ -212,4 +214,81 @@ export async function enqueueWrites<P extends object>(
     },
   };
   return inChange;
+}
+
+/** The bulk jobs of records a statement creates together (`enqueueBulkWrites`), with their units of work. */
+export interface BulkEnqueueInChange {
+  /** The organization's turns, the jobs' rows (pg-boss's own insert) and their units of work's, for that statement. */
+  writes: FollowingWrite[];
+  /** Adds the news of their work and the wake-up of their workers to the statement's, after the records' own. */
+  tell(news: ChangeNews): void;
+  /**
+   * Runs the statement that carries `writes`: the jobs are counted as sent when it changed something, abandoned
+   * when it failed (the error is thrown on) or changed nothing (null). Answers the jobs' ids with its answer.
+   */
+  within<T>(change: () => Promise<T | null | undefined>): Promise<{ changed: T; jobIds: string[] } | null>;
+}
+
+/** pg-boss's `insert` reads its jobs from its first value, as JSON. */
+const JOBS_OF_INSERT = 'json_to_recordset($1)';
+/** Where the turns' part goes, once the statement names its parts. */
+const TURNS = 'lg_turns_part';
+
+/**
+ * An organization's bulk jobs (a campaign's posts) as writes of the statement that inserts their records, each job's
+ * subject one of those records, with one unit of work each (`queuedRowsWrite`). Bulk work is queued below the default
+ * priority 0 of the work a person asked for one by one, which pg-boss's fetch takes first (`priority desc`), so a
+ * campaign of thousands does not hold a single post behind it in the same queue; and in turns between organizations:
+ * the n-th bulk job of each organization's backlog gets priority -n, counted from the turn being served when it was
+ * queued (`lg_take_bulk_turns`, a part of the statement), so two organizations' campaigns are taken one job of each
+ * in turn (docs/jobs.md, "Interactive before bulk"). The jobs are pg-boss's own `insert` (taken from its `db`, as
+ * `enqueueWrites` takes `send`'s), each priority set by the statement from the turns it takes; a refused statement
+ * takes its turns back with it.
+ */
+export async function enqueueBulkWrites<P extends object>(deps: EnqueueDeps, queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<BulkEnqueueInChange> {
+  let works: AsyncWorkSnapshot[] = [];
+  const queued = queue.work ? queuedRowsWrite(queue.work, queue, payloads, deps.maxAttempts, (recorded) => (works = recorded)) : undefined;
+  const jobs = payloads.map((payload, index) => ({ id: randomUUID(), name: queue.name, data: jobData(payload, queued?.workIds[index]) }));
+  const { insert, answer, fail, sending } = await bossStatement(queue.name, (db) => deps.boss.insert(jobs, { db }));
+  // The n-th job (ordinality n, from 1) takes the n-th turn: priority -(first turn + n - 1).
+  const text = insert.text.replace(
+    JOBS_OF_INSERT,
+    `json_to_recordset((select jsonb_agg(j.job || jsonb_build_object('priority', -(t.first_turn + j.n::int - 1))) from jsonb_array_elements($1::jsonb) with ordinality as j(job, n), ${TURNS} t)::json)`,
+  );
+  if (text === insert.text) {
+    fail(new Error('pg-boss insert statement not recognized'));
+    sending.catch(() => undefined); // the error below says it
+    throw new Error(`pg-boss's insert no longer reads its jobs as ${JOBS_OF_INSERT}: the bulk turns cannot be set`);
+  }
+  const { sql, bindings } = toKnexBindings(text, insert.values);
+  const turns: FollowingWrite = { sql: 'select lg_take_bulk_turns(?, ?, ?) as first_turn', values: [queue.name, organizationId, payloads.length] };
+  const abandon = (error: unknown) => {
+    fail(error);
+    sending.catch(() => undefined); // insert fails with the statement's own error, which the caller throws and logs
+  };
+  return {
+    // pg-boss's insert returns no rows: the statement reads nothing of it, and the ids are the ones given above.
+    writes: [turns, { sql: (nameOf) => sql.replace(TURNS, nameOf(turns)), values: bindings, unconditional: true }, ...(queued ? [queued.write] : [])],
+    tell(news) {
+      if (queued) news.addRows('async-work.updated', queued.write, () => works);
+      news.add('jobs.enqueued', { queue: queue.name });
+    },
+    async within(change) {
+      let changed;
+      try {
+        changed = await change();
+      } catch (error) {
+        abandon(error);
+        throw error;
+      }
+      if (changed === null || changed === undefined) {
+        abandon(new Error(`the change of ${queue.name} jobs matched no row`));
+        return null;
+      }
+      answer([]);
+      await sending;
+      deps.metrics?.jobsCreated.inc({ queue: queue.name }, jobs.length);
+      return { changed, jobIds: jobs.map((job) => job.id) };
+    },
+  };
 }

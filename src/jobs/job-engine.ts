@@ -8,7 +8,7 @@ import type { EventBus } from '../events/event-bus';
 import type { Metrics } from '../observability/metrics';
 import type { Clock } from '../shared/clock';
 import { takeDeadLetters } from './dead-letters';
-import { enqueueJob, enqueueWrites, takeBulkTurns, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
+import { enqueueBulkWrites, enqueueJob, enqueueWrites, type BulkEnqueueInChange, type EnqueueDeps, type EnqueueInChange, type EnqueueOptions } from './enqueue';
 import { FetchLoops } from './fetch-loop';
 import type { QueueDefinition } from './queue';
 import { startQueues } from './queue-setup';
@@ -72,21 +72,17 @@ export class JobEngine {
     return enqueueJob(this.deps, em, queue, payload, options);
   }
 
-  /**
-   * An organization's bulk jobs (a campaign's posts), in the transaction of `em`: after the work people ask for one
-   * by one, and in turn with other organizations' bulk work in the queue (enqueue.ts, takeBulkTurns).
-   */
-  async enqueueBulk<P extends object>(em: EntityManager, queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<string[]> {
-    if (payloads.length === 0) return [];
-    const first = await takeBulkTurns(em, queue.name, organizationId, payloads.length);
-    const ids: string[] = [];
-    for (const [index, payload] of payloads.entries()) ids.push(await enqueueJob(this.deps, em, queue, payload, { bulkTurn: first + index }));
-    return ids;
-  }
-
   /** A job and its unit of work as writes of its record's insert (enqueue.ts). */
   enqueueWrites<P extends object>(queue: QueueDefinition<P>, payload: P, options: Pick<EnqueueOptions, 'startAfter'> = {}): Promise<EnqueueInChange> {
     return enqueueWrites(this.deps, queue, payload, options);
+  }
+
+  /**
+   * An organization's bulk jobs (a campaign's posts) as writes of the statement that inserts their records: after the
+   * work people ask for one by one, and in turn with other organizations' bulk work in the queue (enqueue.ts).
+   */
+  enqueueBulkWrites<P extends object>(queue: QueueDefinition<P>, organizationId: string, payloads: readonly P[]): Promise<BulkEnqueueInChange> {
+    return enqueueBulkWrites(this.deps, queue, organizationId, payloads);
   }
 
   /**

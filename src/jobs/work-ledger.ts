@@ -128,6 +128,37 @@ export function queuedWrite<P extends object>(
   return { workId: statement.values[0] as string, write: { ...statement, returned: (rows) => recorded(asyncWorkOfRow(rows[0]!)) } };
 }
 
+/**
+ * `queuedWrite` for the jobs of records a statement creates together (a campaign's posts, `insertRowsChange`), each
+ * job's subject being one of those records: one row each, in one write, its owner's columns its record's.
+ */
+export function queuedRowsWrite<P extends object>(
+  work: QueueWork<P>,
+  queue: QueueDefinition<P>,
+  payloads: readonly P[],
+  maxAttempts: number,
+  recorded: (works: AsyncWorkSnapshot[]) => void,
+): { workIds: string[]; write: FollowingWrite } {
+  const workIds = payloads.map(() => newId());
+  const rows = payloads.map(() => '(?::uuid, ?::uuid, ?::jsonb)').join(', ');
+  return {
+    workIds,
+    write: {
+      sql: `insert into async_work (id, organization_id, account_id, kind, status, subject_id, queue, payload, attempts, max_attempts, created_at, updated_at, version)
+       select lg_work.lg_id, ${work.owner.columns}, ?::text, ?::text, lg_work.lg_subject, ?::text, lg_work.lg_payload, 0, ?::int, now(), now(), 1
+       from (values ${rows}) as lg_work (lg_id, lg_subject, lg_payload) join changed on changed.id = lg_work.lg_subject ${RETURNING}`,
+      values: [
+        work.kind,
+        AsyncWorkStatus.QUEUED,
+        queue.name,
+        maxAttempts,
+        ...payloads.flatMap((payload, index) => [workIds[index], work.subject(payload), JSON.stringify(payload)]),
+      ],
+      returned: (rows) => recorded(rows.map(asyncWorkOfRow)),
+    },
+  };
+}
+
 export type WorkChange =
   | { status: AsyncWorkStatus.RUNNING }
   | { status: AsyncWorkStatus.SUCCEEDED }

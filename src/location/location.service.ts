@@ -309,6 +309,33 @@ export async function findLocationInScope(scope: RequestScope, accountIdArg: str
   throw DomainError.notFound('Location');
 }
 
+/**
+ * The locations a request acts on (a campaign's), in the account, read in one plain statement, each given to `each`
+ * in the order asked: the first that is not there (404, as `findLocationInScope` answers) or that `each` refuses
+ * ends the request where it falls, as reading them one by one would.
+ */
+export async function findLocationsInScope<T>(
+  scope: RequestScope,
+  accountIdArg: string | null | undefined,
+  locationIds: readonly string[],
+  each: (location: Location) => T,
+): Promise<{ accountId: string; results: T[] }> {
+  const { accountId, account } = accountScopeFilter(scope, accountIdArg);
+  const ids = locationIds.filter(isId);
+  const found = new Map((ids.length > 0 ? await findPlain(scope.em, Location, { id: { $in: ids }, account }) : []).map((location) => [location.id, location]));
+  const results: T[] = [];
+  for (const id of locationIds) {
+    const location = found.get(id);
+    if (!location) {
+      // Tells an unknown account (or one out of reach) from an unknown location.
+      await resolveAccountScope(scope, accountIdArg);
+      throw DomainError.notFound('Location');
+    }
+    results.push(each(location));
+  }
+  return { accountId, results };
+}
+
 /** The location a request acts on, in the account (404 otherwise). For other resources' services. */
 export async function findLocationOfAccount(em: EntityManager, accountId: string, locationId: string): Promise<Location> {
   const location = isId(locationId) ? await em.findOne(Location, { id: locationId, account: accountId }) : null;

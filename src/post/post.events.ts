@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineEventType, defineRecordType } from '../activity/activity.enums';
-import { eventWrite, recordEvent } from '../activity/record-event';
+import { eventsWrite, eventWrite, recordEvent } from '../activity/record-event';
 import type { FollowingWrite } from '../db/change-statement';
 import { announceOnCommit } from '../events/announce-on-commit';
 import { ChangeNews } from '../events/change-news';
@@ -52,6 +52,16 @@ export function postChangeWrites(runtime: PostEventDeps, after: Post, stateBefor
 /** The news of a change made by one statement: the post as the statement leaves it (`after`), first of its news. */
 export function postChangeNews(runtime: PostEventDeps, after: Post): ChangeNews {
   return new ChangeNews(runtime.events).add('post.updated', postUpdated(runtime, after));
+}
+
+/** The same for new posts created together by one statement (a campaign's): their events, as one write of it. */
+export function newPostsWrites(runtime: PostEventDeps, posts: readonly Post[]): FollowingWrite[] {
+  return [eventsWrite(runtime.database.orm.getMetadata(), runtime, postStateChanged, posts)];
+}
+
+/** The news of new posts created together by one statement, each as `postChangeNews` tells one. */
+export function newPostsNews(runtime: PostEventDeps, posts: readonly Post[]): ChangeNews {
+  return posts.reduce((news, post) => news.add('post.updated', postUpdated(runtime, post)), new ChangeNews(runtime.events));
 }
 
 export function loadPostForEvent(runtime: { database: Database }, event: TopicPayloads['post.updated']): Promise<Post> {

@@ -11,14 +11,14 @@ import type { Counted } from '../limits/rate-limiter';
 import { countRequest, countRequestInChange, withCountedRequest, type LimitDeps } from '../limits/request-limits';
 import type { CountedInChange } from '../limits/rate-limiter';
 import type { Location } from '../location/location.entity';
-import { findLocationInScope, findLocationOfAccount } from '../location/location.service';
+import { findLocationInScope, findLocationOfAccount, findLocationsInScope } from '../location/location.service';
 import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
 import { lockUntilCommit } from '../db/advisory-lock';
 import { codecOf } from '../db/entity-codec';
 import { runChange, type FollowingWrite } from '../db/change-statement';
 import { transitionedFrom, transitionRow } from '../db/row-transition';
-import { insertChange } from '../db/row-writes';
+import { insertChange, insertRowsChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
@@ -27,7 +27,7 @@ import { IdempotencyKey } from './idempotency-key.entity';
 import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
-import { announcePostChange, postChangeNews, postChangeWrites, type PostEventDeps } from './post.events';
+import { announcePostChange, newPostsNews, newPostsWrites, postChangeNews, postChangeWrites, type PostEventDeps } from './post.events';
 import { postDeleteQueue, postPublishQueue } from './post.queues';
 import { preparePostParams } from './post.rules';
 import type { JobEngine } from '../jobs/job-engine';
@@ -182,32 +182,37 @@ async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Pos
 }
 
 /**
- * One post per location under one campaign id, in one transaction. Counted as one request by the per-minute
- * rate limit and as one post per location by the monthly quota.
+ * One post per location under one campaign id, all or none, in one statement (docs/write-path.md, "A campaign"):
+ * the locations are read together and checked as a single post's location is; then the posts, their events, their
+ * bulk jobs in turn with other organizations' (`enqueueBulkWrites`), their units of work and their news are written
+ * by one statement, which counts the campaign as one request by the per-minute rate limit and as one post per
+ * location by the monthly quota, and writes nothing when either refuses it.
  */
 export async function createPostCampaign(
   scope: RequestScope<PostServiceDeps>,
   args: { accountId?: string | null; input: CreatePostCampaignInput },
 ): Promise<{ campaignId: string; posts: Post[]; rateLimit: RateLimitState }> {
   const principal = requirePrincipal(scope);
-  const accountId = await resolveAccountScope(scope, args.accountId);
-  const locationIds = [...new Set(args.input.locationIds)];
   const campaignId = newId();
   const now = scope.runtime.clock.now();
-  const posts: Post[] = [];
-  for (const locationId of locationIds) {
-    posts.push(preparePost(scope, principal, await findLocationOfAccount(scope.em, accountId, locationId), args.input, now, campaignId));
-  }
-  const counted = await countPostLimits(scope, accountId, posts.length, now);
-  await withCountedRequest(counted, () =>
-    scope.em.transactional(async (em) => {
-      for (const post of posts) em.persist(post);
-      await em.flush();
-      await scope.runtime.jobs.enqueueBulk(em, postPublishQueue, principal.organizationId, posts.map((post) => ({ postId: post.id })));
-      for (const post of posts) announcePostChange(em, scope.runtime, post, null);
-    }),
+  const codec = codecOf(scope.em.getMetadata(), Post);
+  const { accountId, results: posts } = await findLocationsInScope(scope, args.accountId, [...new Set(args.input.locationIds)], (location) =>
+    codec.create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId }, campaignId }),
   );
-  return { campaignId, posts, rateLimit: counted.state };
+  const counted = countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: posts.length, now } });
+  const { runtime, em } = scope;
+  const jobs = await runtime.jobs.enqueueBulkWrites(postPublishQueue, principal.organizationId, posts.map((post) => ({ postId: post.id })));
+  const change = { ...insertRowsChange(em.getMetadata(), em.getPlatform(), Post, posts, { admittedBy: counted.admittedBy }), locks: counted.preamble };
+  // The posts' news before the wake-up of the worker that moves them on.
+  const news = newPostsNews(runtime, posts);
+  jobs.tell(news);
+  try {
+    await jobs.within(() => runChange(statementsApart(em), change, [...counted.writes, ...newPostsWrites(runtime, posts), ...jobs.writes, ...news.writes()]));
+  } catch (error) {
+    throw counted.refusal(error) ?? error;
+  }
+  await news.announced();
+  return { campaignId, posts, rateLimit: counted.state() };
 }
 
 async function findPost(em: EntityManager, accountId: string, id: string, lock = false): Promise<Post> {
