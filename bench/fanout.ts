@@ -120,6 +120,11 @@ interface RunResult {
   cpu: CpuReading;
   /** Baseline only: the service's CPU seconds meanwhile, posting nothing with its S subscribers open (its background work). */
   serviceIdleCpu: number | undefined;
+  /**
+   * `alone` only: the service's CPU seconds per second before its posts, its one subscriber open: the background to
+   * take off its posts (the baseline runs' is measured with S subscribers, whose keep-alive an `alone` run has not).
+   */
+  aloneIdlePerSecond?: number;
   wallSeconds: number;
   benchLoopDelayP99: number;
   /** Raw latencies, kept to pool the runs of one kind (not written to JSON). */
@@ -357,7 +362,14 @@ class FanoutBench {
     try {
       await alone.open();
       await this.awaitListening(alone);
-      return await this.serviceRun(name, posts, alone, 'alone');
+      await this.settlePublishJobs();
+      const idleBefore = stackCpuNow(this.stack);
+      const idleStarted = performance.now();
+      await sleep(this.options.settleMs, this.signal);
+      const idleCpu = cpuSince(idleBefore, stackCpuNow(this.stack)).server;
+      const idleSeconds = (performance.now() - idleStarted) / 1000;
+      const result = await this.serviceRun(name, posts, alone, 'alone');
+      return idleCpu === undefined ? result : { ...result, aloneIdlePerSecond: idleCpu / idleSeconds };
     } finally {
       await alone.close();
     }
@@ -539,7 +551,8 @@ function cpuPerDelivery(runs: RunResult[]): number | undefined {
  * The service's CPU per delivery against the plain broadcast's per frame (pooled, and each service run against its
  * neighbouring baseline runs), and what it is made of: the service's background work (its CPU per second while it
  * posts nothing, during the baseline runs, over the service runs' time), the posts themselves (the `alone` run's
- * CPU per post less that background, spread over the deliveries of each post), and the rest, the fan-out's own.
+ * CPU per post less its own background, read with its one subscriber, spread over the deliveries of each post), and
+ * the rest, the fan-out's own.
  */
 function cpuFigures(results: RunResult[]) {
   const service = results.filter((r) => r.kind === 'service');
@@ -562,7 +575,8 @@ function cpuFigures(results: RunResult[]) {
   const backgroundUs =
     idlePerSecond !== undefined && received > 0 ? (idlePerSecond * 1e6 * service.reduce((n, r) => n + r.wallSeconds, 0)) / received : undefined;
   const alone = results.find((r) => r.kind === 'alone' && r.complete && r.cpu.server !== undefined && r.posts > 0);
-  const alonePerPostMs = alone && idlePerSecond !== undefined ? ((alone.cpu.server! - idlePerSecond * alone.wallSeconds) * 1e3) / alone.posts : undefined;
+  const aloneIdle = alone?.aloneIdlePerSecond ?? idlePerSecond;
+  const alonePerPostMs = alone && aloneIdle !== undefined ? ((alone.cpu.server! - aloneIdle * alone.wallSeconds) * 1e3) / alone.posts : undefined;
   const postsUs =
     alonePerPostMs !== undefined && received > 0 ? (alonePerPostMs * 1e3 * service.reduce((n, r) => n + r.posts, 0)) / received : undefined;
   const fanOutUs = serviceUs !== undefined && postsUs !== undefined && backgroundUs !== undefined ? serviceUs - postsUs - backgroundUs : undefined;
@@ -572,6 +586,7 @@ function cpuFigures(results: RunResult[]) {
     ratio: serviceUs !== undefined && baselineUs ? serviceUs / baselineUs : undefined,
     perRunRatios: perRun,
     idleMsPerSecond: idlePerSecond === undefined ? undefined : idlePerSecond * 1e3,
+    aloneIdleMsPerSecond: aloneIdle === undefined ? undefined : aloneIdle * 1e3,
     backgroundUs,
     alonePerPostMs,
     postsUs,
@@ -697,7 +712,7 @@ function report(results: RunResult[], bench: FanoutBench | undefined, stack: Ben
   );
   console.log(
     `    of which background ${us(cpu.backgroundUs)} us (the service's CPU while posting nothing: ${ms(cpu.idleMsPerSecond, 1)} ms/s), ` +
-      `the posts themselves ${us(cpu.postsUs)} us (service-alone: ${ms(cpu.alonePerPostMs, 2)} ms per post beyond background) ` +
+      `the posts themselves ${us(cpu.postsUs)} us (service-alone: ${ms(cpu.alonePerPostMs, 2)} ms per post beyond its background, ${ms(cpu.aloneIdleMsPerSecond, 1)} ms/s with one subscriber) ` +
       `and the fan-out ${us(cpu.fanOutUs)} us (${ms(cpu.fanOutRatio, 2)} x the plain broadcast)`,
   );
   const perSub = memory?.heapPerSubscription ?? memory?.rssPerSubscription;

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type PgBoss from 'pg-boss';
 import type { Metrics } from '../observability/metrics';
-import { originIn, runWithOrigin } from '../observability/origin';
+import { originIn, runCarrying } from '../observability/origin';
 import { failActiveSpan } from '../observability/trace-context';
 import { completionWrites } from './completion';
 import { BOSS_SCHEMA } from './queue-setup';
@@ -14,7 +14,7 @@ import { deadLetterQueueOf } from './queue';
 import type { JobContext, Worker } from './worker';
 import { AsyncWorkStatus, workChangeAlong, workIdIn, type AsyncWorkSnapshot } from './work-ledger';
 import { ChangeNews } from '../events/change-news';
-import { withCallPriority, type SlotStore } from '../providers/shared/provider-budget';
+import type { SlotStore } from '../providers/shared/provider-budget';
 
 export interface JobRunDeps extends LedgerDeps {
   boss: PgBoss;
@@ -91,8 +91,8 @@ export async function runJob<P extends object>(deps: JobRunDeps, worker: Worker<
   if (!worker.marksRunning) await noteWork(deps, workId, { status: AsyncWorkStatus.RUNNING }, log);
   try {
     // Its provider calls wait for their budget's slots in its priority's turn (a person's work before bulk work).
-    const run = () => withCallPriority(worker.queue.bulk ? Math.min(job.priority, BULK_CALL_PRIORITY) : job.priority, () => worker.run(payload, context));
-    await (origin ? runWithOrigin(origin, run) : run());
+    const callPriority = worker.queue.bulk ? Math.min(job.priority, BULK_CALL_PRIORITY) : job.priority;
+    await runCarrying(origin ? { origin, callPriority } : { callPriority }, () => worker.run(payload, context));
   } catch (error) {
     if (running.abandoned) {
       log.debug({ err: error }, 'abandoned job ended after the stop');

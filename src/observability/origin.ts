@@ -16,14 +16,39 @@ export interface Origin extends Partial<TraceContext> {
   refusalExpected?: true;
 }
 
-const storage = new AsyncLocalStorage<Origin>();
+/**
+ * What a piece of work carries through its asynchronous calls: its origin, and the priority of its provider calls
+ * (src/providers/shared/provider-budget.ts: a job's pg-boss priority). One AsyncLocalStorage for both: on Node 20
+ * every enabled instance is copied onto every promise and callback the process makes (docs/benchmarks.md, "Issue
+ * 27, fifth slice: fan-out"), so the process's own context costs one instance, not one per thing carried.
+ */
+interface Carried {
+  origin?: Origin;
+  callPriority?: number;
+}
+
+const storage = new AsyncLocalStorage<Carried>();
+
+/**
+ * Runs `run` carrying what `carried` names, and what it runs within for the rest (a job's priority stays within a
+ * request's origin set inside it, and the other way round).
+ */
+export function runCarrying<T>(carried: Carried, run: () => T): T {
+  const outer = storage.getStore();
+  return storage.run(outer ? { ...outer, ...carried } : carried, run);
+}
 
 export function runWithOrigin<T>(origin: Origin, run: () => T): T {
-  return storage.run(origin, run);
+  return runCarrying({ origin }, run);
 }
 
 export function currentOrigin(): Origin | undefined {
-  return storage.getStore();
+  return storage.getStore()?.origin;
+}
+
+/** The priority of the provider calls made now (runCarrying's `callPriority`), when one was set. */
+export function currentCallPriority(): number | undefined {
+  return storage.getStore()?.callPriority;
 }
 
 /** The origin kept in a job's data, when there is a well-formed one. */

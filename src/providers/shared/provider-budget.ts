@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentCallPriority } from '../../observability/origin';
 import type { ProviderName } from './provider-error';
 
 /**
@@ -73,13 +73,6 @@ export interface BudgetReading {
 export interface BudgetRate {
   count: number;
   windowMs: number;
-}
-
-/** The priority of the calls made within `run`: its job's (pg-boss's priority: 0 for a person's work, below for bulk). */
-const callPriority = new AsyncLocalStorage<number>();
-
-export function withCallPriority<T>(priority: number, run: () => T): T {
-  return callPriority.run(priority, run);
 }
 
 /** What a cancelled wait rejects with: the signal's reason when it is an error. */
@@ -160,7 +153,8 @@ export class ProviderBudget {
       };
       signal?.addEventListener('abort', cancel, { once: true });
       const waiter: Waiter = {
-        priority: callPriority.getStore() ?? 0,
+        // Its job's priority (pg-boss's: 0 for a person's work, below for bulk), carried by runCarrying (src/jobs/run-job.ts).
+        priority: currentCallPriority() ?? 0,
         start: (atMs) => {
           waiter.slotAtMs = atMs;
           waiter.release = () => clearTimeout(timer);
