@@ -5,6 +5,7 @@ import { locateDatabase } from './db/locate-database';
 import Fastify from 'fastify';
 import { migrate, openDatabase, poolSnapshot } from './db/orm';
 import { statementsApart } from './db/statements';
+import { currentCallPriority } from './observability/origin';
 import { Metrics } from './observability/metrics';
 import { observeAll, ProviderHealthWindow } from './observability/provider-health';
 import { logTracingProblems, stopTracing } from './observability/tracing';
@@ -177,7 +178,7 @@ export async function startStack(config: Config, options: StackOptions = {}): Pr
     const redisSlots = config.redisUrl ? await redisSlotStore(config.redisUrl, log) : undefined;
     if (redisSlots) steps.push({ name: 'the provider budgets (Redis)', run: () => redisSlots.close() });
     const slots = redisSlots ?? postgresSlotStore(statementsApart(database.orm.em));
-    const providerBudgets = providerBudgetsOf(config.budgets, slots, log);
+    const providerBudgets = providerBudgetsOf(config.budgets, slots, log, currentCallPriority);
     const jobs = await JobEngine.start({
       slots,
       databaseUrl: location.url,

@@ -1,4 +1,3 @@
-import { currentCallPriority } from '../../observability/origin';
 import type { ProviderName } from './provider-error';
 
 /**
@@ -132,6 +131,11 @@ export class ProviderBudget {
     rate: BudgetRate,
     private readonly store: SlotStore,
     private readonly log: BudgetLog,
+    /**
+     * The priority of the call being made (src/observability/origin.ts's `currentCallPriority`, given by the stack:
+     * observability already reads the providers' names, so the providers do not import it back).
+     */
+    private readonly callPriority: () => number | undefined = () => undefined,
   ) {
     this.perSecond = (rate.count * 1000) / rate.windowMs;
     this.intervalMs = rate.windowMs / rate.count;
@@ -154,7 +158,7 @@ export class ProviderBudget {
       signal?.addEventListener('abort', cancel, { once: true });
       const waiter: Waiter = {
         // Its job's priority (pg-boss's: 0 for a person's work, below for bulk), carried by runCarrying (src/jobs/run-job.ts).
-        priority: currentCallPriority() ?? 0,
+        priority: this.callPriority() ?? 0,
         start: (atMs) => {
           waiter.slotAtMs = atMs;
           waiter.release = () => clearTimeout(timer);
@@ -252,11 +256,16 @@ export class ProviderBudget {
 export type ProviderBudgets = Partial<Record<ProviderName, ProviderBudget>>;
 
 /** The budgets of the configuration (undefined: none). */
-export function providerBudgetsOf(rates: Partial<Record<ProviderName, BudgetRate | undefined>>, store: SlotStore, log: BudgetLog): ProviderBudgets {
+export function providerBudgetsOf(
+  rates: Partial<Record<ProviderName, BudgetRate | undefined>>,
+  store: SlotStore,
+  log: BudgetLog,
+  callPriority: () => number | undefined,
+): ProviderBudgets {
   const budgets: ProviderBudgets = {};
   for (const provider of ['alpha', 'beta'] as const) {
     const rate = rates[provider];
-    if (rate) budgets[provider] = new ProviderBudget(provider, rate, store, log);
+    if (rate) budgets[provider] = new ProviderBudget(provider, rate, store, log, callPriority);
   }
   return budgets;
 }
