@@ -204,14 +204,14 @@ it('dates a slot on the store’s clock: an answer that waited on the store does
     await holder.query('begin');
     await holder.query(`select * from provider_budget where provider = 'beta' for update`);
     const call = budget.take().then(() => Date.now());
+    // The lock is held until PostgreSQL shows the reservation has waited on it for 800 ms.
     await eventually(async () => {
-      const { rows } = await holder.query(
-        `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%lg_reserve_provider_slots%'`,
+      const { rows } = await holder.query<{ waited_ms: number }>(
+        `select extract(epoch from clock_timestamp() - query_start) * 1000 as waited_ms from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%lg_reserve_provider_slots%'`,
       );
-      return rows.length > 0 ? true : undefined;
-    }, 10_000, 'the reservation to wait on the lock');
-    // How long the store is slow: the scenario itself, not a wait for an event.
-    await new Promise((resolve) => setTimeout(resolve, 800));
+      return rows.length > 0 && Number(rows[0]!.waited_ms) >= 800 ? true : undefined;
+    }, 10_000, 'the reservation to wait on the lock for 800 ms');
     await holder.query('commit');
     // Both clocks are this machine's. The quickest exchange bounds the offset to half its time: 100 ms is room for
     // a loaded machine's, far from the 400 ms a late answer would put it off.
