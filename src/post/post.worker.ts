@@ -249,8 +249,9 @@ export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
       queue: postPublishQueue,
       run: (payload, job) => publishPost(runtime, readPost, payload, job),
       marksRunning: true,
-      // A publish waits on the provider most of its time: 16 at once keep the process busy (docs/benchmarks.md).
-      batchSize: 16,
+      // A publish waits on the provider and the pool most of its time: 32 at once keep the process busy; 16 left it
+      // idle half the time under a backlog (docs/benchmarks.md, "Sixth slice").
+      batchSize: 32,
       recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
     }),
     defineWorker({
