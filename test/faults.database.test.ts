@@ -264,7 +264,7 @@ describe('a request whose backend is terminated mid-statement', () => {
   it('a create cut inside its transaction commits nothing; its Idempotency-Key then makes it once, and replays return it', async () => {
     const restKey = `cut-${randomUUID()}`;
     const graphqlKey = `cut-${randomUUID()}`;
-    // The create takes the advisory lock of its (account, key) inside its transaction, after the limits were counted.
+    // The create takes the advisory lock of its (account, key) in its one statement, before it counts the limits.
     const locks = await holdLocks(
       [restKey, graphqlKey].map((key) => ({ sql: 'select pg_advisory_lock(hashtext($1))', values: [`idempotency:${postAccount}:${key}`] })),
     );

@@ -259,6 +259,28 @@ describe('Idempotency-Key', () => {
     expect(elsewhere.body.payload.id).not.toBe(first.body.payload.id);
   });
 
+  it('makes a new post for a key past its 24 hours, and replays answer that one', async () => {
+    const body = { location_id: locationId, params: standard('Once a day') };
+    clock.hold();
+    const first = await createPost(body, { 'Idempotency-Key': 'daily-1' });
+    expect(first.status).toBe(202);
+    clock.advance(24 * 60 * 60 * 1000 - 1000);
+    const within = await createPost(body, { 'Idempotency-Key': 'daily-1' });
+    expect(within.headers.get('idempotent-replayed')).toBe('true');
+    expect(within.body.payload.id).toBe(first.body.payload.id);
+
+    clock.advance(1000);
+    const after = await createPost(body, { 'Idempotency-Key': 'daily-1' });
+    expect(after.status).toBe(202);
+    expect(after.headers.get('idempotent-replayed')).toBeNull();
+    expect(after.body.payload.id).not.toBe(first.body.payload.id);
+    // The key now names the new post, for the next 24 hours; another body is refused again.
+    const replay = await createPost(body, { 'Idempotency-Key': 'daily-1' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.payload.id).toBe(after.body.payload.id);
+    expect((await createPost({ ...body, params: standard('Another') }, { 'Idempotency-Key': 'daily-1' })).status).toBe(422);
+  });
+
   it('makes exactly one post of 20 concurrent requests with one key', async () => {
     const body = { location_id: locationId, params: standard('Concurrent') };
     const answers = await Promise.all(Array.from({ length: 20 }, () => createPost(body, { 'Idempotency-Key': 'burst-1' })));

@@ -20,6 +20,12 @@ export interface FollowingWrite {
    */
   unconditional?: boolean;
   /**
+   * An SQLSTATE of ours (`lg_refuse`): the statement fails with it, writing nothing, when its change changed a row but
+   * this part wrote none. For a write that may find its row taken by another request (`on conflict … do update …
+   * where`), which must not leave the change without it.
+   */
+  requiredOr?: string;
+  /**
    * A SELECT run for its effect (`pg_notify`): the statement reads all of it, once, when its change (or read) answers
    * a row. PostgreSQL runs a SELECT in WITH only as far as the statement reads it; data-modifying parts always run.
    */
@@ -38,6 +44,8 @@ function partsSql(parts: FollowingWrite[], prefix: string): string[] {
 
 /** The SQLSTATE of a statement whose change matched no row while a part of it is `unconditional` (lg_refuse). */
 const UNCHANGED = 'LGNCH';
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 /** The statement's change matched no row, so nothing of it was written (`FollowingWrite.unconditional`). */
 export function isUnchanged(error: unknown): boolean {
@@ -116,13 +124,16 @@ export async function runChange(run: RunStatement, change: Change, following: Fo
     )
     .join('');
   const locks = change.locks ? `${change.locks.sql}, ` : '';
-  // Read before `changed` is (a one-time filter): with no row changed, it ends the statement and its writes.
-  const required = following.some((part) => part.unconditional)
-    ? {
-        cte: `, lg_required as (select case when exists (select 1 from changed) then true else lg_refuse('${UNCHANGED}', '{}'::jsonb) end as ok)`,
-        where: ' where (select ok from lg_required)',
-      }
-    : { cte: '', where: '' };
+  // Read before `changed` is (a one-time filter): with no row changed, or a required part without its row, it ends
+  // the statement and its writes. Each check answers true or raises.
+  const checks = following.flatMap((part, index) => {
+    if (part.requiredOr && !SQLSTATE.test(part.requiredOr)) throw new Error(`not an SQLSTATE: ${part.requiredOr}`);
+    return part.requiredOr
+      ? [`case when exists (select 1 from following_${index}) or not exists (select 1 from changed) then true else lg_refuse('${part.requiredOr}', '{}'::jsonb) end`]
+      : [];
+  });
+  if (following.some((part) => part.unconditional)) checks.unshift(`case when exists (select 1 from changed) then true else lg_refuse('${UNCHANGED}', '{}'::jsonb) end`);
+  const required = checks.length > 0 ? { cte: `, lg_required as (select ${checks.join(' and ')} as ok)`, where: ' where (select ok from lg_required)' } : { cte: '', where: '' };
   const rows = await run(`with ${locks}changed as (${change.sql})${parts}${required.cte} select changed.*${answers} from changed${required.where}`, [
     ...(change.locks?.values ?? []),
     ...change.values,

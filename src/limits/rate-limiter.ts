@@ -89,6 +89,14 @@ export interface CountedInChange {
   refusal(error: unknown): DomainError | undefined;
 }
 
+export interface InChangeOptions {
+  /**
+   * An advisory lock (`pg_advisory_xact_lock(hashtext(key))`, as `lockUntilCommit`) the statement takes before it
+   * counts and holds to its end: requests of one key wait for each other without holding the count's lock meanwhile.
+   */
+  lockFirst?: string;
+}
+
 /** The SQLSTATEs of `lg_refuse` (migrations/Migration20261130000000_RefusalsInStatements.ts) for a window and a quota. */
 const WINDOW_EXCEEDED = 'LGRLX';
 const QUOTA_EXCEEDED = 'LGQRX';
@@ -99,8 +107,12 @@ const QUOTA_EXCEEDED = 'LGQRX';
  * and nothing of it is written, the count included. No refund exists or is needed: a change that fails takes its
  * count with it. One statement instead of two (docs/write-path.md).
  */
-export function rateLimitInChange(rule: RateLimit, quota?: MonthlyQuota): CountedInChange {
+export function rateLimitInChange(rule: RateLimit, quota?: MonthlyQuota, options: InChangeOptions = {}): CountedInChange {
   const weight = rule.weight ?? 1;
+  // A one-time filter of the count's scan: PostgreSQL takes the lock before it counts.
+  const first = options.lockFirst
+    ? { sql: 'lg_first_lock as (select true as ok from (select pg_advisory_xact_lock(hashtext(?))) as l), ', values: [options.lockFirst], where: ' where (select ok from lg_first_lock)' }
+    : { sql: '', values: [], where: '' };
   const quotaCte = quota
     ? {
         sql: `, lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from lg_counted where lg_counted.admitted and ? <= ? ${QUOTA_CONFLICT})`,
@@ -111,13 +123,13 @@ export function rateLimitInChange(rule: RateLimit, quota?: MonthlyQuota): Counte
   let window: WindowRow | undefined;
   return {
     preamble: {
-      sql: `lg_counted as (select * from consume_rate_limit(?, ?, ?, ?))${quotaCte.sql},
+      sql: `${first.sql}lg_counted as (select * from consume_rate_limit(?, ?, ?, ?)${first.where})${quotaCte.sql},
         lg_admitted as (select lg_counted.*, ${quotaUsed} as quota_used,
           case when not lg_counted.admitted then lg_refuse('${WINDOW_EXCEEDED}', to_jsonb(lg_counted))
                when ${quota ? `${quotaUsed} is null` : 'false'} then lg_refuse('${QUOTA_EXCEEDED}', '{}'::jsonb)
                else true end as ok
           from lg_counted)`,
-      values: [rule.bucket, rule.limit, rule.windowSeconds, weight, ...quotaCte.values],
+      values: [...first.values, rule.bucket, rule.limit, rule.windowSeconds, weight, ...quotaCte.values],
     },
     admittedBy: 'lg_admitted',
     writes: [{ sql: 'select * from lg_admitted', values: [], returned: (rows) => (window = rows[0] as unknown as WindowRow | undefined) }],

@@ -2,7 +2,7 @@ import { requirePrincipal } from '../access/guards';
 import type { Config } from '../config';
 import { DomainError, type RateLimitState } from '../errors/domain-error';
 import type { RequestScope } from '../request-scope';
-import { consumeRateLimit, rateLimitInChange, type Counted, type CountedInChange, type MonthlyQuota, type RateLimit } from './rate-limiter';
+import { consumeRateLimit, rateLimitInChange, type Counted, type CountedInChange, type InChangeOptions, type MonthlyQuota, type RateLimit } from './rate-limiter';
 import type { Metrics } from '../observability/metrics';
 
 export type LimitDeps = { config: Pick<Config, 'limits'>; metrics: Metrics | undefined };
@@ -49,9 +49,9 @@ export function countRequest(scope: RequestScope<LimitDeps>, name: RateLimitName
  * statement of its own, and nothing to refund. The caller runs the change with it and passes the statement's error
  * through `refusal`.
  */
-export function countRequestInChange(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget = {}): CountedInChange {
+export function countRequestInChange(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget = {}, options: InChangeOptions = {}): CountedInChange {
   const { rule, quota } = limitOf(scope, name, target);
-  const counted = rateLimitInChange(rule, quota);
+  const counted = rateLimitInChange(rule, quota, options);
   return {
     ...counted,
     refusal(error) {

@@ -1,20 +1,15 @@
-import { createHash } from 'node:crypto';
 import { LockMode, type ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
 import { accountScopeFilter, resolveAccountScope } from '../account/account.access';
-import type { Principal } from '../access/principal';
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
-import type { Counted } from '../limits/rate-limiter';
-import { countRequest, countRequestInChange, withCountedRequest, type LimitDeps } from '../limits/request-limits';
+import { countRequestInChange, type LimitDeps } from '../limits/request-limits';
 import type { CountedInChange } from '../limits/rate-limiter';
 import type { Location } from '../location/location.entity';
 import { findLocationInScope, findLocationOfAccount, findLocationsInScope } from '../location/location.service';
-import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { lockUntilCommit } from '../db/advisory-lock';
 import { codecOf } from '../db/entity-codec';
 import { runChange, type FollowingWrite } from '../db/change-statement';
 import { transitionedFrom, transitionRow } from '../db/row-transition';
@@ -23,7 +18,7 @@ import { statementsApart } from '../db/statements';
 import { findPlain, findPlainAndCount } from '../db/prepared-reads';
 import { isId, newId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
-import { IdempotencyKey } from './idempotency-key.entity';
+import { idempotencyKeyWrite, isKeyTaken, replayOf, requestHashOf } from './idempotency';
 import type { CreatePostArgs, CreatePostCampaignInput, PostFilterArgs, PostsPageArgs } from './post.inputs';
 import { Post } from './post.entity';
 import { PostSource, PostState } from './post.enums';
@@ -33,17 +28,6 @@ import { preparePostParams } from './post.rules';
 import type { JobEngine } from '../jobs/job-engine';
 
 export type PostServiceDeps = { jobs: JobEngine } & PostEventDeps & LimitDeps;
-
-const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /** A post's location must be connected to the alpha provider. */
 function requirePostable(location: Location): Location {
@@ -57,36 +41,11 @@ function sourceOf(scope: RequestScope<PostServiceDeps>): PostSource {
   return scope.source === 'external_api' ? PostSource.EXTERNAL_API : PostSource.APP;
 }
 
-/** A new SENDING post for the location, its content checked and prepared (not persisted yet). */
-function preparePost(
-  scope: RequestScope<PostServiceDeps>,
-  principal: Principal,
-  location: Location,
-  content: Parameters<typeof preparePostParams>[0],
-  now: Date,
-  campaignId: string | null,
-): Post {
-  return scope.em.create(
-    Post,
-    { ...newPostFields(scope, location, content, now), organization: scope.em.getReference(Organization, principal.organizationId), campaignId },
-    { persist: false },
-  );
-}
-
 /** What a new post takes from its request and its location, checked; its organization and campaign apart. */
 function newPostFields(scope: RequestScope<PostServiceDeps>, location: Location, content: Parameters<typeof preparePostParams>[0], now: Date) {
   requirePostable(location);
   const { params, scheduledTime } = preparePostParams(content, location, now);
   return { account: location.account, location, source: sourceOf(scope), params, scheduledTime, createdAt: now };
-}
-
-/**
- * Rate limit (per account, rolling minute) and monthly quota (per organization) of post creation, counted by one
- * short statement before the create's write (src/limits/rate-limiter.ts). The result takes both counts back: for a
- * request that fails after counting, so refused requests are never counted.
- */
-function countPostLimits(scope: RequestScope<PostServiceDeps>, accountId: string, newPosts: number, now: Date): Promise<Counted<RateLimitState>> {
-  return countRequest(scope, 'posts', { accountId, monthlyPosts: { amount: newPosts, now } });
 }
 
 /** What a create did: the post, whether it was an idempotent replay, and the rate limit's state (not for replays). */
@@ -96,21 +55,11 @@ export interface CreatePostOutcome {
   rateLimit?: RateLimitState;
 }
 
-/** The earlier post of an Idempotency-Key still in force, or a 422 when the key came with another request. */
-async function replayOf(em: EntityManager, accountId: string, key: string, requestHash: string, now: Date): Promise<{ existing: IdempotencyKey | null; post?: Post }> {
-  const existing = await em.findOne(IdempotencyKey, { account: accountId, key }, { populate: ['post'] });
-  if (!existing || existing.expiresAt <= now) return { existing };
-  if (existing.requestHash !== requestHash) {
-    throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
-  }
-  return { existing, post: existing.post };
-}
-
 /**
- * Creates a post in SENDING and, in the same statement or transaction, the job that publishes it. The content is
- * checked and the limits counted first, so the write holds nothing longer than its inserts. With an
- * Idempotency-Key a replay is answered before anything is counted; the (account, key) pair is then locked inside a
- * transaction, so concurrent requests with one key create exactly one post; a changed body is refused with 422.
+ * Creates a post in SENDING and, in the same statement, the job that publishes it, its activity event and its unit of
+ * work, counted against the rate limit and the monthly quota (docs/write-path.md). With an Idempotency-Key a replay
+ * is answered before anything is counted, and the key's row is written by the same statement: of concurrent requests
+ * with one key exactly one creates a post, the others answer it (a changed body is refused with 422).
  */
 export async function createPost(scope: RequestScope<PostServiceDeps>, args: CreatePostArgs): Promise<CreatePostOutcome> {
   const principal = requirePrincipal(scope);
@@ -122,50 +71,39 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
   if (key) {
     // A replay is answered before the location is looked at again: it may have changed since.
     accountId = await resolveAccountScope(scope, args.accountId);
-    requestHash = createHash('sha256').update(canonicalJson({ accountId, input: args.input })).digest('hex');
+    requestHash = requestHashOf(accountId, args.input);
     const earlier = await replayOf(scope.em, accountId, key, requestHash, now);
-    if (earlier.post) return { post: earlier.post, replayed: true };
+    if (earlier) return { post: earlier, replayed: true };
     location = await findLocationOfAccount(scope.em, accountId, args.input.locationId);
   } else {
     ({ accountId, location } = await findLocationInScope(scope, args.accountId, args.input.locationId));
   }
-  if (!key) {
-    // Written by its own statement (insertChange): a plain instance, not the ORM's entity (0.5 ms of CPU a post).
-    const post = codecOf(scope.em.getMetadata(), Post).create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId } });
-    const rateLimit = await insertPostWithJob(scope, post, countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }));
-    return { post, replayed: false, rateLimit };
+  // Written by its own statement (insertChange): a plain instance, not the ORM's entity (0.5 ms of CPU a post).
+  const post = codecOf(scope.em.getMetadata(), Post).create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId } });
+  // Requests of one key take their turns before they count (docs/write-path.md, "A keyed create").
+  const counted = countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }, key ? { lockFirst: `idempotency:${accountId}:${key}` } : {});
+  const keyWrite = key ? [idempotencyKeyWrite(scope.em.getMetadata(), key, requestHash!, now)] : [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { post, replayed: false, rateLimit: await insertPostWithJob(scope, post, counted, keyWrite) };
+    } catch (error) {
+      // A second refusal would mean the key's row came back between two statements: not a replay, left to the
+      // error formatter (logged, a generic answer).
+      if (!key || !isKeyTaken(error) || attempt > 1) throw error;
+    }
+    // Another request created the key's post since the first look (this statement wrote nothing, counts included):
+    // its post is the answer. Read afresh, not from this request's identity map, which holds the first look's row.
+    const earlier = await replayOf(scope.em.fork(), accountId, key, requestHash!, now);
+    if (earlier) return { post: earlier, replayed: true };
   }
-  const post = preparePost(scope, principal, location, args.input, now, null);
-  const counted = await countPostLimits(scope, accountId, 1, now);
-
-  const outcome = await withCountedRequest(counted, () =>
-    scope.em.transactional(async (em): Promise<CreatePostOutcome> => {
-      if (key) {
-        await lockUntilCommit(em, `idempotency:${accountId}:${key}`);
-        // Another request with the key may have finished since the first look.
-        const earlier = await replayOf(em, accountId, key, requestHash!, now);
-        if (earlier.post) return { post: earlier.post, replayed: true };
-        if (earlier.existing) em.remove(earlier.existing);
-        em.create(IdempotencyKey, { account: post.account, key, requestHash: requestHash!, post, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
-      }
-      em.persist(post);
-      await em.flush();
-      await scope.runtime.jobs.enqueue(em, postPublishQueue, { postId: post.id });
-      announcePostChange(em, scope.runtime, post, null);
-      return { post, replayed: false, rateLimit: counted.state };
-    }),
-  );
-  // A replay found under the lock created nothing: it is not counted either.
-  if (outcome.replayed) await counted.refund();
-  return outcome;
 }
 
 /**
  * A new post, its activity event, its publish job and the job's unit of work, in one statement that also counts the
- * post against its rate limit and monthly quota (docs/write-path.md); their news once it has run. Answers the rate
- * limit's state.
+ * post against its rate limit and monthly quota (docs/write-path.md), with `along` (an Idempotency-Key's row); their
+ * news once it has run. Answers the rate limit's state.
  */
-async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Post, counted: CountedInChange): Promise<RateLimitState> {
+async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Post, counted: CountedInChange, along: FollowingWrite[]): Promise<RateLimitState> {
   const { runtime, em } = scope;
   const job = await runtime.jobs.enqueueWrites(postPublishQueue, { postId: post.id });
   const change = { ...insertChange(em.getMetadata(), em.getPlatform(), Post, post, { admittedBy: counted.admittedBy }), locks: counted.preamble };
@@ -173,7 +111,7 @@ async function insertPostWithJob(scope: RequestScope<PostServiceDeps>, post: Pos
   const news = postChangeNews(runtime, post);
   job.tell(news);
   try {
-    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...job.writes, ...news.writes()]));
+    await job.within(() => runChange(statementsApart(em), change, [...counted.writes, ...postChangeWrites(runtime, post, null), ...along, ...job.writes, ...news.writes()]));
   } catch (error) {
     throw counted.refusal(error) ?? error;
   }
