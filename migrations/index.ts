@@ -19,6 +19,7 @@ import { Migration20261130000100_EventStreams } from './Migration20261130000100_
 import { Migration20261130000200_WorkHistory } from './Migration20261130000200_WorkHistory';
 import { Migration20261201100000_WorkWaits } from './Migration20261201100000_WorkWaits';
 import { Migration20261202090000_ProviderBudgets } from './Migration20261202090000_ProviderBudgets';
+import { Migration20261203000000_ScansRunningInStatements } from './Migration20261203000000_ScansRunningInStatements';
 
 /** Every migration, in order. `npm run migration:create` appends new ones here. */
 export const migrations: MigrationObject[] = [
@@ -42,4 +43,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261130000200_WorkHistory', class: Migration20261130000200_WorkHistory },
   { name: 'Migration20261201100000_WorkWaits', class: Migration20261201100000_WorkWaits },
   { name: 'Migration20261202090000_ProviderBudgets', class: Migration20261202090000_ProviderBudgets },
+  { name: 'Migration20261203000000_ScansRunningInStatements', class: Migration20261203000000_ScansRunningInStatements },
 ];

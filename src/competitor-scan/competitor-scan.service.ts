@@ -1,15 +1,17 @@
-import { recordEvent } from '../activity/record-event';
+import { eventWrite } from '../activity/record-event';
 import type { ObjectQuery } from '@mikro-orm/core';
 import { requirePrincipal } from '../access/guards';
-import type { Principal } from '../access/principal';
 import { resolveAccountScope } from '../account/account.access';
 import { DomainError } from '../errors/domain-error';
-import { countRequest, requireBelowOpenLimit, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
-import type { Location } from '../location/location.entity';
+import { countRequestsInChange, type Limited, type LimitDeps } from '../limits/request-limits';
+import type { CountedInChange } from '../limits/rate-limiter';
 import { findLocationOfAccount } from '../location/location.service';
-import { Organization } from '../organization/organization.entity';
 import type { RequestScope } from '../request-scope';
-import { lockUntilCommit } from '../db/advisory-lock';
+import { runChange } from '../db/change-statement';
+import { codecOf } from '../db/entity-codec';
+import { insertChange } from '../db/row-writes';
+import { statementsApart } from '../db/statements';
+import { ChangeNews } from '../events/change-news';
 import { findPlain } from '../db/prepared-reads';
 import { isId, NO_MATCH_ID } from '../shared/ids';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
@@ -21,8 +23,9 @@ import { scanStatusChanged } from './competitor-scan.events';
 import { scanQueue } from './competitor-scan.queues';
 import type { Clock } from '../shared/clock';
 import type { JobEngine } from '../jobs/job-engine';
+import type { EventBus } from '../events/event-bus';
 
-export type ScanServiceDeps = { clock: Clock; jobs: JobEngine } & LimitDeps;
+export type ScanServiceDeps = { clock: Clock; jobs: JobEngine; events: EventBus } & LimitDeps;
 
 /** At most this many rings: 1 + 4·3·4 = 49 searches. */
 export const MAX_RINGS = 3;
@@ -56,43 +59,51 @@ export async function runCompetitorScan(scope: RequestScope<ScanServiceDeps>, ar
   if (location.latitude === null || location.longitude === null) throw DomainError.badInput('The location has no coordinates to scan around');
   if (!location.placeId) throw DomainError.badInput('The location has no place id yet: the alpha provider must know it first');
   const now = scope.runtime.clock.now();
-  // Counted once the request is known to be valid; a refusal after counting gives the counts back.
-  const starts = await countRequest(scope, 'scan-starts');
-  const searches = await withCountedRequest(starts, () => countRequest(scope, 'scan-searches', { weight: dotCount(args.rings) }));
-  const scan = await withCountedRequest(starts, () => withCountedRequest(searches, () => queueScan(scope, principal, location, { ...args, text }, now)));
-  // The headers show the limit nearer to refusing.
-  const nearer = searches.state.remaining / searches.state.limit < starts.state.remaining / starts.state.limit ? searches.state : starts.state;
-  return { result: scan, rateLimit: nearer };
+  // Written by its own statement (insertChange): a plain instance, not the ORM's entity.
+  const scan = codecOf(scope.em.getMetadata(), CompetitorScan).create({
+    organization: { id: principal.organizationId },
+    account: location.account,
+    location,
+    placeId: location.placeId,
+    text,
+    radius: args.radiusKm,
+    rings: args.rings,
+    createdBy: principal.tokenId,
+    origin: scope.source,
+    center: { lat: location.latitude, lng: location.longitude },
+    createdAt: now,
+  });
+  // Counted once the request is known to be valid, by the statement that writes the scan: a refusal writes nothing.
+  const counted = countRequestsInChange(scope, [{ name: 'scan-starts' }, { name: 'scan-searches', weight: dotCount(args.rings) }], {
+    name: 'scans-running',
+    count: { sql: `lg_count_scans_running(?, array[${UNFINISHED_SCAN_STATUSES.map(() => '?').join(', ')}]::text[])`, values: [principal.organizationId, ...UNFINISHED_SCAN_STATUSES] },
+    retryAfterSeconds: SCAN_RETRY_AFTER_SECONDS,
+  });
+  return { result: await insertScanWithJob(scope, scan, counted), rateLimit: counted.state() };
 }
 
 /**
- * The scan and its job, in one transaction, unless the organization already has SCANS_RUNNING_LIMIT scans queued
- * or running: counted under a per-organization lock held to the commit, so concurrent starts cannot all pass.
+ * A queued scan, its activity event, its job and the job's unit of work, in one statement that also counts the start
+ * against its two rate limits and the organization's cap on scans queued or running (docs/write-path.md); their
+ * news once it has run. The cap is counted under a per-organization lock held to the statement's end, by a function
+ * that sees the scans committed while it waited, so concurrent starts cannot all pass.
  */
-async function queueScan(scope: RequestScope<ScanServiceDeps>, principal: Principal, location: Location, args: RunScanArgs, now: Date): Promise<CompetitorScan> {
-  const { organizationId } = principal;
-  return scope.em.transactional(async (em) => {
-    await lockUntilCommit(em, `scans-running:${organizationId}`);
-    const running = await em.count(CompetitorScan, { organization: organizationId, status: { $in: UNFINISHED_SCAN_STATUSES } });
-    requireBelowOpenLimit(scope, 'scans-running', running, SCAN_RETRY_AFTER_SECONDS);
-    const scan = em.create(CompetitorScan, {
-      organization: em.getReference(Organization, organizationId),
-      account: location.account,
-      location,
-      placeId: location.placeId!,
-      text: args.text,
-      radius: args.radiusKm,
-      rings: args.rings,
-      createdBy: principal.tokenId,
-      origin: scope.source,
-      center: { lat: location.latitude!, lng: location.longitude! },
-      createdAt: now,
-    });
-    await em.flush();
-    await scope.runtime.jobs.enqueue(em, scanQueue, { scanId: scan.id });
-    recordEvent(em, scope.runtime, scanStatusChanged, scan);
-    return scan;
-  });
+async function insertScanWithJob(scope: RequestScope<ScanServiceDeps>, scan: CompetitorScan, counted: CountedInChange): Promise<CompetitorScan> {
+  const { runtime, em } = scope;
+  const job = await runtime.jobs.enqueueWrites(scanQueue, { scanId: scan.id });
+  const change = { ...insertChange(em.getMetadata(), em.getPlatform(), CompetitorScan, scan, { admittedBy: counted.admittedBy }), locks: counted.preamble };
+  // A scan has no news of its own: its work's, then the wake-up of the worker that runs it.
+  const news = new ChangeNews(runtime.events);
+  job.tell(news);
+  try {
+    await job.within(() =>
+      runChange(statementsApart(em), change, [...counted.writes, eventWrite(em.getMetadata(), runtime, scanStatusChanged, scan), ...job.writes, ...news.writes()]),
+    );
+  } catch (error) {
+    throw counted.refusal(error) ?? error;
+  }
+  await news.announced();
+  return scan;
 }
 
 export interface ScanLookup {

@@ -77,24 +77,37 @@ export async function consumeRateLimit(em: EntityManager, rule: RateLimit, quota
 
 /** A count made by the statement of the change it admits (src/db/change-statement.ts). */
 export interface CountedInChange {
-  /** CTEs to go before the change: the count, the quota's, and `lg_admitted`, whose `ok` the change requires. */
+  /** CTEs to go before the change: the counts, the quota's, the cap's, and `lg_admitted`, whose `ok` the change requires. */
   preamble: { sql: string; values: unknown[] };
   /** The name of the CTE whose `ok` admits the change (the change must read it, so the count decides first). */
   admittedBy: string;
-  /** A write of the statement that brings the count's state back. */
+  /** A write of the statement that brings the counts' states back. */
   writes: FollowingWrite[];
-  /** Once the statement has run: the limit's state (the RateLimit headers). */
+  /** Once the statement has run: the state of the limit nearest to refusing (the RateLimit headers show that one). */
   state(): RateLimitState;
   /** The refusal the statement's error stands for (RATE_LIMIT_EXCEEDED, QUOTA_REACHED), or undefined. */
   refusal(error: unknown): DomainError | undefined;
 }
 
+/**
+ * A check the statement makes once its windows (and quota) have admitted the change (an organization's cap on what
+ * it has open, src/limits/request-limits.ts): `count` is an SQL expression of a number, counted under a lock held to
+ * the statement's end by a VOLATILE function (which reads with a fresh snapshot, so it sees what committed while it
+ * waited); at `limit` or more, `lg_refuse(code, {open})` ends the statement.
+ */
 export interface InChangeOptions {
   /**
    * An advisory lock (`pg_advisory_xact_lock(hashtext(key))`, as `lockUntilCommit`) the statement takes before it
-   * counts and holds to its end: requests of one key wait for each other without holding the count's lock meanwhile.
+   * counts and holds to its end: requests of one key (a post's Idempotency-Key) take turns, and the count's own lock
+   * is not held while one waits for its turn.
    */
   lockFirst?: string;
+}
+
+export interface CapInChange {
+  count: { sql: string; values: unknown[] };
+  limit: number;
+  code: string;
 }
 
 /** The SQLSTATEs of `lg_refuse` (migrations/Migration20261130000000_RefusalsInStatements.ts) for a window and a quota. */
@@ -102,44 +115,71 @@ const WINDOW_EXCEEDED = 'LGRLX';
 const QUOTA_EXCEEDED = 'LGQRX';
 
 /**
- * The same count as `consumeRateLimit`, made by the statement of the change it admits: the change, and all the
- * statement writes, happen only when the window (and the quota) admit it; otherwise `lg_refuse` ends the statement
- * and nothing of it is written, the count included. No refund exists or is needed: a change that fails takes its
- * count with it. One statement instead of two (docs/write-path.md).
+ * The same counts as `consumeRateLimit`, made by the statement of the change they admit: the change, and all the
+ * statement writes, happen only when every window (and the quota, and `cap`) admits it; otherwise `lg_refuse` ends
+ * the statement and nothing of it is written, the counts included. No refund exists or is needed: a change that
+ * fails takes its counts with it. One statement instead of one per count and the change's (docs/write-path.md).
+ *
+ * The windows are counted in the order given, each only once those before it admitted the request (a one-time
+ * filter on the one before), so every statement takes their locks in that order, and the cap's last; the first
+ * refusal is the one answered, as counting them one after the other did.
  */
-export function rateLimitInChange(rule: RateLimit, quota?: MonthlyQuota, options: InChangeOptions = {}): CountedInChange {
-  const weight = rule.weight ?? 1;
-  // A one-time filter of the count's scan: PostgreSQL takes the lock before it counts.
+export function rateLimitInChange(windows: readonly RateLimit[], quota?: MonthlyQuota, cap?: CapInChange, options: InChangeOptions = {}): CountedInChange {
+  if (windows.length === 0) throw new Error('rateLimitInChange was given no limit');
+  // Each a one-time filter of the count's scan: PostgreSQL takes the lock first, and counts a window only once the
+  // one before it admitted the request.
+  const gate = (index: number) =>
+    index > 0 ? ` where (select admitted from lg_counted_${index - 1})` : options.lockFirst ? ' where (select ok from lg_first_lock)' : '';
   const first = options.lockFirst
-    ? { sql: 'lg_first_lock as (select true as ok from (select pg_advisory_xact_lock(hashtext(?))) as l), ', values: [options.lockFirst], where: ' where (select ok from lg_first_lock)' }
-    : { sql: '', values: [], where: '' };
-  const quotaCte = quota
-    ? {
-        sql: `, lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from lg_counted where lg_counted.admitted and ? <= ? ${QUOTA_CONFLICT})`,
-        values: [quota.bucket, periodOf(quota), quota.amount, quota.amount, quota.quota, quota.quota],
-      }
-    : { sql: '', values: [] };
-  const quotaUsed = quota ? '(select used from lg_quota)' : 'null::int';
-  let window: WindowRow | undefined;
+    ? [{ sql: 'lg_first_lock as (select true as ok from (select pg_advisory_xact_lock(hashtext(?))) as l)', values: [options.lockFirst] }]
+    : [];
+  const counts = windows.map((rule, index) => ({
+    sql: `lg_counted_${index} as (select * from consume_rate_limit(?, ?, ?, ?)${gate(index)})`,
+    values: [rule.bucket, rule.limit, rule.windowSeconds, rule.weight ?? 1],
+  }));
+  const last = `lg_counted_${windows.length - 1}`;
+  const quotaCte = quota && {
+    sql: `lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from ${last} where ${last}.admitted and ? <= ? ${QUOTA_CONFLICT})`,
+    values: [quota.bucket, periodOf(quota), quota.amount, quota.amount, quota.quota, quota.quota],
+  };
+  const capCte = cap && { sql: `lg_cap as (select (${cap.count.sql})::int as open)`, values: cap.count.values };
+  // In order: a WHEN's subquery runs only when the WHENs before it passed.
+  const refusals = [
+    ...windows.map(
+      (_rule, index) =>
+        `when not (select admitted from lg_counted_${index}) then lg_refuse('${WINDOW_EXCEEDED}', (select to_jsonb(c) || jsonb_build_object('rule', ${index}) from lg_counted_${index} c))`,
+    ),
+    ...(quota ? [`when (select used from lg_quota) is null then lg_refuse('${QUOTA_EXCEEDED}', '{}'::jsonb)`] : []),
+    ...(cap ? [`when (select open from lg_cap) >= ? then lg_refuse('${cap.code}', (select to_jsonb(c) from lg_cap c))`] : []),
+  ];
+  const parts = [...first, ...counts, ...(quotaCte ? [quotaCte] : []), ...(capCte ? [capCte] : [])];
+  let counted: WindowRow[] | undefined;
   return {
     preamble: {
-      sql: `${first.sql}lg_counted as (select * from consume_rate_limit(?, ?, ?, ?)${first.where})${quotaCte.sql},
-        lg_admitted as (select lg_counted.*, ${quotaUsed} as quota_used,
-          case when not lg_counted.admitted then lg_refuse('${WINDOW_EXCEEDED}', to_jsonb(lg_counted))
-               when ${quota ? `${quotaUsed} is null` : 'false'} then lg_refuse('${QUOTA_EXCEEDED}', '{}'::jsonb)
-               else true end as ok
-          from lg_counted)`,
-      values: [...first.values, rule.bucket, rule.limit, rule.windowSeconds, weight, ...quotaCte.values],
+      sql: `${parts.map((part) => part.sql).join(',\n        ')},
+        lg_admitted as (select case ${refusals.join(' ')} else true end as ok)`,
+      values: [...parts.flatMap((part) => part.values), ...(cap ? [cap.limit] : [])],
     },
     admittedBy: 'lg_admitted',
-    writes: [{ sql: 'select * from lg_admitted', values: [], returned: (rows) => (window = rows[0] as unknown as WindowRow | undefined) }],
+    writes: [
+      {
+        sql: windows.map((_rule, index) => `select ${index} as rule, c.* from lg_counted_${index} c`).join(' union all '),
+        values: [],
+        returned: (rows) => (counted = [...(rows as unknown as (WindowRow & { rule: number })[])].sort((a, b) => a.rule - b.rule)),
+      },
+    ],
     state() {
-      if (!window) throw new Error(`the ${rule.name} limit was read before its statement ran`);
-      return admittedState(rule, window);
+      if (!counted || counted.length !== windows.length) throw new Error(`the ${windows.map((rule) => rule.name).join(', ')} limits were read before their statement ran`);
+      // The nearer to refusing by its share left (the first of equals).
+      const states = windows.map((rule, index) => admittedState(rule, counted![index]!));
+      return states.reduce((nearest, state) => (state.remaining / state.limit < nearest.remaining / nearest.limit ? state : nearest));
     },
     refusal(error) {
       const { code, detail } = error as { code?: unknown; detail?: unknown };
-      if (code === WINDOW_EXCEEDED) return windowExceeded(rule, JSON.parse(String(detail)) as WindowRow);
+      if (code === WINDOW_EXCEEDED) {
+        const window = JSON.parse(String(detail)) as WindowRow & { rule: number };
+        return windowExceeded(windows[window.rule]!, window);
+      }
       if (code === QUOTA_EXCEEDED && quota) return quotaReached(quota);
       return undefined;
     },

@@ -50,14 +50,42 @@ export function countRequest(scope: RequestScope<LimitDeps>, name: RateLimitName
  * through `refusal`.
  */
 export function countRequestInChange(scope: RequestScope<LimitDeps>, name: RateLimitName, target: LimitTarget = {}, options: InChangeOptions = {}): CountedInChange {
-  const { rule, quota } = limitOf(scope, name, target);
-  const counted = rateLimitInChange(rule, quota, options);
+  return countRequestsInChange(scope, [{ name, ...target }], undefined, options);
+}
+
+/**
+ * `countRequestInChange` against several limits at once (a scan's starts, and the searches it will make), counted in
+ * the order given, and then, when `cap` is given, the organization's cap on what it has open (`OpenLimitInChange`):
+ * all by the statement of the change they admit, which writes nothing when one refuses. The state answered is the
+ * limit's nearest to refusing.
+ */
+export function countRequestsInChange(
+  scope: RequestScope<LimitDeps>,
+  requests: readonly ({ name: RateLimitName } & LimitTarget)[],
+  cap?: OpenLimitInChange,
+  options: InChangeOptions = {},
+): CountedInChange {
+  const limits = requests.map(({ name, ...target }) => limitOf(scope, name, target));
+  const quotas = limits.flatMap((limit) => (limit.quota ? [limit.quota] : []));
+  if (quotas.length > 1) throw new Error('one monthly quota a statement');
+  const counted = rateLimitInChange(
+    limits.map((limit) => limit.rule),
+    quotas[0],
+    cap && { count: cap.count, limit: openLimit(scope, cap.name), code: OPEN_LIMIT_REACHED },
+    options,
+  );
   return {
     ...counted,
     refusal(error) {
       const refusal = counted.refusal(error);
-      if (refusal) noteRefusal(scope, name, refusal);
-      return refusal;
+      if (refusal) {
+        noteRefusal(scope, refusal.data.rateLimit?.name ?? requests[0]!.name, refusal);
+        return refusal;
+      }
+      const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+      if (!cap || code !== OPEN_LIMIT_REACHED) return undefined;
+      // The detail is the cap's count, as the statement's function made it under the cap's lock.
+      return openLimitExceeded(scope, cap.name, (JSON.parse(String(detail)) as { open: number }).open, cap.retryAfterSeconds);
     },
   };
 }
@@ -113,11 +141,32 @@ export function openLimit(scope: RequestScope<LimitDeps>, name: OpenLimitName): 
  * `Retry-After` = `retryAfterSeconds`, the service's estimate of when one closes).
  */
 export function requireBelowOpenLimit(scope: RequestScope<LimitDeps>, name: OpenLimitName, open: number, retryAfterSeconds: number): void {
+  if (open < openLimit(scope, name)) return;
+  throw openLimitExceeded(scope, name, open, retryAfterSeconds);
+}
+
+/**
+ * A cap counted by the statement of the change it admits (`countRequestsInChange`), where a count of the statement's
+ * own would read its snapshot, taken before any lock it waits for, so concurrent requests could all pass. `count` is
+ * an SQL expression of how many are open, made by a VOLATILE function of the migrations that takes the cap's
+ * advisory lock (held to the statement's end) and then counts with a snapshot of its own, so it sees what committed
+ * while it waited (as `consume_rate_limit` counts a window). Over the cap: as `requireBelowOpenLimit`.
+ */
+export interface OpenLimitInChange {
+  name: OpenLimitName;
+  count: { sql: string; values: unknown[] };
+  retryAfterSeconds: number;
+}
+
+/** The SQLSTATE of `lg_refuse` for a cap reached, with `{open}` as its detail. */
+const OPEN_LIMIT_REACHED = 'LGOLX';
+
+/** Over the cap `name` with `open` open: its refusal, counted (metrics). */
+function openLimitExceeded(scope: RequestScope<LimitDeps>, name: OpenLimitName, open: number, retryAfterSeconds: number): DomainError {
   const limit = openLimit(scope, name);
-  if (open < limit) return;
   const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
   scope.runtime.metrics?.rateLimitRefusals.inc({ limit: name });
-  throw new DomainError('RATE_LIMIT_EXCEEDED', `${open} ${OPEN_LIMITS[name].what}, the most allowed at once (${limit}): try again when one ends`, {
+  return new DomainError('RATE_LIMIT_EXCEEDED', `${open} ${OPEN_LIMITS[name].what}, the most allowed at once (${limit}): try again when one ends`, {
     payload: { allowed: false, limit, remaining: 0, retryAfter },
     retryAfterSeconds: retryAfter,
   });
