@@ -290,3 +290,29 @@ describe('a beta brand', () => {
     expect(writeTransactions(counts)).toBe(0);
   }, 60000);
 });
+
+/**
+ * An idle process fetches nothing: its loops wait for wake-ups, and what none announces (a job put off to later, a
+ * retry's backoff ending) is found by one look at every idle loop's queue per interval (src/jobs/fetch-loop.ts).
+ */
+it('looks for due jobs in one statement per interval while idle, not a fetch per queue', async () => {
+  const looks = (counts: WireCounts) => sumOfShapes(counts, (shape) => shape.startsWith('select q.name from unnest(array['));
+  const fetches = (counts: WireCounts) => sumOfShapes(counts, (shape) => /^WITH next as \( SELECT id, singleton_key, policy FROM pgboss\.job/i.test(shape));
+  counter.reset();
+  // Three looks: about six seconds, in which the eleven workers' and their dead letters' loops polling each on its
+  // own (every two seconds, and at pg-boss's maintenance interval) made 33 fetches or more.
+  const counts = await eventually(async () => {
+    const now = counter.counts();
+    return looks(now) >= 3 ? now : undefined;
+  }, 20000, 'three looks for due jobs');
+  report('idle, three looks for due jobs', 1);
+  // A job an earlier test put off to later may come due in the window: a fetch for it.
+  expect(fetches(counts)).toBeLessThanOrEqual(2);
+  expect(counts.statements).toBeLessThanOrEqual(looks(counts) + fetches(counts) + 3);
+}, 30000);
+
+function sumOfShapes(counts: WireCounts, matches: (shape: string) => boolean): number {
+  return Object.entries(counts.shapes)
+    .filter(([shape]) => matches(shape))
+    .reduce((sum, [, n]) => sum + n, 0);
+}

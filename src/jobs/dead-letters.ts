@@ -10,10 +10,10 @@ import { AsyncWorkStatus, workIdIn } from './work-ledger';
 
 /**
  * Starts the taker of a worker's dead letters. They arrive when a last attempt fails here (which wakes this loop)
- * or when pg-boss's maintenance fails an expired job: polling at the maintenance interval finds those.
+ * or when pg-boss's maintenance fails an expired job: the idle loops' look for due jobs finds those.
  */
-export function takeDeadLetters<P extends object>(deps: JobRunDeps, worker: Worker<P>, maintenanceMs: number): void {
-  deps.loops.start(deadLetterQueueOf(worker.queue.name), 8, maintenanceMs, (job, running) => settleDeadLetter(deps, worker, job, running));
+export function takeDeadLetters<P extends object>(deps: JobRunDeps, worker: Worker<P>): void {
+  deps.loops.start(deadLetterQueueOf(worker.queue.name), 8, (job, running) => settleDeadLetter(deps, worker, job, running));
 }
 
 /**

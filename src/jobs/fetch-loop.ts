@@ -3,11 +3,13 @@ import type PgBoss from 'pg-boss';
 import type { Metrics } from '../observability/metrics';
 import { originIn } from '../observability/origin';
 import { inConsumerSpan } from '../observability/trace-context';
+import { BOSS_SCHEMA } from './queue-setup';
+import type { Execute } from './work-ledger';
 
 /**
- * Where an idle loop waits: until its polling interval ends, a wake-up arrives, or the engine stops. A wake-up
- * that arrives while the loop is busy is remembered, so the next wait ends at once and no job waits a whole
- * interval.
+ * Where an idle loop waits: until a wake-up arrives (a job enqueued or due, a job ending, the engine stopping), or
+ * `ms` when given. A wake-up that arrives while the loop is busy is remembered, so the next wait ends at once and no
+ * job waits for the next look.
  */
 class IdleWait {
   private pending = false;
@@ -18,7 +20,7 @@ class IdleWait {
     else this.pending = true;
   }
 
-  wait(ms: number): Promise<void> {
+  wait(ms?: number): Promise<void> {
     if (this.pending) {
       this.pending = false;
       return Promise.resolve();
@@ -29,7 +31,7 @@ class IdleWait {
         this.release = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = ms === undefined ? undefined : setTimeout(done, ms);
       this.release = done;
     });
   }
@@ -40,6 +42,8 @@ interface Loop {
   idle: IdleWait;
   /** Set by a wake-up (a job enqueued, a dead letter made), cleared by the next fetch. */
   woken: boolean;
+  /** Waiting for a wake-up: the due jobs' look (`lookForDueJobs`) covers it. */
+  waiting: boolean;
   done: Promise<void>;
 }
 
@@ -60,26 +64,37 @@ export type JobProcessor = (job: PgBoss.JobWithMetadata<unknown>, running: Runni
  * This process's fetch loops, one per queue, over pg-boss `fetch` rather than pg-boss `work()`: its workers keep a
  * detached one-second polling loop alive after `stop()` resolves, and complete jobs without awaiting it. Owning
  * the loops lets `drain()` wait for every fetch, handler and completion before the connections close.
+ *
+ * An idle loop does not poll its queue. Wake-ups come from the enqueues (in any process, through the event bus) and
+ * from the jobs' ends; what no wake-up announces (a job put off to later, a retry's backoff ending, a wake-up lost
+ * while the event bus was down) is found by one look every `pollingMs` at every idle loop's queue at once
+ * (`lookForDueJobs`): one statement per interval for the process, not one per queue.
  */
 export class FetchLoops {
   private readonly loops = new Map<string, Loop>();
   private readonly running = new Set<RunningJob>();
   private taking = true;
+  private readonly lookWait = new IdleWait();
+  private looking: Promise<void> | undefined;
 
   constructor(
     private readonly boss: PgBoss,
     private readonly log: FastifyBaseLogger,
     private readonly metrics: Metrics | undefined,
+    /** Runs the due jobs' look (one statement, autocommit). */
+    private readonly run: Execute,
+    private readonly pollingMs: number,
   ) {}
 
   has(queue: string): boolean {
     return this.loops.has(queue);
   }
 
-  start(queue: string, batchSize: number, pollingMs: number, process: JobProcessor): void {
-    const loop: Loop = { idle: new IdleWait(), woken: false, done: Promise.resolve() };
+  start(queue: string, batchSize: number, process: JobProcessor): void {
+    const loop: Loop = { idle: new IdleWait(), woken: false, waiting: false, done: Promise.resolve() };
     this.loops.set(queue, loop);
-    loop.done = this.fetchLoop(queue, process, loop, batchSize, pollingMs);
+    loop.done = this.fetchLoop(queue, process, loop, batchSize);
+    this.looking ??= this.lookForDueJobs();
   }
 
   /** Ends the queue's idle wait now (a job was enqueued, or a dead letter made). */
@@ -94,6 +109,7 @@ export class FetchLoops {
   stopTaking(): void {
     this.taking = false;
     for (const { idle } of this.loops.values()) idle.wake();
+    this.lookWait.wake();
   }
 
   /**
@@ -102,7 +118,7 @@ export class FetchLoops {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.stopTaking();
-    const loopsDone = Promise.all([...this.loops.values()].map((loop) => loop.done));
+    const loopsDone = Promise.all([...[...this.loops.values()].map((loop) => loop.done), this.looking]);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       loopsDone.then(() => false),
@@ -121,16 +137,33 @@ export class FetchLoops {
   }
 
   /**
+   * Every `pollingMs`, one statement asks which of the idle loops' queues have a job due (pg-boss's own condition for
+   * a fetch), and wakes those loops. A failed look is logged and the next one tried: the wake-ups go on meanwhile.
+   */
+  private async lookForDueJobs(): Promise<void> {
+    while (this.taking) {
+      await this.lookWait.wait(this.pollingMs);
+      const idle = [...this.loops].filter(([, loop]) => loop.waiting).map(([queue]) => queue);
+      if (!this.taking || idle.length === 0) continue;
+      try {
+        for (const queue of await queuesWithDueJobs(this.run, idle)) this.wake(queue);
+      } catch (error) {
+        this.log.error({ err: error }, 'looking for due jobs failed');
+      }
+    }
+  }
+
+  /**
    * Keeps up to `batchSize` jobs of the queue running: takes as many as there are free slots, and takes more as jobs
    * end, so one slow job (a provider call waiting out its time-out) never holds up the others. While jobs run, it
    * takes more once half of the slots are free rather than at every job's end: under a backlog each fetch (one
-   * locking statement of pg-boss's) then brings several jobs instead of one. An idle loop waits for a wake-up, a job
-   * ending, or its polling interval. A job's end wakes the loop only when more may be waiting: its last fetch took all
+   * locking statement of pg-boss's) then brings several jobs instead of one. An idle loop waits for a wake-up: a job
+   * enqueued or found due (`lookForDueJobs`), or a job ending. A job's end wakes the loop only when more may be waiting: its last fetch took all
    * it asked for, or a wake-up came since; otherwise the queue was drained and the next job's enqueue wakes it (at a
    * low rate this saves a fetch that finds nothing after every job). Ends when the engine stops taking jobs and the
    * running ones have ended.
    */
-  private async fetchLoop(queue: string, process: JobProcessor, loop: Loop, batchSize: number, pollingMs: number): Promise<void> {
+  private async fetchLoop(queue: string, process: JobProcessor, loop: Loop, batchSize: number): Promise<void> {
     const { idle } = loop;
     const inFlight = new Set<Promise<void>>();
     const refillAt = Math.ceil(batchSize / 2);
@@ -154,8 +187,12 @@ export class FetchLoops {
         });
         inFlight.add(running);
       }
-      // Every slot busy, or nothing waiting: the next look is when a job ends, a wake-up comes, or the interval ends.
-      if (this.taking) await idle.wait(pollingMs);
+      // Every slot busy, or nothing waiting: the next look is when a job ends or a wake-up comes.
+      if (this.taking) {
+        loop.waiting = true;
+        await idle.wait();
+        loop.waiting = false;
+      }
     }
     await Promise.all(inFlight);
   }
@@ -192,4 +229,14 @@ export class FetchLoops {
       }
     }
   }
+}
+
+/** Those of `queues` with a job due now, as pg-boss's fetch would take it (not yet active, its start time passed). */
+async function queuesWithDueJobs(run: Execute, queues: readonly string[]): Promise<string[]> {
+  const rows = await run(
+    `select q.name from unnest(array[${queues.map(() => '?').join(', ')}]::text[]) as q(name)
+      where exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = q.name and j.state < 'active' and j.start_after < now())`,
+    [...queues],
+  );
+  return rows.map((row) => row.name as string);
 }

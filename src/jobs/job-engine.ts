@@ -18,6 +18,9 @@ import type { ProviderName } from '../providers/shared/provider-error';
 import type { SlotStore } from '../providers/shared/provider-budget';
 import type { Execute } from './work-ledger';
 
+/** How often the idle loops' queues are looked at for jobs due that no wake-up announced (src/jobs/fetch-loop.ts). */
+const IDLE_LOOK_MS = 2000;
+
 export { defineWorker, type AnyWorker, type JobContext, type JobHandler, type Worker } from './worker';
 
 /**
@@ -51,7 +54,7 @@ export class JobEngine {
   }): Promise<JobEngine> {
     const boss = await startQueues(options);
     const { events, log, clock, metrics, ledger, config, slots } = options;
-    const loops = new FetchLoops(boss, log, metrics);
+    const loops = new FetchLoops(boss, log, metrics, ledger, IDLE_LOOK_MS);
     const waits = { maxWaitSeconds: config.maxWaitSeconds, defaultSeconds: config.retryDelaySeconds };
     const pauses = new ProviderPauses();
     // A pause met by another process before this one started (a 429 naming the provider's project quota).
@@ -93,8 +96,8 @@ export class JobEngine {
     const queue = worker.queue.name;
     if (this.queues.get(queue) !== worker.queue) throw new Error(`${queue} is not a queue of this engine`);
     if (this.deps.loops.has(queue)) throw new Error(`a worker for ${queue} is already running`);
-    this.deps.loops.start(queue, worker.batchSize ?? 8, worker.pollingIntervalMs ?? 2000, (job, running) => runJob(this.deps, worker, job, running));
-    takeDeadLetters(this.deps, worker, this.config.maintenanceSeconds * 1000);
+    this.deps.loops.start(queue, worker.batchSize ?? 8, (job, running) => runJob(this.deps, worker, job, running));
+    takeDeadLetters(this.deps, worker);
   }
 
   /** Jobs in a queue that are not finished yet (for tests, benchmarks and health). */

@@ -60,8 +60,6 @@ export interface Worker<P extends object> {
   marksRunning?: boolean;
   /** Jobs taken (and run together) per fetch. */
   batchSize?: number;
-  /** How long an idle worker waits before looking again when no wake-up comes. */
-  pollingIntervalMs?: number;
 }
 
 /** Declares a worker with its payload type inferred from the queue. */

@@ -242,6 +242,12 @@ export async function deletePostAtProvider(
   });
 }
 
+/**
+ * Publishes a process runs at once. A publish waits on the provider and the pool most of its time: 32 keep the process
+ * busy; 16 left it idle half the time under a backlog (docs/benchmarks.md, "Sixth slice").
+ */
+export const PUBLISHES_AT_ONCE = 32;
+
 export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
   const readPost: ReadPost = batchedReadWith((postIds, along) => readPostsForJobs(runtime.database.orm.em.fork(), postIds, along));
   return [
@@ -249,9 +255,7 @@ export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
       queue: postPublishQueue,
       run: (payload, job) => publishPost(runtime, readPost, payload, job),
       marksRunning: true,
-      // A publish waits on the provider and the pool most of its time: 32 at once keep the process busy; 16 left it
-      // idle half the time under a backlog (docs/benchmarks.md, "Sixth slice").
-      batchSize: 32,
+      batchSize: PUBLISHES_AT_ONCE,
       recordFailure: postFailureRecorder(runtime, (post) => post.state === PostState.SENDING && post.pendingAction === 'publish'),
     }),
     defineWorker({
