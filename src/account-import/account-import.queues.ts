@@ -7,7 +7,7 @@ export const accountImportQueue = defineQueue({
   work: {
     kind: 'ACCOUNT_IMPORT',
     subject: (payload) => payload.accountId,
-    owner: { columns: 'organization_id, id', from: 'from "account" where id = ?' },
+    owner: { columns: 'organization_id, id', from: 'from "account" where id = ?', fromChanged: 'from changed' },
   },
   provider: 'alpha',
   // Many calls a job, none of them awaited by a person: after the calls of the work people ask for one by one.

@@ -8,7 +8,7 @@ export const brandSyncQueue = defineQueue({
   work: {
     kind: 'BETA_BRAND_SYNC',
     subject: (payload) => payload.brandId,
-    owner: { columns: 'organization_id, null::uuid', from: 'from "beta_brand" where id = ?' },
+    owner: { columns: 'organization_id, null::uuid', from: 'from "beta_brand" where id = ?', fromChanged: 'from changed' },
   },
   provider: 'beta',
 });

@@ -15,11 +15,13 @@ export type PayloadOf<S extends Record<string, FieldKind>> = { [K in keyof S]: S
 export interface WorkOwner {
   columns: string;
   from: string;
+  /** The same FROM clause over the row a statement writes (`changed`, src/db/change-statement.ts) instead of the row `?`. */
+  fromChanged: string;
 }
 
 /** The owner of a row of a table that has `organization_id` and `account_id` columns. */
 export function ownedRow(table: string): WorkOwner {
-  return { columns: 'organization_id, account_id', from: `from "${table}" where id = ?` };
+  return { columns: 'organization_id, account_id', from: `from "${table}" where id = ?`, fromChanged: 'from changed' };
 }
 
 /** What a job of the queue is as a unit of asynchronous work (docs/async-work.md). */

@@ -124,7 +124,7 @@ export function queuedWrite<P extends object>(
   maxAttempts: number,
   recorded: (work: AsyncWorkSnapshot) => void,
 ): { workId: string; write: FollowingWrite } {
-  const statement = queuedStatement(work, queue, payload, maxAttempts, 'from changed');
+  const statement = queuedStatement(work, queue, payload, maxAttempts, work.owner.fromChanged);
   return { workId: statement.values[0] as string, write: { ...statement, returned: (rows) => recorded(asyncWorkOfRow(rows[0]!)) } };
 }
 

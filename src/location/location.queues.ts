@@ -8,7 +8,11 @@ export const locationPublishQueue = defineQueue({
     kind: 'LOCATION_PUBLISH',
     subject: (payload) => payload.locationId,
     // A location names its organization through its account.
-    owner: { columns: 'a.organization_id, l.account_id', from: 'from "location" l join "account" a on a.id = l.account_id where l.id = ?' },
+    owner: {
+      columns: 'a.organization_id, l.account_id',
+      from: 'from "location" l join "account" a on a.id = l.account_id where l.id = ?',
+      fromChanged: 'from changed l join "account" a on a.id = l.account_id',
+    },
   },
   provider: 'alpha',
 });

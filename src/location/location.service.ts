@@ -2,8 +2,7 @@ import { UniqueConstraintViolationException, type ObjectQuery } from '@mikro-orm
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOrganizationToken, requirePrincipal } from '../access/guards';
 import type { Page } from '../shared/page';
-import { accountScopeFilter, resolveAccountScope } from '../account/account.access';
-import { Account } from '../account/account.entity';
+import { accountScopeFilter, findAccountWithinReach, resolveAccountScope } from '../account/account.access';
 import { DomainError } from '../errors/domain-error';
 import { countRequest, countRequestInChange, withCountedRequest, type Limited, type LimitDeps } from '../limits/request-limits';
 import type { CountedInChange } from '../limits/rate-limiter';
@@ -17,6 +16,7 @@ import { codecOf } from '../db/entity-codec';
 import { changeLocked } from '../db/row-lock';
 import { insertChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
+import { ChangeNews } from '../events/change-news';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
@@ -31,34 +31,39 @@ export type LocationServiceDeps = { jobs: JobEngine } & UpdateJobEventDeps & Lim
 
 /**
  * Creates a location of the account at once; a job creates it at the alpha provider when the account is
- * connected there (the location is `connected` once the provider knows it). Organization tokens only.
+ * connected there (the location is `connected` once the provider knows it). Organization tokens only. After the
+ * account's read, one statement counts the request, writes the location and, for a connected account, its job and
+ * the job's unit of work (docs/write-path.md).
  */
 export async function createLocation(scope: RequestScope<LocationServiceDeps>, args: { accountId?: string | null; input: CreateLocationInput }): Promise<Limited<Location>> {
   requireOrganizationToken(scope);
-  const accountId = await resolveAccountScope(scope, args.accountId);
+  const { accountId } = accountScopeFilter(scope, args.accountId);
+  const account = await findAccountWithinReach(scope, requirePrincipal(scope), accountId);
   // Checked before counting: a refused request does not use up the limit.
   const fields = prepareNewLocation(args.input);
-  const counted = await countRequest(scope, 'location-creates');
   const now = scope.runtime.clock.now();
-  const location = await withCountedRequest(counted, async () => {
-    try {
-      return await scope.em.transactional(async (em) => {
-        // Disconnected since it was resolved: as unknown.
-        const account = await em.findOne(Account, accountId);
-        if (!account) throw DomainError.notFound('Account');
-        const created = em.create(Location, { ...fields, account, createdAt: now, updatedAt: now });
-        await em.flush();
-        if (account.alphaAccountId) await scope.runtime.jobs.enqueue(em, locationPublishQueue, { locationId: created.id });
-        return created;
-      });
-    } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) {
-        throw new DomainError('CONFLICT', 'reference_id is already used by another location of the account');
-      }
-      throw error;
-    }
-  });
-  return { result: location, rateLimit: counted.state };
+  const { runtime, em } = scope;
+  // Written by its own statement (insertChange): a plain instance, not the ORM's entity.
+  const location = codecOf(em.getMetadata(), Location).create({ ...fields, account: { id: accountId }, createdAt: now, updatedAt: now });
+  const counted = countRequestInChange(scope, 'location-creates');
+  const change = { ...insertChange(em.getMetadata(), em.getPlatform(), Location, location, { admittedBy: counted.admittedBy }), locks: counted.preamble };
+  const job = account.alphaAccountId ? await runtime.jobs.enqueueWrites(locationPublishQueue, { locationId: location.id }) : undefined;
+  // The workers' wake-up, once the statement has run.
+  const news = new ChangeNews(runtime.events);
+  job?.tell(news);
+  const write = () => runChange(statementsApart(em), change, [...counted.writes, ...(job?.writes ?? []), ...news.writes()]);
+  try {
+    await (job ? job.within(write) : write());
+  } catch (error) {
+    // A raw statement's error is the driver's: PostgreSQL's unique_violation (the account's reference ids), and
+    // foreign_key_violation (the account deleted since it was read: as unknown).
+    const { code } = error as { code?: unknown };
+    if (code === '23505') throw new DomainError('CONFLICT', 'reference_id is already used by another location of the account');
+    if (code === '23503') throw DomainError.notFound('Account');
+    throw counted.refusal(error) ?? error;
+  }
+  await news.announced();
+  return { result: location, rateLimit: counted.state() };
 }
 
 function locationWhere(accountId: string, filter: LocationFilterArgs): ObjectQuery<Location> {
