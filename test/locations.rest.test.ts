@@ -199,6 +199,28 @@ describe('POST /location', () => {
     expect(provider[0]!.serviceArea).toBeUndefined();
   });
 
+  it('sends a location changed while the provider creates it again whole, then connects it with the change', async () => {
+    const name = 'Changed While Created';
+    // The create is held at the provider long enough for the change below to land before its answer.
+    await sandbox().fail({ count: 1, delayMs: 5000, method: 'POST', bodyContains: name });
+    const res = await createLocation(minimalLocationBody({ name, reference_id: 'HELD-1' }));
+    expect(res.status).toBe(200);
+    const id = res.body.payload.location_id;
+    await eventually(async () => ((await sandbox().state()).held >= 1 ? true : undefined), 30000, 'the create to be held at the provider');
+    const update = await http(t.url, 'PATCH', `/location/update?account_id=${accountIdOf(org)}&location_id=${id}`, {
+      token: org.token,
+      body: { description: 'Changed meanwhile.' },
+    });
+    expect(update.status).toBe(200);
+    // Not connected yet: applied at once, nothing sent by the update itself.
+    expect(update.body.payload.message).toMatch(/not connected.*applied at once/);
+    const connected = await connectedRecord(org, id);
+    expect(connected.description).toBe('Changed meanwhile.');
+    const provider = await atProvider(id);
+    expect(provider).toHaveLength(1);
+    expect(provider[0]).toMatchObject({ name: connected.alpha_location_name, title: name, profile: { description: 'Changed meanwhile.' } });
+  });
+
   it('normalizes what it stores: trimmed text, upper-case country, two-digit hours, named days', async () => {
     const res = await createLocation(
       minimalLocationBody({

@@ -23,8 +23,8 @@ const preparedTransitions = new WeakMap<MetadataStorage, Map<string, PreparedTra
 export async function transitionRow<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
-  where: Partial<Record<keyof T & string, string | number | null>>,
-  set: Partial<Record<keyof T & string, string | Date | null>>,
+  where: Partial<Record<keyof T & string, string | number | boolean | null>>,
+  set: Partial<Record<keyof T & string, string | Date | boolean | null>>,
   now: Date,
   following: FollowingWrite[] = [],
 ): Promise<T | null> {
@@ -37,7 +37,7 @@ export async function transitionRow<T extends object>(
     return `"${prop.fieldNames[0]}"`;
   };
   const setKeys = Object.keys(set);
-  const whereEntries = Object.entries(where) as [string, string | number | null][];
+  const whereEntries = Object.entries(where) as [string, string | number | boolean | null][];
   const shape = JSON.stringify([setKeys, whereEntries.map(([key, value]) => [key, value === null])]);
   let byShape = preparedTransitions.get(metadata);
   if (!byShape) preparedTransitions.set(metadata, (byShape = new Map<string, PreparedTransition>()));
@@ -77,7 +77,7 @@ export function transitionedFrom<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
   read: T,
-  set: Partial<Record<keyof T & string, string | Date | null>>,
+  set: Partial<Record<keyof T & string, string | Date | boolean | null>>,
   now: Date,
 ): T {
   const metadata = em.getMetadata();

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
+import { Account } from '../account/account.entity';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
@@ -46,6 +47,39 @@ export async function readUpdatesToRun(em: EntityManager, jobIds: string[], alon
   for (const { lg_location: locationRow, ...jobRow } of rows) {
     const update = codecOf(metadata, LocationUpdateJob).decode(mapped(LocationUpdateJob.name, jobRow));
     found.set(update.id, { update, location: codecOf(metadata, Location).decode(mapped(Location.name, locationRow as Record<string, unknown>)) });
+  }
+  return found;
+}
+
+/** What a location's publish job reads as it starts: the location and its account's alpha account id. */
+export interface LocationToPublish {
+  location: Location;
+  alphaAccountId: string | null;
+}
+
+/**
+ * What the publish jobs starting together read (src/db/batched-read.ts): each location, as a plain instance, with its
+ * account's alpha account id, in one statement that also carries `along` (the jobs' work RUNNING). The job connects
+ * the location by a guarded statement or under its row lock (location.worker.ts), so the read needs no unit of work.
+ */
+export async function readLocationsToPublish(em: EntityManager, locationIds: string[], along: WriteAlong[]): Promise<Map<string, LocationToPublish>> {
+  const metadata = em.getMetadata();
+  const locations = metadata.get<Location>(Location.name).tableName;
+  const account = metadata.get<Account>(Account.name);
+  const alphaAccountId = account.properties.alphaAccountId.fieldNames[0];
+  const rows = await readAllWith(
+    (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
+    {
+      sql: `select l.*, a."${alphaAccountId}" as "lg_alpha_account_id" from "${locations}" l join "${account.tableName}" a on a.id = l.account_id where l.id in (?)`,
+      values: [locationIds],
+    },
+    along,
+  );
+  const codec = codecOf(metadata, Location);
+  const found = new Map<string, LocationToPublish>();
+  for (const { lg_alpha_account_id: accountAlphaId, ...row } of rows) {
+    const location = codec.decode(em.getComparator().mapResult<Record<string, unknown>>(Location.name, row));
+    found.set(location.id, { location, alphaAccountId: (accountAlphaId as string | null) ?? null });
   }
   return found;
 }

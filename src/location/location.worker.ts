@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { eventWrite, recordEvent, type EventRecordDeps } from '../activity/record-event';
+import { ChangeNews } from '../events/change-news';
+import type { EventBus } from '../events/event-bus';
 import { accountAccessToken, type AlphaTokenDeps } from '../account/alpha-tokens';
 import type { JobFailure } from '../jobs/failure-policy';
 import { defineWorker, type AnyWorker, type JobContext, type JobEngine } from '../jobs/job-engine';
@@ -16,7 +18,7 @@ import { alphaLocationOf, alphaUpdateOf } from './location.alpha-mapping';
 import { Location, type ProviderFailure } from './location.entity';
 import { LocationUpdateStatus } from './location.enums';
 import { announceUpdateJobChange, updateJobChangeNews, locationConnected, locationRefused, updateJobChangeWrites, type UpdateJobEventDeps } from './location.events';
-import { readUpdatesToRun, startAlong, type UpdateToRun } from './location.sql';
+import { readLocationsToPublish, readUpdatesToRun, startAlong, type LocationToPublish, type UpdateToRun } from './location.sql';
 import { batchedReadWith } from '../db/batched-read';
 import type { WriteAlong } from '../db/change-statement';
 import { locationPublishQueue, locationUpdateQueue } from './location.queues';
@@ -33,21 +35,28 @@ export type LocationWorkerDeps = { database: Database; alpha: AlphaClient; jobs:
 
 const UNFINISHED = [LocationUpdateStatus.QUEUED, LocationUpdateStatus.RUNNING];
 
+/** Reads a location to publish, with the job's writes along; the reads of jobs starting together share a statement. */
+type ReadLocationToPublish = (locationId: string, along: WriteAlong[]) => Promise<LocationToPublish | undefined>;
+
 /**
  * Creates a location at the provider (our id as the request id, so a retried create never makes two) and marks it
  * connected. A location changed while it was being created (updates apply at once until it is connected) is sent
  * again whole before it is marked, so the provider ends with what we have. A location gone meanwhile (its account
  * was disconnected) ends the job.
  */
-export async function publishLocation(runtime: { database: Database; alpha: AlphaClient } & EventRecordDeps & AlphaTokenDeps, payload: JobPayload<typeof locationPublishQueue>, job: JobContext): Promise<void> {
-  const em = runtime.database.orm.em.fork();
-  const stored = await em.findOne(Location, payload.locationId, { populate: ['account'] });
-  if (!stored || stored.connected || !stored.account.alphaAccountId) return;
+export async function publishLocation(
+  runtime: { database: Database; alpha: AlphaClient; events: EventBus } & EventRecordDeps & AlphaTokenDeps,
+  readLocation: ReadLocationToPublish,
+  payload: JobPayload<typeof locationPublishQueue>,
+  job: JobContext,
+): Promise<void> {
+  const read = await readLocation(payload.locationId, job.running());
+  if (!read || read.location.connected || !read.alphaAccountId) return;
+  const stored = read.location;
   const call = { signal: job.signal, accessToken: await accountAccessToken(runtime, stored.account.id) };
-  const remote = await runtime.alpha.createLocation(
-    { accountId: stored.account.alphaAccountId, location: alphaLocationOf(stored), requestId: stored.id },
-    call,
-  );
+  const remote = await runtime.alpha.createLocation({ accountId: read.alphaAccountId, location: alphaLocationOf(stored), requestId: stored.id }, call);
+  if (await connectAtOnce(runtime, stored, remote, job)) return;
+  const em = runtime.database.orm.em.fork();
   for (let sent = stored; ;) {
     const sentVersion = sent.version;
     const marked = await changeLocked(em, Location, { id: stored.id }, (current, tx): Location | null => {
@@ -64,6 +73,35 @@ export async function publishLocation(runtime: { database: Database; alpha: Alph
     await runtime.alpha.updateLocation({ name: remote.name!, ...alphaUpdateOf(changedMeanwhile, 'all') }, call);
     sent = changedMeanwhile;
   }
+}
+
+/**
+ * The common case: the location still as the job read it (its version guards it) is connected in one statement
+ * with its activity event, the job's completion and its unit of work (docs/write-path.md). False when it changed
+ * meanwhile: the caller then sends it again whole and connects it under its row lock.
+ */
+async function connectAtOnce(
+  runtime: { database: Database; events: EventBus } & EventRecordDeps,
+  stored: Location,
+  remote: { name?: string | null; metadata?: { placeId?: string | null } | null },
+  job: JobContext,
+): Promise<boolean> {
+  const now = runtime.clock.now();
+  const em = runtime.database.orm.em.fork();
+  const set = {
+    connected: true,
+    alphaLocationName: remote.name!,
+    providerError: null,
+    ...(stored.placeId === null ? { placeId: remote.metadata?.placeId ?? null } : {}),
+  };
+  // The location as the statement leaves it, for its event.
+  const after = transitionedFrom(em, Location, stored, set, now);
+  const news = new ChangeNews(runtime.events);
+  const following = [eventWrite(em.getMetadata(), runtime, locationConnected, after), ...job.completion(news), ...news.writes()];
+  const changed = await transitionRow(em, Location, { id: stored.id, version: stored.version, connected: false }, set, now, following);
+  if (!changed) return false;
+  await news.announced();
+  return true;
 }
 
 /**
@@ -236,10 +274,12 @@ export async function enqueueUnpublishedLocations(runtime: { database: Database;
 
 export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
   const readUpdate: ReadUpdate = batchedReadWith((jobIds, along) => readUpdatesToRun(runtime.database.orm.em.fork(), jobIds, along));
+  const readToPublish: ReadLocationToPublish = batchedReadWith((ids, along) => readLocationsToPublish(runtime.database.orm.em.fork(), ids, along));
   return [
     defineWorker({
       queue: locationPublishQueue,
-      run: (payload, job) => publishLocation(runtime, payload, job),
+      run: (payload, job) => publishLocation(runtime, readToPublish, payload, job),
+      marksRunning: true,
       recordFailure: (payload, failure) => recordPublishFailure(runtime, payload, failure),
     }),
     defineWorker({
