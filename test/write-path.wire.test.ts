@@ -314,7 +314,7 @@ describe('a beta brand', () => {
  * retry's backoff ending) is found by one look at every idle loop's queue per interval (src/jobs/fetch-loop.ts).
  */
 it('looks for due jobs in one statement per interval while idle, not a fetch per queue', async () => {
-  const looks = (counts: WireCounts) => sumOfShapes(counts, (shape) => shape.startsWith('select q.name from unnest(array['));
+  const looks = (counts: WireCounts) => sumOfShapes(counts, (shape) => shape.startsWith('select q.name from unnest('));
   const fetches = (counts: WireCounts) => sumOfShapes(counts, (shape) => /^WITH next as \( SELECT id, singleton_key, policy FROM pgboss\.job/i.test(shape));
   counter.reset();
   // Three looks: about six seconds, in which the eleven workers' and their dead letters' loops polling each on its

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { readAllWith, type WriteAlong } from './change-statement';
 import { codecOf } from './entity-codec';
+import { statementsApart } from './statements';
 
 /** Jobs whose reads one statement carries at most. */
 const MAX_BATCH = 64;
@@ -35,8 +36,9 @@ export function readByIds<T extends object>(em: () => EntityManager, entity: Ent
     const metadata = reader.getMetadata();
     const meta = metadata.get<T>(entity.name);
     const key = meta.primaryKeys[0]!;
-    const select = { sql: `select * from "${meta.tableName}" where "${meta.properties[key].fieldNames[0]}" in (?)`, values: [ids] };
-    const rows = await readAllWith((sql, values) => reader.getConnection().execute<Record<string, unknown>[]>(sql, values), select, along);
+    const prop = meta.properties[key];
+    const select = { sql: `select * from "${meta.tableName}" where "${prop.fieldNames[0]}" = any(?::${prop.columnTypes[0]}[])`, values: [ids] };
+    const rows = await readAllWith(statementsApart(reader), select, along);
     const codec = codecOf(metadata, entity);
     return new Map(rows.map((row) => {
       const record = codec.decode(reader.getComparator().mapResult<Record<string, unknown>>(entity.name, row));

@@ -1,7 +1,7 @@
 import { ReferenceKind, type EntityClass, type EntityProperty, type MetadataStorage } from '@mikro-orm/core';
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUnchanged, runChange, type Change, type FollowingWrite } from './change-statement';
-import type { RunStatement } from './statements';
+import { statementsIn, type RunStatement } from './statements';
 import { codecOf } from './entity-codec';
 
 /** One transition's SQL, built once per shape (which properties it sets and tests); each call fills in its values. */
@@ -60,8 +60,7 @@ export async function transitionRow<T extends object>(
     ...(prepared.stamped ? [now] : []),
     ...whereEntries.flatMap(([, value]) => (value === null ? [] : [value])),
   ];
-  const run = (sql: string, values: unknown[]) =>
-    em.getConnection().execute<Record<string, unknown>[]>(sql, values, 'all', em.getTransactionContext<Knex.Transaction>());
+  const run = statementsIn(em);
   const row = following.length > 0 ? await runChanged(run, { sql: prepared.sql, values: bindings }, following) : (await run(prepared.sql, bindings))[0];
   if (!row) return null;
   // The row as `find` would map it (columns to properties), then a plain instance, as the prepared reads give.

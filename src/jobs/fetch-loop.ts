@@ -234,9 +234,9 @@ export class FetchLoops {
 /** Those of `queues` with a job due now, as pg-boss's fetch would take it (not yet active, its start time passed). */
 async function queuesWithDueJobs(run: Execute, queues: readonly string[]): Promise<string[]> {
   const rows = await run(
-    `select q.name from unnest(array[${queues.map(() => '?').join(', ')}]::text[]) as q(name)
+    `select q.name from unnest(?::text[]) as q(name)
       where exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = q.name and j.state < 'active' and j.start_after < now())`,
-    [...queues],
+    [[...queues]],
   );
   return rows.map((row) => row.name as string);
 }

@@ -37,7 +37,7 @@ export async function waitingJobsByQueue(run: Execute, queues: readonly string[]
   const rows = await run(
     `select j.name as queue, count(*)::int as count, min(j.start_after) as first_due_at
        from ${BOSS_SCHEMA}.job j ${ownerJoin}
-      where j.name in (?) and j.state = 'created' and j.data->'waitingSince' is not null
+      where j.name = any(?::text[]) and j.state = 'created' and j.data->'waitingSince' is not null
       group by j.name`,
     [...ownerValues, queues],
   );

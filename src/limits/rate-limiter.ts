@@ -53,7 +53,7 @@ export async function consumeRateLimit(em: EntityManager, rule: RateLimit, quota
   const [window] = quota
     ? await connection.execute<WindowRow[]>(
         `with counted as (select * from consume_rate_limit(?, ?, ?, ?)),
-           quota as (${QUOTA_UPSERT} select ?, ?, ? from counted where counted.admitted and ? <= ? ${QUOTA_CONFLICT})
+           quota as (${QUOTA_UPSERT} select ?, ?, ? from counted where counted.admitted and ?::int <= ?::int ${QUOTA_CONFLICT})
          select counted.*, (select used from quota) as quota_used from counted`,
         [rule.bucket, rule.limit, rule.windowSeconds, weight, quota.bucket, period, quota.amount, quota.amount, quota.quota, quota.quota],
       )
@@ -139,7 +139,7 @@ export function rateLimitInChange(windows: readonly RateLimit[], quota?: Monthly
   }));
   const last = `lg_counted_${windows.length - 1}`;
   const quotaCte = quota && {
-    sql: `lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from ${last} where ${last}.admitted and ? <= ? ${QUOTA_CONFLICT})`,
+    sql: `lg_quota as (${QUOTA_UPSERT} select ?, ?, ? from ${last} where ${last}.admitted and ?::int <= ?::int ${QUOTA_CONFLICT})`,
     values: [quota.bucket, periodOf(quota), quota.amount, quota.amount, quota.quota, quota.quota],
   };
   const capCte = cap && { sql: `lg_cap as (select (${cap.count.sql})::int as open)`, values: cap.count.values };

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
+import { statementsApart } from '../db/statements';
 import { Account } from '../account/account.entity';
 import { LocationUpdateJob } from './location-update-job.entity';
 import { Location } from './location.entity';
@@ -38,8 +39,8 @@ export async function readUpdatesToRun(em: EntityManager, jobIds: string[], alon
   const jobs = metadata.get<LocationUpdateJob>(LocationUpdateJob.name).tableName;
   const locations = metadata.get<Location>(Location.name).tableName;
   const rows = await readAllWith(
-    (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
-    { sql: `select j.*, to_jsonb(l) as "lg_location" from "${jobs}" j join "${locations}" l on l.id = j.location_id where j.id in (?)`, values: [jobIds] },
+    statementsApart(em),
+    { sql: `select j.*, to_jsonb(l) as "lg_location" from "${jobs}" j join "${locations}" l on l.id = j.location_id where j.id = any(?::uuid[])`, values: [jobIds] },
     along,
   );
   const mapped = (entity: string, values: Record<string, unknown>) => em.getComparator().mapResult<Record<string, unknown>>(entity, values);
@@ -68,9 +69,9 @@ export async function readLocationsToPublish(em: EntityManager, locationIds: str
   const account = metadata.get<Account>(Account.name);
   const alphaAccountId = account.properties.alphaAccountId.fieldNames[0];
   const rows = await readAllWith(
-    (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
+    statementsApart(em),
     {
-      sql: `select l.*, a."${alphaAccountId}" as "lg_alpha_account_id" from "${locations}" l join "${account.tableName}" a on a.id = l.account_id where l.id in (?)`,
+      sql: `select l.*, a."${alphaAccountId}" as "lg_alpha_account_id" from "${locations}" l join "${account.tableName}" a on a.id = l.account_id where l.id = any(?::uuid[])`,
       values: [locationIds],
     },
     along,

@@ -145,7 +145,7 @@ export async function createPostCampaign(
   const news = newPostsNews(runtime, posts);
   jobs.tell(news);
   try {
-    await jobs.within(() => runChange(statementsApart(em), change, [...counted.writes, ...newPostsWrites(runtime, posts), ...jobs.writes, ...news.writes()]));
+    await jobs.within(() => runChange(statementsApart(em, { prepared: false }), change, [...counted.writes, ...newPostsWrites(runtime, posts), ...jobs.writes, ...news.writes()]));
   } catch (error) {
     throw counted.refusal(error) ?? error;
   }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readAllWith, type WriteAlong } from '../db/change-statement';
 import { codecOf } from '../db/entity-codec';
+import { statementsApart } from '../db/statements';
 import { Post } from './post.entity';
 
 /** What a post's job reads: the post, and its location's provider name. */
@@ -18,9 +19,9 @@ export interface PostForJob {
 export async function readPostsForJobs(em: EntityManager, postIds: string[], along: WriteAlong[]): Promise<Map<string, PostForJob>> {
   const meta = em.getMetadata().get<Post>(Post.name);
   const rows = await readAllWith(
-    (sql, values) => em.getConnection().execute<Record<string, unknown>[]>(sql, values),
+    statementsApart(em),
     {
-      sql: `select p.*, l.alpha_location_name as "lg_alpha_location_name" from "${meta.tableName}" p join "location" l on l.id = p.location_id where p.id in (?)`,
+      sql: `select p.*, l.alpha_location_name as "lg_alpha_location_name" from "${meta.tableName}" p join "location" l on l.id = p.location_id where p.id = any(?::uuid[])`,
       values: [postIds],
     },
     along,
