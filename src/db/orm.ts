@@ -26,6 +26,11 @@ export function ormOptions(clientUrl: string, entities: Entities): Options {
     allowGlobalContext: false,
     forceUtcTimezone: true,
     pool: { min: 0, max: 10 },
+    // The write path's named prepared statements (src/db/statements.ts) run their generic plan from the first call:
+    // they are key lookups and guarded writes whose plan does not depend on the values, and PostgreSQL's own choice
+    // kept planning some of them at every call (docs/write-path.md, "Prepared statements"). Statements with their
+    // values in the text (the ORM's) are planned at every call whatever this says.
+    driverOptions: { connection: { options: '-c plan_cache_mode=force_generic_plan' } },
     migrations: {
       tableName: 'mikro_orm_migrations',
       // Applied migrations are reported through our own structured log, not the migrator's console.
@@ -92,9 +97,10 @@ function driverLog(log: FastifyBaseLogger): Options['driverOptions'] {
 }
 
 export async function openDatabase(clientUrl: string, options: { entities: Entities; clock?: Clock; log?: FastifyBaseLogger }): Promise<Database> {
+  const base = ormOptions(clientUrl, options.entities);
   const orm = await MikroORM.init({
-    ...ormOptions(clientUrl, options.entities),
-    ...(options.log ? { driverOptions: driverLog(options.log) } : {}),
+    ...base,
+    ...(options.log ? { driverOptions: { ...base.driverOptions, ...driverLog(options.log) } } : {}),
     subscribers: [updateTimeStamper(options.clock ?? systemClock)],
   });
   beginFailsWithItsCause(orm);
