@@ -38,6 +38,16 @@ const shapeOf = (sql: string): string =>
     .trim()
     .slice(0, 2000);
 
+/** What the counter reads of one statement's text. */
+interface Statement {
+  shape: string;
+  notifies: boolean;
+  begins: boolean;
+}
+
+/** Statement texts whose reading is kept (`startWireCounter`). */
+const KNOWN_TEXTS = 2000;
+
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
@@ -97,12 +107,20 @@ export async function startWireCounter(target: { host: string; port: number }): 
     counts = { statements: 0, roundTrips: 0, notifies: 0, begins: 0, shapes: {} };
   };
   reset();
+  // A prepared statement's text comes again at every call: what is read of it is read once. Bounded, as texts with
+  // their values written in (the ORM's) never come again.
+  const known = new Map<string, Statement>();
   const note = (sql: string): void => {
+    let statement = known.get(sql);
+    if (!statement) {
+      statement = { shape: shapeOf(sql), notifies: /\bnotify\b|pg_notify\(/i.test(sql), begins: /^\s*(begin|start transaction)\b/i.test(sql) };
+      if (known.size >= KNOWN_TEXTS) known.clear();
+      known.set(sql, statement);
+    }
     counts.statements += 1;
-    const shape = shapeOf(sql);
-    counts.shapes[shape] = (counts.shapes[shape] ?? 0) + 1;
-    if (/\bnotify\b|pg_notify\(/i.test(sql)) counts.notifies += 1;
-    if (/^\s*(begin|start transaction)\b/i.test(sql)) counts.begins += 1;
+    counts.shapes[statement.shape] = (counts.shapes[statement.shape] ?? 0) + 1;
+    if (statement.notifies) counts.notifies += 1;
+    if (statement.begins) counts.begins += 1;
   };
   const proxy = new TcpProxy(target, { inspect: () => statementReader(() => counts, note) });
   const port = await proxy.listen();

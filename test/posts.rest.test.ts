@@ -4,6 +4,7 @@ import { graphql, http } from './support/http';
 import { eventually, pollPost, sandboxOf } from './support/posts';
 import { TestClock } from './support/clock';
 import { startTestStack, type TestStack } from './support/stack';
+import { minimalLocationBody } from './support/locations';
 
 let t: TestStack;
 const clock = new TestClock();
@@ -97,6 +98,42 @@ describe('POST /post and the post lifecycle', () => {
     });
     const live = await pollPost(t.url, token, accountId, res.body.payload.id);
     expect(live.state).toBe('LIVE');
+  });
+
+  it('takes the location as it is now, though an earlier post read it before it changed', async () => {
+    // A location the provider knows (created through POST /location, connected by its job), so a change reaches it.
+    const published = await createOrganizationFixture(t.em(), { name: 'Published', accounts: 1, alphaAccounts: true });
+    const publishedAccount = published.accounts[0]!.account.id;
+    const created = await http(t.url, 'POST', `/location?account_id=${publishedAccount}`, {
+      token: published.token,
+      body: minimalLocationBody({ name: 'Changing Bakery', website_uri: 'https://before.example/' }),
+    });
+    expect(created.status).toBe(200);
+    const changing = created.body.payload.location_id as string;
+    await eventually(async () => {
+      const listed = await http(t.url, 'GET', `/location?account_id=${publishedAccount}&include_fields=connected`, { token: published.token });
+      return listed.body.data.find((location: { id: string; connected: boolean }) => location.id === changing)?.connected ? true : undefined;
+    }, 30000, 'the location to be connected');
+    const post = () =>
+      http(t.url, 'POST', `/post?account_id=${publishedAccount}`, {
+        token: published.token,
+        body: { location_id: changing, params: { summary: 'Book now', callToAction: { actionType: 'BOOK' } }, use_location_website_url: true },
+      });
+    const before = await post();
+    expect(before.status).toBe(202);
+    expect(before.body.payload.params.callToAction.url).toBe('https://before.example/');
+    const update = await http(t.url, 'PATCH', `/location/update?account_id=${publishedAccount}&location_id=${changing}`, {
+      token: published.token,
+      body: { website_uri: 'https://after.example/' },
+    });
+    expect(update.status).toBe(200);
+    await eventually(async () => {
+      const job = await http(t.url, 'GET', `/location/updates?account_id=${publishedAccount}&id=${update.body.payload.id}`, { token: published.token });
+      return job.body.payload.updates[0]?.status === 'SUCCEEDED' ? true : undefined;
+    }, 30000, 'the website change to be applied');
+    const after = await post();
+    expect(after.status).toBe(202);
+    expect(after.body.payload.params.callToAction.url).toBe('https://after.example/');
   });
 
   it('goes PROCESSING while the provider reviews, then LIVE', async () => {
@@ -324,9 +361,23 @@ describe('validation', () => {
   });
 
   it('answers 404 for a location of another account, 400 for one not connected, 400 without account_id', async () => {
-    const foreign = await createPost({ location_id: other.accounts[0]!.locations[0]!.id, params: standard() });
+    // Its owner posts to it first: what this process keeps of a location it read serves only that location's account.
+    const owned = other.accounts[0]!.locations[0]!.id;
+    const own = await http(t.url, 'POST', `/post?account_id=${other.accounts[0]!.account.id}`, { token: other.token, body: { location_id: owned, params: standard() } });
+    expect(own.status).toBe(202);
+    const foreign = await createPost({ location_id: owned, params: standard() });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual({ error: 404, message: 'Location not found' });
+    // An organization token naming the location's own account, of another organization: the account is not found.
+    const namedForeignAccount = await http(t.url, 'POST', `/post?account_id=${other.accounts[0]!.account.id}`, { token, body: { location_id: owned, params: standard() } });
+    expect(namedForeignAccount.status).toBe(404);
+    // Another account of the same organization, by an organization token: not that account's location.
+    const ownerOrg = org.accounts[1]!.account.id;
+    const mine = await http(t.url, 'POST', `/post?account_id=${accountId}`, { token, body: { location_id: locationId, params: standard() } });
+    expect(mine.status).toBe(202);
+    const otherAccount = await http(t.url, 'POST', `/post?account_id=${ownerOrg}`, { token, body: { location_id: locationId, params: standard() } });
+    expect(otherAccount.status).toBe(404);
+    expect(otherAccount.body).toEqual({ error: 404, message: 'Location not found' });
 
     const unconnected = await createOrganizationFixture(t.em(), { accounts: 1, locationsEach: 1 });
     const res = await http(t.url, 'POST', `/post?account_id=${unconnected.accounts[0]!.account.id}`, {

@@ -38,7 +38,7 @@ async function statementsOf(action: () => Promise<unknown>, stack: TestStack): P
 }
 
 describe('SQL statements per post', () => {
-  it('creates a post in at most 3 statements, and publishes it in at most 3', async () => {
+  it('creates a post in one statement, and publishes it in at most 3', async () => {
     // The first request warms the token cache and the ORM; the measured ones are steady state.
     expect((await createPost('warm-up')).status).toBe(202);
     const plain: number[] = [];
@@ -66,13 +66,16 @@ describe('SQL statements per post', () => {
     console.log(
       `statements: create ${plain.join(', ')} (with an Idempotency-Key ${keyed}, its replay ${replay}); publish ${perPublish.toFixed(1)} per post (pg-boss's own not counted)`,
     );
-    // docs/write-path.md: a create reads its account and location in one statement, and counts its limits and writes
-    // the post, its event, its job and its work in one. A publish: its read with its work RUNNING, and LIVE
+    // docs/write-path.md: a create counts its limits and writes the post, its event, its job and its work in one
+    // statement, which first checks that the location is as this process last read it. A publish: its read with its work RUNNING, and LIVE
     // with its event, the job's completion and its work SUCCEEDED in one. The worker's start (the webhook dispatcher's
     // first look, the retention sweep) may fall in the window: spread over 20 posts. A keyed create first looks for
     // its key's post and reads its location, then writes the key's row with the rest in the same one statement (13
     // statements in a transaction before).
-    for (const count of plain) expect(count).toBeLessThanOrEqual(3);
+    // A plain create after the first is one statement: the location the warm-up read is checked by the statement
+    // itself (docs/write-path.md, "A post's location as last read"). The worst of five may meet a background look.
+    expect([...plain].sort((a, b) => a - b)[2]).toBe(1);
+    for (const count of plain) expect(count).toBeLessThanOrEqual(2);
     expect(keyed).toBeLessThanOrEqual(4);
     expect(replay).toBeLessThanOrEqual(4);
     expect(perPublish).toBeLessThanOrEqual(3);

@@ -125,7 +125,7 @@ function usageOf(definition: Pick<BenchDefinition<never, never, unknown>, 'name'
     '  --token TOKEN        with --url: an organization token\n' +
     databaseUrl +
     '  --json FILE          also write the figures as JSON\n' +
-    '  --profile-server DIR write a V8 CPU profile of the server it starts into DIR (open it in Chrome DevTools)\n' +
+    '  --profile-server DIR write a V8 CPU profile of the server it starts, and of each --workers process, into DIR\n' +
     '  --workers N          run the jobs in N worker processes (ROLE=worker) beside the server (ROLE=api), and each\n' +
     `                       provider sandbox in a process of its own (default ${workers}${workers === 0 ? ': one process does all, sandboxes in it' : ''})\n` +
     '\nWithout --url the stack is started for the run (node dist-dev/dev/main.js) on a throwaway database: on\n' +

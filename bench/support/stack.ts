@@ -198,7 +198,10 @@ export async function startOwnedStack(options: {
   root: string;
   signal: AbortSignal;
   startTimeoutMs?: number;
-  /** Write a V8 CPU profile of the server here (written when it stops); NODE_OPTIONS may not carry --cpu-prof. */
+  /**
+   * Write a V8 CPU profile of the server, and of each worker process, here (each its own file, written when it stops);
+   * NODE_OPTIONS may not carry --cpu-prof.
+   */
   profileDir?: string;
   /** Start the server with `--inspect` on this loopback port (a benchmark forces its GC through it). */
   inspectorPort?: number;
@@ -315,7 +318,7 @@ export async function startOwnedStack(options: {
       const metricsPort = options.workerMetrics ? await freePort() : undefined;
       if (metricsPort !== undefined) workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
       const workerEnv = { ...env, DATA_DIR: workerDir, ROLE: 'worker', ...(metricsPort === undefined ? {} : { METRICS: String(metricsPort) }) };
-      const worker = await spawnServer({ root: options.root, env: workerEnv, args: [], dataDir: workerDir, signal: options.signal, banner: WORKER_BANNER }).catch(
+      const worker = await spawnServer({ root: options.root, env: workerEnv, args: profile, dataDir: workerDir, signal: options.signal, banner: WORKER_BANNER }).catch(
         (error: unknown) => {
           rmSync(workerDir, { recursive: true, force: true });
           throw error;

@@ -102,6 +102,13 @@ export interface InChangeOptions {
    * is not held while one waits for its turn.
    */
   lockFirst?: string;
+  /**
+   * A condition (an SQL boolean expression) that must hold for the change: checked before anything is counted, and
+   * false ends the statement with the SQLSTATE `code` (`lg_refuse`), nothing counted or written. For what a request
+   * took from this process's memory rather than from a read of its own (a location as last read, src/location/
+   * recent-locations.ts), which the statement then holds to the row as it is.
+   */
+  checkFirst?: { sql: string; values: unknown[]; code: string };
 }
 
 export interface CapInChange {
@@ -143,8 +150,11 @@ export function rateLimitInChange(windows: readonly RateLimit[], quota?: Monthly
     values: [quota.bucket, periodOf(quota), quota.amount, quota.amount, quota.quota, quota.quota],
   };
   const capCte = cap && { sql: `lg_cap as (select (${cap.count.sql})::int as open)`, values: cap.count.values };
-  // In order: a WHEN's subquery runs only when the WHENs before it passed.
+  const check = options.checkFirst;
+  if (check && !/^[0-9A-Z]{5}$/.test(check.code)) throw new Error(`not an SQLSTATE: ${check.code}`);
+  // In order: a WHEN's subquery runs only when the WHENs before it passed, and a count's CTE only when first read.
   const refusals = [
+    ...(check ? [`when not (${check.sql}) then lg_refuse('${check.code}', '{}'::jsonb)`] : []),
     ...windows.map(
       (_rule, index) =>
         `when not (select admitted from lg_counted_${index}) then lg_refuse('${WINDOW_EXCEEDED}', (select to_jsonb(c) || jsonb_build_object('rule', ${index}) from lg_counted_${index} c))`,
@@ -158,7 +168,7 @@ export function rateLimitInChange(windows: readonly RateLimit[], quota?: Monthly
     preamble: {
       sql: `${parts.map((part) => part.sql).join(',\n        ')},
         lg_admitted as (select case ${refusals.join(' ')} else true end as ok)`,
-      values: [...parts.flatMap((part) => part.values), ...(cap ? [cap.limit] : [])],
+      values: [...parts.flatMap((part) => part.values), ...(check?.values ?? []), ...(cap ? [cap.limit] : [])],
     },
     admittedBy: 'lg_admitted',
     writes: [

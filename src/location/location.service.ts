@@ -16,6 +16,7 @@ import { codecOf } from '../db/entity-codec';
 import { changeLocked } from '../db/row-lock';
 import { insertChange } from '../db/row-writes';
 import { statementsApart } from '../db/statements';
+import { forgetLocation, recentLocationInScope, rememberLocation, unchangedCheck } from './recent-locations';
 import { ChangeNews } from '../events/change-news';
 import { sliceOf, type Slice, type SliceRequest } from '../shared/slice';
 import { LocationUpdateJob } from './location-update-job.entity';
@@ -312,6 +313,30 @@ export async function findLocationInScope(scope: RequestScope, accountIdArg: str
   if (location) return { accountId, location };
   await resolveAccountScope(scope, accountIdArg);
   throw DomainError.notFound('Location');
+}
+
+/**
+ * `findLocationInScope` for a caller whose statement holds the location to its row (a post's creation): a location
+ * this process read before comes from memory (src/location/recent-locations.ts), with `unchanged`, the check that
+ * statement must make first (`InChangeOptions.checkFirst`); one read now is kept for the next request. A statement
+ * refused by the check (`isLocationChanged`) goes again with `findLocationInScope`'s read.
+ */
+export async function findLocationInScopeOrRecent(
+  scope: RequestScope,
+  accountIdArg: string | null | undefined,
+  locationId: string,
+): Promise<{ accountId: string; location: Location; unchanged?: ReturnType<typeof unchangedCheck> }> {
+  const recent = recentLocationInScope(scope, accountIdArg, locationId);
+  if (recent) return { ...recent, unchanged: unchangedCheck(scope.em.getMetadata(), recent.location) };
+  return findLocationInScopeAfresh(scope, accountIdArg, locationId);
+}
+
+/** `findLocationInScope`, its location kept for `findLocationInScopeOrRecent` (the memory's copy of it replaced). */
+export async function findLocationInScopeAfresh(scope: RequestScope, accountIdArg: string | null | undefined, locationId: string): Promise<{ accountId: string; location: Location }> {
+  forgetLocation(scope, locationId);
+  const found = await findLocationInScope(scope, accountIdArg, locationId);
+  rememberLocation(scope, found.accountId, found.location);
+  return found;
 }
 
 /**

@@ -87,7 +87,8 @@ async function connectAtOnce(
   job: JobContext,
 ): Promise<boolean> {
   const now = runtime.clock.now();
-  const em = runtime.database.orm.em.fork();
+  // Statements, metadata and the row mapper only: no unit of work, so no fork of the ORM's manager either.
+  const em = runtime.database.orm.em;
   const set = {
     connected: true,
     alphaLocationName: remote.name!,
@@ -140,7 +141,7 @@ async function changeUnfinishedJob(
  * meanwhile, under its row lock as any other change.
  */
 async function markRunning(runtime: UpdateJobEventDeps, update: LocationUpdateJob, now: Date): Promise<LocationUpdateJob | null> {
-  const em = runtime.database.orm.em.fork();
+  const em = runtime.database.orm.em;
   const set = { status: LocationUpdateStatus.RUNNING, startedAt: now };
   const after = transitionedFrom(em, LocationUpdateJob, update, set, now);
   const where = { id: update.id, version: update.version, status: LocationUpdateStatus.QUEUED };
@@ -273,8 +274,8 @@ export async function enqueueUnpublishedLocations(runtime: { database: Database;
 }
 
 export function locationWorkers(runtime: LocationWorkerDeps): AnyWorker[] {
-  const readUpdate: ReadUpdate = batchedReadWith((jobIds, along) => readUpdatesToRun(runtime.database.orm.em.fork(), jobIds, along));
-  const readToPublish: ReadLocationToPublish = batchedReadWith((ids, along) => readLocationsToPublish(runtime.database.orm.em.fork(), ids, along));
+  const readUpdate: ReadUpdate = batchedReadWith((jobIds, along) => readUpdatesToRun(runtime.database.orm.em, jobIds, along));
+  const readToPublish: ReadLocationToPublish = batchedReadWith((ids, along) => readLocationsToPublish(runtime.database.orm.em, ids, along));
   return [
     defineWorker({
       queue: locationPublishQueue,

@@ -6,9 +6,10 @@ import { accountScopeFilter, resolveAccountScope } from '../account/account.acce
 import { DomainError } from '../errors/domain-error';
 import type { RateLimitState } from '../errors/domain-error';
 import { countRequestInChange, type LimitDeps } from '../limits/request-limits';
-import type { CountedInChange } from '../limits/rate-limiter';
+import type { CountedInChange, InChangeOptions } from '../limits/rate-limiter';
 import type { Location } from '../location/location.entity';
-import { findLocationInScope, findLocationOfAccount, findLocationsInScope } from '../location/location.service';
+import { findLocationInScopeAfresh, findLocationInScopeOrRecent, findLocationOfAccount, findLocationsInScope } from '../location/location.service';
+import { isLocationChanged } from '../location/recent-locations';
 import type { RequestScope } from '../request-scope';
 import { codecOf } from '../db/entity-codec';
 import { runChange, type FollowingWrite } from '../db/change-statement';
@@ -67,6 +68,7 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
   const now = scope.runtime.clock.now();
   let accountId: string;
   let location: Location;
+  let unchanged: InChangeOptions['checkFirst'];
   let requestHash: string | null = null;
   if (key) {
     // A replay is answered before the location is looked at again: it may have changed since.
@@ -76,17 +78,24 @@ export async function createPost(scope: RequestScope<PostServiceDeps>, args: Cre
     if (earlier) return { post: earlier, replayed: true };
     location = await findLocationOfAccount(scope.em, accountId, args.input.locationId);
   } else {
-    ({ accountId, location } = await findLocationInScope(scope, args.accountId, args.input.locationId));
+    // A location this process read before is checked by the statement itself (docs/write-path.md).
+    ({ accountId, location, unchanged } = await findLocationInScopeOrRecent(scope, args.accountId, args.input.locationId));
   }
-  // Written by its own statement (insertChange): a plain instance, not the ORM's entity (0.5 ms of CPU a post).
-  const post = codecOf(scope.em.getMetadata(), Post).create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId } });
-  // Requests of one key take their turns before they count (docs/write-path.md, "A keyed create").
-  const counted = countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }, key ? { lockFirst: `idempotency:${accountId}:${key}` } : {});
   const keyWrite = key ? [idempotencyKeyWrite(scope.em.getMetadata(), key, requestHash!, now)] : [];
   for (let attempt = 1; ; attempt++) {
+    // Written by its own statement (insertChange): a plain instance, not the ORM's entity (0.5 ms of CPU a post).
+    const post = codecOf(scope.em.getMetadata(), Post).create({ ...newPostFields(scope, location, args.input, now), organization: { id: principal.organizationId } });
+    // Requests of one key take their turns before they count (docs/write-path.md, "A keyed create").
+    const counted = countRequestInChange(scope, 'posts', { accountId, monthlyPosts: { amount: 1, now } }, key ? { lockFirst: `idempotency:${accountId}:${key}` } : { checkFirst: unchanged });
     try {
       return { post, replayed: false, rateLimit: await insertPostWithJob(scope, post, counted, keyWrite) };
     } catch (error) {
+      if (unchanged && isLocationChanged(error)) {
+        // The location changed since this process read it (nothing was counted or written): read it now.
+        ({ accountId, location } = await findLocationInScopeAfresh(scope, args.accountId, args.input.locationId));
+        unchanged = undefined;
+        continue;
+      }
       // A second refusal would mean the key's row came back between two statements: not a replay, left to the
       // error formatter (logged, a generic answer).
       if (!key || !isKeyTaken(error) || attempt > 1) throw error;

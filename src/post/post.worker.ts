@@ -112,7 +112,8 @@ async function transitionAtOnce(
   job: JobContext,
 ): Promise<boolean> {
   const now = runtime.clock.now();
-  const em = runtime.database.orm.em.fork();
+  // Statements, metadata and the row mapper only: no unit of work, so no fork of the ORM's manager either.
+  const em = runtime.database.orm.em;
   // The post as the statement leaves it, for its event: the version guard makes it the one read, changed by `set`.
   const after = transitionedFrom(em, Post, post, set, now);
   const where = { id: post.id, version: post.version, ...guard };
@@ -249,7 +250,7 @@ export async function deletePostAtProvider(
 export const PUBLISHES_AT_ONCE = 32;
 
 export function postWorkers(runtime: PostWorkerDeps): AnyWorker[] {
-  const readPost: ReadPost = batchedReadWith((postIds, along) => readPostsForJobs(runtime.database.orm.em.fork(), postIds, along));
+  const readPost: ReadPost = batchedReadWith((postIds, along) => readPostsForJobs(runtime.database.orm.em, postIds, along));
   return [
     defineWorker({
       queue: postPublishQueue,
