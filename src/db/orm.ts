@@ -4,6 +4,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { systemClock, type Clock } from '../shared/clock';
 import { Migrator } from '@mikro-orm/migrations';
+import { countStatementsOf } from './statements';
 import { migrations } from '../../migrations';
 
 export interface Database {
@@ -105,9 +106,12 @@ export async function openDatabase(clientUrl: string, options: { entities: Entit
   });
   beginFailsWithItsCause(orm);
   let statements = 0;
-  orm.em.getConnection().getKnex().on('query', () => {
+  const count = () => {
     statements += 1;
-  });
+  };
+  // The ORM's statements through knex, and the write path's on knex's connections (src/db/statements.ts).
+  orm.em.getConnection().getKnex().on('query', count);
+  countStatementsOf(orm.em.getConnection().getKnex(), count);
   return {
     orm,
     statementCount: () => statements,

@@ -31,34 +31,75 @@ export function statementsApart(em: EntityManager, options: StatementOptions = {
   return statementsOn(em, undefined, options);
 }
 
-/**
- * The name of each statement text this process has prepared. A name is given once per text and the same text
- * always gets the same one, as each connection keeps what it prepared by name. Bounded: a text past the bound runs
- * unprepared, so a caller that builds texts from its data cannot fill every connection's memory.
- */
-const preparedNames = new Map<string, string>();
-export const MAX_PREPARED_STATEMENTS = 400;
-
-function preparedNameOf(sql: string): string | undefined {
-  let name = preparedNames.get(sql);
-  if (name === undefined && preparedNames.size < MAX_PREPARED_STATEMENTS) {
-    name = `lg_${preparedNames.size.toString(36)}`;
-    preparedNames.set(sql, name);
-  }
-  return name;
+/** A connection of knex's pool: node-postgres's `Client`, of which this module uses `query` alone. */
+interface PgConnection {
+  query(config: { text: string; values: unknown[]; name?: string }): Promise<{ rows: Record<string, unknown>[] }>;
 }
 
+/** A text as the driver takes it (`$1`, `$2`, …) and its prepared statement's name, once per text. */
+interface Statement {
+  text: string;
+  name: string | undefined;
+}
+
+/**
+ * Each text this process prepared, converted and named once. A name is given once per text and the same text always
+ * gets the same one, as each connection keeps what it prepared by name. Bounded: a text past the bound runs
+ * unprepared, so a caller that builds texts from its data cannot fill every connection's memory.
+ */
+const preparedStatements = new Map<string, Statement>();
+export const MAX_PREPARED_STATEMENTS = 400;
+
+/** `?` to `$n`, as knex's PostgreSQL client numbers them (no text of ours escapes a `?`). */
+function positional(sql: string): string {
+  let count = 0;
+  return sql.replace(/\?/g, () => `$${++count}`);
+}
+
+function statementOf(sql: string, prepared: boolean): Statement {
+  if (!prepared) return { text: positional(sql), name: undefined };
+  let statement = preparedStatements.get(sql);
+  if (!statement) {
+    if (preparedStatements.size >= MAX_PREPARED_STATEMENTS) return { text: positional(sql), name: undefined };
+    statement = { text: positional(sql), name: `lg_${preparedStatements.size.toString(36)}` };
+    preparedStatements.set(sql, statement);
+  }
+  return statement;
+}
+
+/** Who counts the statements sent on a knex instance's connections (the database's `statementCount`, src/db/orm.ts). */
+const statementCounters = new WeakMap<object, () => void>();
+
+/** `count` is called for each statement this module sends on `knex`'s connections. */
+export function countStatementsOf(knex: object, count: () => void): void {
+  statementCounters.set(knex, count);
+}
+
+/**
+ * On a connection of the ORM's pool (knex's `acquireConnection`, its own pool and its checks of a broken connection),
+ * or on the transaction's: the driver's query, without a query builder in between. These statements are the write
+ * path's, sent at every call: knex's raw query converted the text and its values again at each one (its `?` to `$n`
+ * twice over an 8 KB text), where the conversion here is made once per text.
+ */
 function statementsOn(em: EntityManager, transaction: Knex.Transaction | undefined, { prepared = true }: StatementOptions): RunStatement {
   const knex = em.getConnection().getKnex();
+  const pool = knex.client as Knex.Client;
   return async (sql, values) => {
-    // knex refuses an undefined binding; the ORM's own statements write NULL for it.
-    const bindings = values.map((value) => (value === undefined ? null : value)) as Knex.RawBinding[];
-    const query = knex.raw(sql, bindings);
-    const name = prepared ? preparedNameOf(sql) : undefined;
-    // knex's documented `options()` hands these to the driver's query config: pg's named prepared statement.
-    if (name) query.options({ name });
-    if (transaction) query.transacting(transaction);
-    const result = (await query) as { rows: Record<string, unknown>[] };
-    return result.rows;
+    const { text, name } = statementOf(sql, prepared);
+    // The driver writes NULL for null; an undefined value is the same to the ORM's own statements.
+    const query = { text, values: values.map((value) => (value === undefined ? null : value)), ...(name ? { name } : {}) };
+    statementCounters.get(knex)?.();
+    if (transaction) {
+      // The transaction's connection is back in the pool once it has ended: a statement then must not run on it.
+      if (transaction.isCompleted()) throw new Error('Transaction query already complete');
+      const connection = (await (transaction.client as Knex.Client).acquireConnection()) as PgConnection;
+      return (await connection.query(query)).rows;
+    }
+    const connection = (await pool.acquireConnection()) as PgConnection;
+    try {
+      return (await connection.query(query)).rows;
+    } finally {
+      await pool.releaseConnection(connection);
+    }
   };
 }
