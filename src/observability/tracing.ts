@@ -30,21 +30,20 @@ const REDACTED_QUERY_PARAMETERS = ['code', 'state', 'sig', 'Signature', 'AWSAcce
 const FLUSH_TIMEOUT_MS = 5000;
 
 /**
- * Starts the SDK with the instrumentations for incoming HTTP (and the Fastify routes), PostgreSQL, GraphQL and
- * outgoing fetch (undici: the providers' calls), when `config.otlpEndpoint` is set (and OTEL_SDK_DISABLED is not
+ * Starts the SDK with the instrumentations for HTTP in and out (the Fastify routes; the providers' calls and the
+ * webhooks, made with node:http), PostgreSQL and GraphQL, when `config.otlpEndpoint` is set (and OTEL_SDK_DISABLED is not
  * true). Resolves once the modules it instruments may be loaded.
  */
 export async function startTracing(config: Pick<Config, 'otlpEndpoint'>): Promise<void> {
   // OTEL_SDK_DISABLED is the standard switch that turns an SDK off whatever else is set: nothing is loaded then either.
   if (!config.otlpEndpoint || sdk || process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return;
-  const [{ NodeSDK, resources }, { HttpInstrumentation }, { FastifyOtelInstrumentation }, { PgInstrumentation }, { GraphQLInstrumentation }, { UndiciInstrumentation }] =
+  const [{ NodeSDK, resources }, { HttpInstrumentation }, { FastifyOtelInstrumentation }, { PgInstrumentation }, { GraphQLInstrumentation }] =
     await Promise.all([
       import('@opentelemetry/sdk-node'),
       import('@opentelemetry/instrumentation-http'),
       import('@fastify/otel'),
       import('@opentelemetry/instrumentation-pg'),
       import('@opentelemetry/instrumentation-graphql'),
-      import('@opentelemetry/instrumentation-undici'),
     ]);
   sdk = new NodeSDK({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's environment detector) win over this default.
@@ -56,7 +55,7 @@ export async function startTracing(config: Pick<Config, 'otlpEndpoint'>): Promis
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => untraced(request.url),
-        // Outgoing calls are made with fetch (undici, below); a bare http call outside any trace is not one of ours.
+        // An outgoing call outside any trace (a library's own) is not one of ours.
         requireParentforOutgoingSpans: true,
         redactedQueryParamsServer: REDACTED_QUERY_PARAMETERS,
       }),
@@ -82,7 +81,6 @@ export async function startTracing(config: Pick<Config, 'otlpEndpoint'>): Promis
         // at under half the rate (bench/lists).
         ignoreResolveSpans: true,
       }),
-      new UndiciInstrumentation({ requireParentforSpans: true }),
     ],
   });
   sdk.start();

@@ -25,7 +25,6 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Told of every call as it ends (metrics, provider health). */
   observe?: ProviderCallObserver;
-  fetchFn?: typeof fetch;
   /** The provider's request budget: every call waits for its slot (src/providers/shared/provider-budget.ts). */
   budget?: Pick<ProviderBudget, 'take'>;
 }
@@ -81,7 +80,6 @@ export interface Transport {
 
 export function createTransport<E extends Error>(options: TransportOptions, failures: ProviderFailures<E>): Transport {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const fetchFn = options.fetchFn ?? fetch;
 
   function refused(answer: HttpAnswer, call: string): E {
     const { status, text } = answer;
@@ -109,7 +107,7 @@ export function createTransport<E extends Error>(options: TransportOptions, fail
         await options.budget?.take(signal).catch((error: unknown) => {
           throw new TransportFailure('cancelled', error);
         });
-        answer = await sendHttp(request, { fetchFn, timeoutMs, signal, observe: options.observe });
+        answer = await sendHttp(request, { timeoutMs, signal, observe: options.observe });
       } catch (error) {
         if (!(error instanceof TransportFailure)) throw error;
         // No whole answer: the same call may succeed later.
