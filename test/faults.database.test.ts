@@ -536,14 +536,15 @@ describe('every backend terminated again and again under a steady mix of request
     figures.postsByKey = perKey.length;
 
     // Every record reaches a terminal state, and pg-boss holds no job that is not finished.
+    // One client, one query at a time (node-postgres deprecates queueing them on it).
     const stuck = async () => {
-      const [posts, updateJobs, locations, jobs] = await Promise.all([
-        admin.query<{ n: number }>(`select count(*)::int as n from post where state not in (${TERMINAL.map((s) => `'${s}'`).join(',')})`),
-        admin.query<{ n: number }>(`select count(*)::int as n from location_update_job where status not in ('SUCCEEDED', 'FAILED')`),
-        admin.query<{ n: number }>(`select count(*)::int as n from location where account_id = $1 and not connected`, [updateAccount]),
-        admin.query<{ n: number }>(`select count(*)::int as n from pgboss.job where state in ('created', 'retry', 'active')`),
-      ]);
-      return { posts: posts.rows[0]!.n, updateJobs: updateJobs.rows[0]!.n, locations: locations.rows[0]!.n, pgBossJobs: jobs.rows[0]!.n };
+      const count = async (sql: string, values: unknown[] = []) => (await admin.query<{ n: number }>(sql, values)).rows[0]!.n;
+      return {
+        posts: await count(`select count(*)::int as n from post where state not in (${TERMINAL.map((s) => `'${s}'`).join(',')})`),
+        updateJobs: await count(`select count(*)::int as n from location_update_job where status not in ('SUCCEEDED', 'FAILED')`),
+        locations: await count(`select count(*)::int as n from location where account_id = $1 and not connected`, [updateAccount]),
+        pgBossJobs: await count(`select count(*)::int as n from pgboss.job where state in ('created', 'retry', 'active')`),
+      };
     };
     await eventually(async () => {
       const now = await stuck();

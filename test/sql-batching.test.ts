@@ -9,11 +9,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** SQL statements the server sends while answering one request. */
+/**
+ * SQL statements the server sends while answering one request: the fewest of three answers, as a statement of the
+ * process's background work (its look for due jobs every 2 s, a sweep) may fall in one request's window.
+ */
 async function statementsFor(request: () => Promise<unknown>): Promise<number> {
-  const before = t.statementCount();
-  await request();
-  return t.statementCount() - before;
+  let fewest = Infinity;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const before = t.statementCount();
+    await request();
+    fewest = Math.min(fewest, t.statementCount() - before);
+  }
+  return fewest;
 }
 
 describe('relations followed by resolvers are batched per request', () => {
