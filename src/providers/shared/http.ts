@@ -98,8 +98,9 @@ function answerHeaders(headers: IncomingHttpHeaders): AnswerHeaders {
 }
 
 /**
- * The answer, or a TransportFailure. Over node:http rather than fetch: the same call at a quarter of the CPU (fetch's
- * web streams and its request and response objects were a sixth of a post's worker time, docs/benchmarks.md).
+ * The answer, or a TransportFailure. Over node:http rather than fetch, whose web streams and request, response and
+ * signal objects were a sixth of a post's worker CPU (docs/benchmarks.md, "Seventh slice"). A redirect is not part of
+ * these APIs, and following one could carry a token or a secret elsewhere: node:http follows none.
  */
 export async function sendHttp(request: HttpRequest, options: HttpCallOptions): Promise<HttpAnswer> {
   const callerSignal = options.signal;
